@@ -1,0 +1,105 @@
+"""Newline-delimited framing for stdio and sockets.
+
+Each MCP message is one line of UTF-8 JSON ended by ``\\n`` (``\\r\\n`` is tolerated).
+:class:`LineFramer` is incremental: bytes may arrive split anywhere, several lines per
+chunk. Blank lines are skipped. A line longer than ``max_size`` bytes is never buffered
+whole: once the buffer holds more than ``max_size`` bytes without a newline, they are
+dropped, :data:`OVERSIZED` is reported once, and the rest of that line is discarded up to
+the next newline, after which framing goes on normally.
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import Final, Union
+
+__all__ = ["DEFAULT_MAX_MESSAGE_SIZE", "OVERSIZED", "LineFramer", "Oversized"]
+
+#: The default maximum size of one message, in bytes (4 MiB): a 1 MiB base64 blob and its
+#: envelope fit comfortably; a peer that sends an endless line costs at most this much.
+DEFAULT_MAX_MESSAGE_SIZE: Final = 4 * 1024 * 1024
+
+
+class Oversized(enum.Enum):
+    """The type of :data:`OVERSIZED`."""
+
+    OVERSIZED = "OVERSIZED"
+
+
+#: Returned by :meth:`LineFramer.next_line` in place of a line that was too long.
+OVERSIZED: Final = Oversized.OVERSIZED
+
+
+class LineFramer:
+    """Splits a byte stream into lines, within a size bound.
+
+    Feed bytes with :meth:`feed`, then call :meth:`next_line` until it returns ``None``.
+    Memory is bounded by ``max_size`` plus the size of the last chunk fed.
+    """
+
+    __slots__ = ("_buf", "_discarding", "_max_size", "_scan_from")
+
+    def __init__(self, max_size: int = DEFAULT_MAX_MESSAGE_SIZE) -> None:
+        if max_size < 1:
+            raise ValueError("max_size must be at least 1 byte")
+        self._max_size = max_size
+        self._buf = bytearray()
+        # Bytes before this offset are known to hold no newline.
+        self._scan_from = 0
+        # True while we drop the rest of an oversized line.
+        self._discarding = False
+
+    @property
+    def max_size(self) -> int:
+        """The largest line, in bytes (without its line ending), that is delivered."""
+        return self._max_size
+
+    @property
+    def buffered(self) -> int:
+        """How many bytes are buffered and not yet returned as a line."""
+        return len(self._buf)
+
+    def feed(self, data: bytes) -> None:
+        """Add bytes from the peer; they may end anywhere, even inside a UTF-8 character."""
+        self._buf += data
+
+    def next_line(self) -> Union[bytes, Oversized, None]:
+        """Return the next complete line (without its line ending), :data:`OVERSIZED`, or
+        ``None`` when no complete line is buffered."""
+        buf = self._buf
+        while True:
+            nl = buf.find(b"\n", self._scan_from)
+            if nl < 0:
+                if self._discarding:
+                    del buf[:]
+                    self._scan_from = 0
+                    return None
+                if len(buf) > self._max_size + 1:  # +1: room for a trailing "\r"
+                    del buf[:]
+                    self._scan_from = 0
+                    self._discarding = True
+                    return OVERSIZED
+                self._scan_from = len(buf)
+                return None
+            end = nl
+            if end > 0 and buf[end - 1] == 0x0D:
+                end -= 1
+            self._scan_from = 0
+            if self._discarding or end > self._max_size:
+                del buf[: nl + 1]
+                if self._discarding:
+                    self._discarding = False
+                    continue
+                return OVERSIZED
+            line = bytes(buf[:end])
+            del buf[: nl + 1]
+            if not line or line.isspace():
+                continue
+            return line
+
+    def pending_partial(self) -> bool:
+        """Whether bytes of an unfinished line are buffered (used to report a truncated
+        last message when the peer closes)."""
+        return bool(self._buf.strip()) and not self._discarding
+
+

@@ -1,0 +1,245 @@
+"""The JSON-RPC 2.0 envelope: decode one line into message events, encode events.
+
+Decoding checks exactly what JSON-RPC 2.0 and MCP require of the envelope and nothing of
+the MCP layer (methods, params, state): that is the connection's job.
+
+- ``"jsonrpc"`` is the string ``"2.0"``;
+- a request has a string ``method`` and an ``id`` that is a string or an integer (not
+  null, a bool or a float); a notification has a ``method`` and no ``id``;
+- ``params``, when present, is an object;
+- a response has exactly one of ``result`` (an object) and ``error`` (an object with an
+  integer ``code`` and a string ``message``), and an ``id``; an error response's ``id``
+  may be null or absent where the request's id could not be read.
+
+Faults come back as :class:`InvalidMessage` events, never as exceptions: invalid JSON is
+-32700 and a bad envelope -32600, each with a specific message. The reply is addressed to
+the id when it could be read, else to ``null``; malformed responses get no reply (the
+peer expects none, and an error under its own request's id would be mistaken for one).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final, Union
+
+import orjson
+
+from ._errors import ErrorCode
+from ._events import ErrorResponse, InvalidMessage, Message, Notification, Request, Response
+from ._sentinels import OMITTED
+
+__all__ = ["Decoded", "decode", "encode", "encode_batch", "invalid", "message_to_dict"]
+
+_RAW_LIMIT: Final = 1024
+_MISSING: Final[Any] = object()
+
+#: What :func:`decode` returns for one line.
+Decoded = Union[Message, InvalidMessage, list[Union[Message, InvalidMessage]]]
+
+
+def _kind(value: object) -> str:
+    """The JSON name of a decoded value's type, for error messages."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int):
+        return "an integer"
+    if isinstance(value, float):
+        return "a number with a fraction or exponent"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    return "an object"
+
+
+def invalid(
+    code: int,
+    message: str,
+    raw: bytes,
+    *,
+    reply: bool,
+    id: Any = None,
+) -> InvalidMessage:
+    """Build an :class:`InvalidMessage`, with its reply addressed to ``id`` when asked."""
+    return InvalidMessage(
+        code=code,
+        message=message,
+        reply=ErrorResponse(id=id, code=code, message=message) if reply else None,
+        id=id,
+        raw=raw[:_RAW_LIMIT],
+    )
+
+
+def _valid_id(value: object) -> bool:
+    cls = type(value)
+    return cls is str or cls is int
+
+
+def classify(obj: Any, raw: bytes) -> Message | InvalidMessage:
+    """Turn one decoded JSON value into a message event, or an :class:`InvalidMessage`."""
+    if type(obj) is not dict:
+        return invalid(
+            ErrorCode.INVALID_REQUEST,
+            f"Invalid request: a JSON-RPC message must be an object, not {_kind(obj)}",
+            raw,
+            reply=True,
+        )
+    version = obj.get("jsonrpc", _MISSING)
+    method = obj.get("method", _MISSING)
+    msg_id = obj.get("id", _MISSING)
+    id_ok = _valid_id(msg_id)
+    if method is not _MISSING or ("result" not in obj and "error" not in obj):
+        # A request or a notification (or an envelope too broken to be anything else).
+        reply_id = msg_id if id_ok else None
+        problem = None
+        if version != "2.0":
+            problem = (
+                "'jsonrpc' is missing"
+                if version is _MISSING
+                else f"'jsonrpc' must be \"2.0\", not {orjson.dumps(version).decode()[:40]}"
+            )
+        elif method is _MISSING:
+            problem = "'method' is missing (and there is no 'result' or 'error')"
+        elif type(method) is not str:
+            problem = f"'method' must be a string, not {_kind(method)}"
+        elif msg_id is not _MISSING and not id_ok:
+            problem = f"'id' must be a string or an integer, not {_kind(msg_id)}"
+        elif "result" in obj or "error" in obj:
+            problem = "a request or notification cannot carry 'result' or 'error'"
+        else:
+            params = obj.get("params", _MISSING)
+            if params is _MISSING:
+                params = None
+            elif type(params) is not dict:
+                problem = f"'params' must be an object, not {_kind(params)}"
+            if problem is None:
+                if msg_id is _MISSING:
+                    return Notification(method=method, params=params)
+                return Request(id=msg_id, method=method, params=params)
+        return invalid(
+            ErrorCode.INVALID_REQUEST, f"Invalid request: {problem}", raw, reply=True, id=reply_id
+        )
+    # A response: malformed ones get no reply.
+    has_result = "result" in obj
+    problem = None
+    if version != "2.0":
+        problem = (
+            "'jsonrpc' is missing"
+            if version is _MISSING
+            else f"'jsonrpc' must be \"2.0\", not {orjson.dumps(version).decode()[:40]}"
+        )
+    elif has_result and "error" in obj:
+        problem = "a response cannot carry both 'result' and 'error'"
+    elif has_result:
+        if not id_ok:
+            problem = (
+                "'id' is missing"
+                if msg_id is _MISSING
+                else f"'id' must be a string or an integer, not {_kind(msg_id)}"
+            )
+        elif type(obj["result"]) is not dict:
+            problem = f"'result' must be an object, not {_kind(obj['result'])}"
+        else:
+            return Response(id=msg_id, result=obj["result"])
+    else:
+        error = obj["error"]
+        if msg_id is not _MISSING and msg_id is not None and not id_ok:
+            problem = f"'id' must be a string, an integer or null, not {_kind(msg_id)}"
+        elif type(error) is not dict:
+            problem = f"'error' must be an object, not {_kind(error)}"
+        elif type(error.get("code")) is not int:
+            problem = (
+                "'error.code' is missing"
+                if "code" not in error
+                else f"'error.code' must be an integer, not {_kind(error['code'])}"
+            )
+        elif type(error.get("message")) is not str:
+            problem = (
+                "'error.message' is missing"
+                if "message" not in error
+                else f"'error.message' must be a string, not {_kind(error['message'])}"
+            )
+        else:
+            return ErrorResponse(
+                id=msg_id if id_ok else None,
+                code=error["code"],
+                message=error["message"],
+                data=error.get("data", OMITTED),
+            )
+    return invalid(
+        ErrorCode.INVALID_REQUEST,
+        f"Invalid response: {problem}",
+        raw,
+        reply=False,
+        id=msg_id if id_ok else None,
+    )
+
+
+def decode(line: bytes, *, allow_batch: bool = False) -> Decoded:
+    """Decode one line (one JSON text) into a message event, an :class:`InvalidMessage`,
+    or, for a JSON array when ``allow_batch`` is true, a list of them in order.
+
+    Never raises on any input.
+    """
+    try:
+        obj = orjson.loads(line)
+    except orjson.JSONDecodeError as exc:
+        return invalid(ErrorCode.PARSE_ERROR, f"Parse error: {exc}", line, reply=True)
+    if type(obj) is list and allow_batch:
+        if not obj:
+            return invalid(
+                ErrorCode.INVALID_REQUEST, "Invalid request: empty batch", line, reply=True
+            )
+        return [classify(item, orjson.dumps(item)) for item in obj]
+    if type(obj) is list:
+        return invalid(
+            ErrorCode.INVALID_REQUEST,
+            "Invalid request: JSON-RPC batches (arrays) are not allowed in this protocol version",
+            line,
+            reply=True,
+        )
+    return classify(obj, line)
+
+
+def message_to_dict(event: Message) -> dict[str, Any]:
+    """The JSON-RPC object for a message event (``params``/``result`` left as they are)."""
+    d: dict[str, Any]
+    if type(event) is Request:
+        d = {"jsonrpc": "2.0", "id": event.id, "method": event.method}
+        if event.params is not None:
+            d["params"] = event.params
+        return d
+    if type(event) is Notification:
+        d = {"jsonrpc": "2.0", "method": event.method}
+        if event.params is not None:
+            d["params"] = event.params
+        return d
+    if type(event) is Response:
+        return {"jsonrpc": "2.0", "id": event.id, "result": event.result}
+    assert type(event) is ErrorResponse
+    error: dict[str, Any] = {"code": event.code, "message": event.message}
+    if event.data is not OMITTED:
+        error["data"] = event.data
+    return {"jsonrpc": "2.0", "id": event.id, "error": error}
+
+
+def _default(obj: Any) -> Any:
+    """orjson's fallback: typed MCP objects (attrs classes) become their wire dicts."""
+    from . import types
+
+    return types.unstructure(obj)
+
+
+_OPTS: Final = orjson.OPT_APPEND_NEWLINE
+
+
+def encode(event: Message) -> bytes:
+    """One compact JSON line, newline-terminated. Raises ``TypeError`` for values that
+    are not JSON (the connection turns it into :class:`LocalProtocolError`)."""
+    return orjson.dumps(message_to_dict(event), default=_default, option=_OPTS)
+
+
+def encode_batch(events: list[Message]) -> bytes:
+    """A JSON array of messages on one line (JSON-RPC batch, 2025-03-26 only)."""
+    return orjson.dumps([message_to_dict(e) for e in events], default=_default, option=_OPTS)
