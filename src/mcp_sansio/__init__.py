@@ -5,6 +5,8 @@ Bytes in, typed events out, bytes back for what you send: no I/O, no clock, no t
 
 from __future__ import annotations
 
+from ._config import Config
+from ._connection import Connection, NextEvent
 from ._errors import (
     ErrorCode,
     LocalProtocolError,
@@ -26,24 +28,33 @@ from ._events import (
     Response,
 )
 from ._framing import DEFAULT_MAX_MESSAGE_SIZE
+from ._ids import IdHistory
 from ._sentinels import NEED_DATA, OMITTED, NeedData, Omitted
+from ._state import Role, State
+from ._versions import ALL_VERSIONS, Era
 
 __version__ = "0.1.0.dev0"
 
 __all__ = [
+    "ALL_VERSIONS",
     "DEFAULT_MAX_MESSAGE_SIZE",
     "NEED_DATA",
     "OMITTED",
     "Batch",
+    "Config",
+    "Connection",
     "ConnectionClosed",
+    "Era",
     "ErrorCode",
     "ErrorResponse",
     "Event",
+    "IdHistory",
     "InputRequired",
     "InvalidMessage",
     "LocalProtocolError",
     "Message",
     "NeedData",
+    "NextEvent",
     "Notification",
     "Omitted",
     "ProtocolError",
@@ -51,6 +62,8 @@ __all__ = [
     "Request",
     "RequestId",
     "Response",
+    "Role",
+    "State",
     "ValidationError",
     "__version__",
 ]

@@ -86,6 +86,8 @@ class InputRequired(Event):
     """The id of the request this answers."""
     result: Mapping[str, Any]
     """The whole result object, as received."""
+    request: Request
+    """Our original request (its method and params), for building the retry."""
 
     @property
     def input_requests(self) -> Mapping[str, Any]:

@@ -1,0 +1,91 @@
+"""The connection's configuration: one immutable, validated object."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from types import MappingProxyType
+from typing import Any
+
+import attrs
+import orjson
+
+from ._framing import DEFAULT_MAX_MESSAGE_SIZE
+from ._state import Role
+from ._versions import ALL_VERSIONS, VERSIONS, Era
+
+__all__ = ["DEFAULT_IMPLEMENTATION", "Config"]
+
+#: The ``clientInfo`` / ``serverInfo`` used when none is configured.
+DEFAULT_IMPLEMENTATION: Mapping[str, Any] = MappingProxyType(
+    {"name": "mcp-sansio", "version": "0.1.0.dev0"}
+)
+
+
+def _versions(value: Iterable[str]) -> tuple[str, ...]:
+    if isinstance(value, str):
+        raise TypeError("versions must be a sequence of version strings, not one string")
+    versions = tuple(value)
+    if not versions:
+        raise ValueError("versions must name at least one protocol version")
+    for v in versions:
+        if v not in VERSIONS:
+            raise ValueError(f"unknown protocol version {v!r}; known: {', '.join(ALL_VERSIONS)}")
+    if len(set(versions)) != len(versions):
+        raise ValueError("versions must not repeat a version")
+    return tuple(sorted(versions, reverse=True))
+
+
+def _json_object(value: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A read-only deep copy of a JSON object (validated by a round trip through orjson)."""
+    if not isinstance(value, Mapping):
+        raise TypeError(f"expected a JSON object (a mapping), not {type(value).__name__}")
+    try:
+        copied = orjson.loads(orjson.dumps(dict(value)))
+    except TypeError as exc:
+        raise TypeError(f"not JSON-serialisable: {exc}") from None
+    return MappingProxyType(copied)
+
+
+def _positive(_inst: object, attribute: attrs.Attribute[int], value: int) -> None:
+    if type(value) is not int or value < 1:
+        raise ValueError(f"{attribute.name} must be a positive integer, not {value!r}")
+
+
+@attrs.frozen(kw_only=True)
+class Config:
+    """Everything a :class:`Connection` is configured with. Immutable and validated."""
+
+    role: Role = attrs.field(validator=attrs.validators.instance_of(Role))
+    """Which side this connection plays."""
+    versions: tuple[str, ...] = attrs.field(default=ALL_VERSIONS, converter=_versions)
+    """The protocol versions this side accepts, newest first (default: all five)."""
+    capabilities: Mapping[str, Any] = attrs.field(factory=dict, converter=_json_object)
+    """This side's capabilities, as in the specification's JSON. In the initialize era
+    they are informative (the ``initialize`` messages the application writes are what
+    count); in the stateless era a client puts them in each request's ``_meta`` and a
+    server gates requests by them."""
+    implementation: Mapping[str, Any] = attrs.field(
+        default=DEFAULT_IMPLEMENTATION, converter=_json_object
+    )
+    """This side's ``Implementation`` (``name``, ``version``, …): the ``clientInfo`` a
+    stateless client puts in ``_meta``."""
+    max_message_size: int = attrs.field(default=DEFAULT_MAX_MESSAGE_SIZE, validator=_positive)
+    """The largest message accepted from the peer, in bytes (default 4 MiB)."""
+    max_in_flight: int = attrs.field(default=4096, validator=_positive)
+    """How many of the peer's requests may wait for our answer at once; beyond it a
+    request is refused (-32600) so a flood costs bounded memory."""
+    id_memory: int = attrs.field(default=65536, validator=_positive)
+    """How many request ids outside the contiguous run of integers are remembered to catch
+    reuse in the initialize era (see :class:`IdHistory`)."""
+    cancelled_memory: int = attrs.field(default=1024, validator=_positive)
+    """How many of our cancelled requests are remembered so that their late answers are
+    dropped; past the bound, a late answer shows as an unknown-id :class:`InvalidMessage`."""
+
+    @property
+    def eras(self) -> frozenset[Era]:
+        """The eras the configured versions belong to."""
+        return frozenset(VERSIONS[v].era for v in self.versions)
+
+    def versions_of(self, era: Era) -> tuple[str, ...]:
+        """The configured versions of one era, newest first."""
+        return tuple(v for v in self.versions if VERSIONS[v].era is era)

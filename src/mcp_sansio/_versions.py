@@ -1,0 +1,205 @@
+"""What each protocol version allows, as data.
+
+One :class:`VersionSpec` per released version: its era, whether JSON-RPC batches exist,
+and for every method who may send it, whether it is a request or a notification, and
+which declared capability gates it. Behaviour that differs between versions is looked up
+here, never decided by comparing version strings elsewhere.
+
+Capability gates follow one rule, taken from the specification's capability table: a
+*request* is gated by a capability of its **receiver** (``tools/call`` needs the server's
+``tools``; ``sampling/createMessage`` needs the client's ``sampling``), a *notification*
+by a capability of its **sender** (``notifications/tools/list_changed`` needs the server's
+``tools.listChanged``; ``notifications/roots/list_changed`` the client's
+``roots.listChanged``). A gate is a path into the capabilities object; it is met when every
+key on the path is present and the last value is neither ``false`` nor ``null``.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from typing import Any, Final
+
+import attrs
+
+__all__ = [
+    "ALL_VERSIONS",
+    "Direction",
+    "Era",
+    "Kind",
+    "MethodRule",
+    "VERSIONS",
+    "VersionSpec",
+    "capability_met",
+]
+
+
+class Era(enum.Enum):
+    """The two eras of MCP."""
+
+    INITIALIZE = "initialize"
+    """2024-11-05 to 2025-11-25: an ``initialize`` handshake opens a session."""
+    STATELESS = "stateless"
+    """2026-07-28: no handshake; every request carries its version and capabilities."""
+
+
+class Kind(enum.Enum):
+    """Whether a method is a request (answered) or a notification (not answered)."""
+
+    REQUEST = "request"
+    NOTIFICATION = "notification"
+
+
+class Direction(enum.Enum):
+    """Who may send a method."""
+
+    CLIENT_TO_SERVER = "client_to_server"
+    SERVER_TO_CLIENT = "server_to_client"
+    BOTH = "both"
+
+
+@attrs.frozen
+class MethodRule:
+    """The rule for one method in one version."""
+
+    method: str
+    """The method name."""
+    kind: Kind
+    """Request or notification."""
+    direction: Direction
+    """Who may send it."""
+    gate: tuple[str, ...] = ()
+    """The capability path that must be declared (by the receiver of a request, the sender
+    of a notification); empty when ungated."""
+    input_required: bool = False
+    """2026-07-28: whether its result may be ``resultType: "input_required"``."""
+
+
+@attrs.frozen
+class VersionSpec:
+    """Everything version-specific about one protocol version."""
+
+    version: str
+    """The version string, e.g. ``"2025-06-18"``."""
+    era: Era
+    """Which era the version belongs to."""
+    batches: bool
+    """Whether JSON-RPC batches (arrays) are allowed (2025-03-26 only)."""
+    progress_message: bool
+    """Whether ``notifications/progress`` may carry ``message``."""
+    methods: Mapping[str, MethodRule]
+    """Every method of the version, by name."""
+    resource_not_found: int
+    """The error code for an unknown resource."""
+    elicitation_modes: bool = False
+    """Whether elicitation has form/url modes with their own capabilities (2025-11-25 on)."""
+    sampling_tools: bool = False
+    """Whether sampling with tools or context needs ``sampling.tools``/``.context``."""
+
+
+def capability_met(capabilities: Mapping[str, Any], path: tuple[str, ...]) -> bool:
+    """Whether ``capabilities`` declares the capability at ``path``."""
+    value: Any = capabilities
+    for key in path:
+        if not isinstance(value, Mapping):
+            return False
+        value = value.get(key)
+        if value is None or value is False:
+            return False
+    return True
+
+
+_C = Direction.CLIENT_TO_SERVER
+_S = Direction.SERVER_TO_CLIENT
+_B = Direction.BOTH
+_REQ = Kind.REQUEST
+_NOTE = Kind.NOTIFICATION
+
+
+def _rules(*rules: MethodRule) -> dict[str, MethodRule]:
+    return {r.method: r for r in rules}
+
+
+_V2024: Final = _rules(
+    MethodRule("initialize", _REQ, _C),
+    MethodRule("ping", _REQ, _B),
+    MethodRule("resources/list", _REQ, _C, ("resources",)),
+    MethodRule("resources/templates/list", _REQ, _C, ("resources",)),
+    MethodRule("resources/read", _REQ, _C, ("resources",)),
+    MethodRule("resources/subscribe", _REQ, _C, ("resources", "subscribe")),
+    MethodRule("resources/unsubscribe", _REQ, _C, ("resources", "subscribe")),
+    MethodRule("prompts/list", _REQ, _C, ("prompts",)),
+    MethodRule("prompts/get", _REQ, _C, ("prompts",)),
+    MethodRule("tools/list", _REQ, _C, ("tools",)),
+    MethodRule("tools/call", _REQ, _C, ("tools",)),
+    MethodRule("logging/setLevel", _REQ, _C, ("logging",)),
+    MethodRule("completion/complete", _REQ, _C),
+    MethodRule("sampling/createMessage", _REQ, _S, ("sampling",)),
+    MethodRule("roots/list", _REQ, _S, ("roots",)),
+    MethodRule("notifications/initialized", _NOTE, _C),
+    MethodRule("notifications/cancelled", _NOTE, _B),
+    MethodRule("notifications/progress", _NOTE, _B),
+    MethodRule("notifications/roots/list_changed", _NOTE, _C, ("roots", "listChanged")),
+    MethodRule("notifications/message", _NOTE, _S, ("logging",)),
+    MethodRule("notifications/resources/list_changed", _NOTE, _S, ("resources", "listChanged")),
+    MethodRule("notifications/resources/updated", _NOTE, _S, ("resources", "subscribe")),
+    MethodRule("notifications/prompts/list_changed", _NOTE, _S, ("prompts", "listChanged")),
+    MethodRule("notifications/tools/list_changed", _NOTE, _S, ("tools", "listChanged")),
+)
+
+_V2025_03: Final = {
+    **_V2024,
+    **_rules(MethodRule("completion/complete", _REQ, _C, ("completions",))),
+}
+
+_V2025_06: Final = {
+    **_V2025_03,
+    **_rules(MethodRule("elicitation/create", _REQ, _S, ("elicitation",))),
+}
+
+_V2025_11: Final = {
+    **_V2025_06,
+    **_rules(
+        MethodRule("tasks/get", _REQ, _B, ("tasks",)),
+        MethodRule("tasks/result", _REQ, _B, ("tasks",)),
+        MethodRule("tasks/list", _REQ, _B, ("tasks", "list")),
+        MethodRule("tasks/cancel", _REQ, _B, ("tasks", "cancel")),
+        MethodRule("notifications/tasks/status", _NOTE, _B),
+        MethodRule("notifications/elicitation/complete", _NOTE, _S),
+    ),
+}
+
+_V2026: Final = _rules(
+    MethodRule("server/discover", _REQ, _C),
+    MethodRule("resources/list", _REQ, _C, ("resources",)),
+    MethodRule("resources/templates/list", _REQ, _C, ("resources",)),
+    MethodRule("resources/read", _REQ, _C, ("resources",), input_required=True),
+    MethodRule("subscriptions/listen", _REQ, _C),
+    MethodRule("prompts/list", _REQ, _C, ("prompts",)),
+    MethodRule("prompts/get", _REQ, _C, ("prompts",), input_required=True),
+    MethodRule("tools/list", _REQ, _C, ("tools",)),
+    MethodRule("tools/call", _REQ, _C, ("tools",), input_required=True),
+    MethodRule("completion/complete", _REQ, _C, ("completions",)),
+    MethodRule("notifications/cancelled", _NOTE, _B),
+    MethodRule("notifications/progress", _NOTE, _S),
+    MethodRule("notifications/message", _NOTE, _S, ("logging",)),
+    MethodRule("notifications/subscriptions/acknowledged", _NOTE, _S),
+    MethodRule("notifications/tools/list_changed", _NOTE, _S, ("tools", "listChanged")),
+    MethodRule("notifications/prompts/list_changed", _NOTE, _S, ("prompts", "listChanged")),
+    MethodRule("notifications/resources/list_changed", _NOTE, _S, ("resources", "listChanged")),
+    MethodRule("notifications/resources/updated", _NOTE, _S, ("resources", "subscribe")),
+)
+
+#: Every released version, by name.
+VERSIONS: Final[Mapping[str, VersionSpec]] = {
+    "2024-11-05": VersionSpec("2024-11-05", Era.INITIALIZE, False, False, _V2024, -32002),
+    "2025-03-26": VersionSpec("2025-03-26", Era.INITIALIZE, True, True, _V2025_03, -32002),
+    "2025-06-18": VersionSpec("2025-06-18", Era.INITIALIZE, False, True, _V2025_06, -32002),
+    "2025-11-25": VersionSpec(
+        "2025-11-25", Era.INITIALIZE, False, True, _V2025_11, -32002, True, True
+    ),
+    "2026-07-28": VersionSpec("2026-07-28", Era.STATELESS, False, True, _V2026, -32602, True, True),
+}
+
+#: Every released version, newest first (the default of ``versions=``).
+ALL_VERSIONS: Final[tuple[str, ...]] = tuple(sorted(VERSIONS, reverse=True))
