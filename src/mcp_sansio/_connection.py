@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Mapping
-from typing import Any, Final, Union
+from typing import Any, Final
 
 import orjson
 
@@ -49,7 +49,7 @@ from ._versions import VERSIONS, Direction, Era, Kind, VersionSpec, capability_m
 __all__ = ["Connection", "NextEvent"]
 
 #: What :meth:`Connection.next_event` returns.
-NextEvent = Union[Event, NeedData]
+NextEvent = Event | NeedData
 
 META_VERSION: Final = "io.modelcontextprotocol/protocolVersion"
 META_CAPABILITIES: Final = "io.modelcontextprotocol/clientCapabilities"
@@ -58,7 +58,16 @@ META_LOG_LEVEL: Final = "io.modelcontextprotocol/logLevel"
 META_SUBSCRIPTION: Final = "io.modelcontextprotocol/subscriptionId"
 
 #: Logging levels, least severe first (RFC 5424 order as MCP uses it).
-LOG_LEVELS: Final = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+LOG_LEVELS: Final = (
+    "debug",
+    "info",
+    "notice",
+    "warning",
+    "error",
+    "critical",
+    "alert",
+    "emergency",
+)
 _LOG_RANK: Final = {name: i for i, name in enumerate(LOG_LEVELS)}
 
 # Listen opt-in flag → the notification it admits (2026-07-28).
@@ -72,7 +81,10 @@ _INPUT_CAPABILITY: Final = {
     "sampling/createMessage": "sampling",
     "roots/list": "roots",
 }
-_DIRECTION_OF: Final = {Role.CLIENT: Direction.CLIENT_TO_SERVER, Role.SERVER: Direction.SERVER_TO_CLIENT}
+_DIRECTION_OF: Final = {
+    Role.CLIENT: Direction.CLIENT_TO_SERVER,
+    Role.SERVER: Direction.SERVER_TO_CLIENT,
+}
 
 _Fault = tuple[int, str]
 _INVALID: Final = ErrorCode.INVALID_REQUEST
@@ -290,8 +302,13 @@ class Connection:
         for item in items:
             if type(item) is Request and item.method == "initialize":
                 self._queue.append(
-                    invalid(_INVALID, "Invalid request: initialize must not be batched", b"",
-                            reply=True, id=item.id)
+                    invalid(
+                        _INVALID,
+                        "Invalid request: initialize must not be batched",
+                        b"",
+                        reply=True,
+                        id=item.id,
+                    )
                 )
                 continue
             event = self._receive(item)
@@ -349,7 +366,9 @@ class Connection:
             )
         if len(self._theirs) >= self.config.max_in_flight:
             return self._reject(
-                req, _INVALID, f"Invalid request: more than {self.config.max_in_flight} requests in flight"
+                req,
+                _INVALID,
+                f"Invalid request: more than {self.config.max_in_flight} requests in flight",
             )
         peer = self.role.peer
         if self._state is State.STATELESS or (
@@ -412,12 +431,16 @@ class Connection:
         caps = meta.get(META_CAPABILITIES)
         if type(caps) is not dict:
             return self._reject(
-                req, _PARAMS, f"Invalid params: params._meta[{META_CAPABILITIES!r}] must be an object"
+                req,
+                _PARAMS,
+                f"Invalid params: params._meta[{META_CAPABILITIES!r}] must be an object",
             )
         info = meta.get(META_CLIENT_INFO)
         if info is not None and type(info) is not dict:
             return self._reject(
-                req, _PARAMS, f"Invalid params: params._meta[{META_CLIENT_INFO!r}] must be an object"
+                req,
+                _PARAMS,
+                f"Invalid params: params._meta[{META_CLIENT_INFO!r}] must be an object",
             )
         level = meta.get(META_LOG_LEVEL)
         if level is not None and level not in _LOG_RANK:
@@ -510,7 +533,7 @@ class Connection:
             elif rid == self._probe_id:
                 self._probe_error(msg)
             return msg
-        result = msg.result
+        result = msg.result  # type: ignore[union-attr]
         if method == "initialize":
             self._initialize_result(result, sent=False)
         elif rid == self._probe_id:
@@ -529,12 +552,14 @@ class Connection:
                 if "inputRequests" not in result and "requestState" not in result:
                     return InvalidMessage(
                         code=_INVALID,
-                        message="Invalid response: input_required needs inputRequests or requestState",
+                        message="Invalid response: input_required needs inputRequests/requestState",
                         reply=None,
                         id=rid,
                     )
                 return InputRequired(
-                    id=rid, result=result, request=Request(id=rid, method=method, params=pending.params)
+                    id=rid,
+                    result=result,
+                    request=Request(id=rid, method=method, params=pending.params),
                 )
             if result_type != "complete":
                 return InvalidMessage(
@@ -616,15 +641,17 @@ class Connection:
 
     def _params_dict(self, params: Any) -> dict[str, Any] | None:
         if params is None or type(params) is dict:
-            return params  # type: ignore[no-any-return]
+            return params
         if isinstance(params, Mapping):
             return dict(params)
         from . import types  # typed params: lazily, to keep import light
 
         try:
             value = types.unstructure(params)
-        except Exception as exc:  # noqa: BLE001 - any failure of a foreign object
-            raise LocalProtocolError(f"params must be a JSON object or a typed MCP object: {exc}") from None
+        except Exception as exc:  # any failure of a foreign object
+            raise LocalProtocolError(
+                f"params must be a JSON object or a typed MCP object: {exc}"
+            ) from None
         if type(value) is not dict:
             raise LocalProtocolError("params must be a JSON object")
         return value
@@ -660,18 +687,24 @@ class Connection:
             spec = self._spec or VERSIONS[self.config.versions_of(Era.STATELESS)[0]]
             rule = spec.methods.get(method)
             if rule is None or rule.kind is not Kind.REQUEST:
-                raise LocalProtocolError(f"{method!r} is not a request of protocol version {spec.version}")
+                raise LocalProtocolError(
+                    f"{method!r} is not a request of protocol version {spec.version}"
+                )
             fault = None
             if self._state is State.STATELESS:
                 fault = self._method_fault(Role.CLIENT, Kind.REQUEST, method)
             if fault is None:
-                fault = self._request_fault(self.role, Request(id=rid, method=method, params=params))
+                fault = self._request_fault(
+                    self.role, Request(id=rid, method=method, params=params)
+                )
             if fault is not None:
                 raise LocalProtocolError(fault[1], fault[0])
         else:
             fault = self._method_fault(self.role, Kind.REQUEST, method)
             if fault is None:
-                fault = self._request_fault(self.role, Request(id=rid, method=method, params=params))
+                fault = self._request_fault(
+                    self.role, Request(id=rid, method=method, params=params)
+                )
             if fault is not None:
                 raise LocalProtocolError(fault[1], fault[0])
         token = None
@@ -694,7 +727,9 @@ class Connection:
                 self._probe_id = rid
                 self._transition(Trigger.PROBE)
             elif trigger is Trigger.STATELESS_REQUEST:
-                self._enter_stateless(self._spec or VERSIONS[self.config.versions_of(Era.STATELESS)[0]])
+                self._enter_stateless(
+                    self._spec or VERSIONS[self.config.versions_of(Era.STATELESS)[0]]
+                )
 
         return out, commit
 
@@ -716,7 +751,9 @@ class Connection:
         params["_meta"] = meta
         return params
 
-    def _prepare_notification(self, note: Notification) -> tuple[Message | None, Callable[[], None]]:
+    def _prepare_notification(
+        self, note: Notification
+    ) -> tuple[Message | None, Callable[[], None]]:
         if type(note.method) is not str:
             raise LocalProtocolError("method must be a string")
         params = self._params_dict(note.params)
@@ -737,11 +774,15 @@ class Connection:
         params = note.params
         rid = params.get("requestId") if type(params) is dict else None
         if not _is_id(rid):
-            raise LocalProtocolError("notifications/cancelled needs params.requestId (a string or an integer)")
+            raise LocalProtocolError(
+                "notifications/cancelled needs params.requestId (a string or an integer)"
+            )
         if self.role is Role.SERVER and self._era is Era.STATELESS:
             pending = self._theirs.get(rid)  # type: ignore[arg-type]
             if pending is None or pending.method != "subscriptions/listen":
-                raise LocalProtocolError("a 2026-07-28 server sends notifications/cancelled only to end a listen stream")
+                raise LocalProtocolError(
+                    "a 2026-07-28 server sends notifications/cancelled only to end a listen stream"
+                )
 
             def end_listen() -> None:
                 self._retire_theirs(rid)  # type: ignore[arg-type]
@@ -749,7 +790,9 @@ class Connection:
             return end_listen
         pending = self._ours.get(rid)  # type: ignore[arg-type]
         if pending is None:
-            raise LocalProtocolError(f"cannot cancel {rid!r}: no request of ours with this id is in flight")
+            raise LocalProtocolError(
+                f"cannot cancel {rid!r}: no request of ours with this id is in flight"
+            )
         if pending.method == "initialize":
             raise LocalProtocolError("initialize must not be cancelled")
 
@@ -770,7 +813,11 @@ class Connection:
     ) -> tuple[Message | None, Callable[[], None]]:
         rid = msg.id
         if type(msg) is ErrorResponse:
-            if not isinstance(msg.code, int) or isinstance(msg.code, bool) or type(msg.message) is not str:
+            if (
+                not isinstance(msg.code, int)
+                or isinstance(msg.code, bool)
+                or type(msg.message) is not str
+            ):
                 raise LocalProtocolError("an error needs an integer code and a string message")
             if rid is None:
                 return msg, lambda: None
@@ -779,9 +826,9 @@ class Connection:
         pending = self._theirs.get(rid)  # type: ignore[arg-type]
         if pending is None:
             if rid in self._cancelled_theirs:
-                return None, lambda: self._cancelled_theirs.pop(rid, None)  # type: ignore[arg-type]
+                return None, lambda: self._cancelled_theirs.pop(rid, None)
             if type(msg) is ErrorResponse and rid in self._owed_errors:
-                return msg, lambda: self._owed_errors.pop(rid, None)  # type: ignore[arg-type]
+                return msg, lambda: self._owed_errors.pop(rid, None)
             raise LocalProtocolError(f"id {rid!r} answers no request of the peer in flight")
         if type(msg) is ErrorResponse:
 
@@ -791,7 +838,7 @@ class Connection:
                     self._transition(Trigger.INITIALIZE_ERROR)
 
             return msg, commit_error
-        result = msg.result
+        result = msg.result  # type: ignore[union-attr]
         if type(result) is not dict:
             result = self._params_dict(result)
             if result is None:
@@ -819,7 +866,9 @@ class Connection:
 
         return msg, commit
 
-    def _check_input_required(self, method: str, pending: _Pending, result: Mapping[str, Any]) -> None:
+    def _check_input_required(
+        self, method: str, pending: _Pending, result: Mapping[str, Any]
+    ) -> None:
         spec = self._spec
         rule = spec.methods.get(method) if spec else None
         if rule is None or not rule.input_required:
@@ -873,7 +922,7 @@ class Connection:
             what = "request" if kind is Kind.REQUEST else "notification"
             return _INVALID, (
                 f"Invalid request: {method!r} is not allowed from the {sender.value} in state "
-                f"{self._state.value} (the {what}s allowed now: {', '.join(sorted(allowed)) or 'none'})"
+                f"{self._state.value} ({what}s allowed now: {', '.join(sorted(allowed)) or 'none'})"
             )
         if method in self._allowed[(sender, kind)]:
             return None
@@ -886,7 +935,10 @@ class Connection:
             if method == "notifications/initialized":
                 return _INVALID, "Invalid request: notifications/initialized was already sent"
             noun = "request" if kind is Kind.REQUEST else "notification"
-            return _NOT_FOUND, f"Method not found: {method!r} is not a {noun} of protocol version {spec.version}"
+            return (
+                _NOT_FOUND,
+                f"Method not found: {method!r} is not a {noun} of protocol version {spec.version}",
+            )
         if rule.direction is not Direction.BOTH and rule.direction is not _DIRECTION_OF[sender]:
             return _NOT_FOUND, f"Method not found: {method!r} is not sent by the {sender.value}"
         holder = sender.peer if kind is Kind.REQUEST else sender
@@ -910,7 +962,10 @@ class Connection:
                 for name, rule in spec.methods.items():
                     if rule.kind is not kind or name in LIFECYCLE_METHODS:
                         continue
-                    if rule.direction is not Direction.BOTH and rule.direction is not _DIRECTION_OF[sender]:
+                    if (
+                        rule.direction is not Direction.BOTH
+                        and rule.direction is not _DIRECTION_OF[sender]
+                    ):
                         continue
                     if rule.gate:
                         caps = self._caps_of(sender.peer if kind is Kind.REQUEST else sender)
@@ -935,7 +990,10 @@ class Connection:
                     return _PARAMS, "Invalid params: progressToken must be a string or an integer"
                 tokens = self._their_tokens if sender is not self.role else self._our_tokens
                 if token in tokens:
-                    return _INVALID, f"Invalid request: progressToken {token!r} is in use by a request in flight"
+                    return (
+                        _INVALID,
+                        f"Invalid request: progressToken {token!r} is in use by another request",
+                    )
         method = req.method
         if method == "initialize":
             return self._initialize_params_fault(params)
@@ -965,10 +1023,16 @@ class Connection:
         if ("tools" in params or "toolChoice" in params) and not capability_met(
             caps, ("sampling", "tools")
         ):
-            return _PARAMS, "Invalid params: sampling with tools needs the client capability sampling.tools"
+            return (
+                _PARAMS,
+                "Invalid params: sampling with tools needs the client capability sampling.tools",
+            )
         context = params.get("includeContext", "none")
         if context != "none" and not capability_met(caps, ("sampling", "context")):
-            return _PARAMS, "Invalid params: includeContext needs the client capability sampling.context"
+            return (
+                _PARAMS,
+                "Invalid params: includeContext needs the client capability sampling.context",
+            )
         return None
 
     def _elicitation_fault(self, params: Any, caps: Mapping[str, Any]) -> _Fault | None:
@@ -984,10 +1048,16 @@ class Connection:
         mode = params.get("mode", "form")
         if mode == "url":
             if "url" not in elicitation:
-                return _PARAMS, "Invalid params: URL-mode elicitation needs the client capability elicitation.url"
+                return (
+                    _PARAMS,
+                    "Invalid params: URL-mode elicitation needs the capability elicitation.url",
+                )
         elif mode == "form":
             if elicitation and "form" not in elicitation:
-                return _PARAMS, "Invalid params: form-mode elicitation needs the client capability elicitation.form"
+                return (
+                    _PARAMS,
+                    "Invalid params: form-mode elicitation needs the capability elicitation.form",
+                )
         else:
             return _PARAMS, f"Invalid params: unknown elicitation mode {mode!r}"
         return None
@@ -995,7 +1065,10 @@ class Connection:
     def _listen_params_fault(self, params: Any) -> _Fault | None:
         wanted = params.get("notifications") if type(params) is dict else None
         if type(wanted) is not dict:
-            return _PARAMS, "Invalid params: subscriptions/listen needs params.notifications (an object)"
+            return (
+                _PARAMS,
+                "Invalid params: subscriptions/listen needs params.notifications (an object)",
+            )
         subs = wanted.get("resourceSubscriptions")
         if subs is not None and (type(subs) is not list or any(type(u) is not str for u in subs)):
             return _PARAMS, "Invalid params: resourceSubscriptions must be a list of strings"
@@ -1011,9 +1084,14 @@ class Connection:
                 return _PARAMS, "Invalid params: notifications/message needs a known level"
             rank = _LOG_RANK[params["level"]]
             if self._era is Era.STATELESS:
-                levels = [p.log_level for p in self._requests_of(sender.peer).values() if p.log_level]
+                levels = [
+                    p.log_level for p in self._requests_of(sender.peer).values() if p.log_level
+                ]
                 if not levels:
-                    return _INVALID, "Invalid request: notifications/message without a request in flight that set logLevel"
+                    return (
+                        _INVALID,
+                        "Invalid request: notifications/message, but no request set logLevel",
+                    )
                 if rank < min(_LOG_RANK[level] for level in levels):
                     return _INVALID, "Invalid request: log message below the requested logLevel"
             elif self._log_level is not None and rank < _LOG_RANK[self._log_level]:
@@ -1026,10 +1104,16 @@ class Connection:
             uri = params.get("uri") if type(params) is dict else None
             if type(uri) is not str:
                 return _PARAMS, "Invalid params: uri must be a string"
-            if not any(uri == s or uri.startswith(s.rstrip("/") + "/") for s in self._subscriptions):
+            if not any(
+                uri == s or uri.startswith(s.rstrip("/") + "/") for s in self._subscriptions
+            ):
                 return _INVALID, f"Invalid request: resource {uri!r} was not subscribed to"
             return None
-        if self._era is Era.STATELESS and sender is Role.SERVER and method != "notifications/progress":
+        if (
+            self._era is Era.STATELESS
+            and sender is Role.SERVER
+            and method != "notifications/progress"
+        ):
             return self._stream_fault(note)
         return None
 
@@ -1041,7 +1125,7 @@ class Connection:
         if type(params) is not dict:
             return _PARAMS, "Invalid params: notifications/progress needs params"
         token = params.get("progressToken")
-        progress = params.get("progress")
+        progress: Any = params.get("progress")
         if not _is_id(token):
             return _PARAMS, "Invalid params: progressToken must be a string or an integer"
         if not _is_number(progress):
@@ -1074,7 +1158,10 @@ class Connection:
         requests = self._ours if self.role is Role.CLIENT else self._theirs
         pending = requests.get(sid) if _is_id(sid) else None  # type: ignore[arg-type]
         if pending is None or pending.method != "subscriptions/listen":
-            return _INVALID, f"Invalid request: {note.method} needs _meta subscriptionId of a listen in flight"
+            return (
+                _INVALID,
+                f"Invalid request: {note.method} needs _meta subscriptionId of a listen in flight",
+            )
         wanted = pending.params.get("notifications", {}) if pending.params else {}
         if note.method == "notifications/subscriptions/acknowledged":
             if pending.acked:
@@ -1085,17 +1172,29 @@ class Connection:
             for key, value in granted.items():
                 if key == "resourceSubscriptions":
                     if type(value) is not list or not set(value) <= set(wanted.get(key) or ()):
-                        return _INVALID, "Invalid request: acknowledged resources that were not requested"
+                        return (
+                            _INVALID,
+                            "Invalid request: acknowledged resources that were not requested",
+                        )
                 elif value and not wanted.get(key):
-                    return _INVALID, f"Invalid request: acknowledged {key!r}, which was not requested"
+                    return (
+                        _INVALID,
+                        f"Invalid request: acknowledged {key!r}, which was not requested",
+                    )
             return None
         if not pending.acked:
-            return _INVALID, f"Invalid request: {note.method} before the subscription's acknowledgement"
+            return (
+                _INVALID,
+                f"Invalid request: {note.method} before the subscription's acknowledgement",
+            )
         assert pending.listen is not None
         if note.method == "notifications/resources/updated":
             uri = params.get("uri") if type(params) is dict else None
             if uri not in pending.listen:
-                return _INVALID, f"Invalid request: resource {uri!r} is not subscribed on this stream"
+                return (
+                    _INVALID,
+                    f"Invalid request: resource {uri!r} is not subscribed on this stream",
+                )
         elif note.method not in pending.listen:
             return _INVALID, f"Invalid request: {note.method} was not opted into on this stream"
         return None
@@ -1145,7 +1244,10 @@ class Connection:
                 f"{', '.join(self.config.versions)}; initialize is not part of them"
             )
         if self.role is Role.CLIENT and version not in legacy:
-            return _PARAMS, f"Invalid params: protocolVersion {version!r} is not one this client accepts"
+            return (
+                _PARAMS,
+                f"Invalid params: protocolVersion {version!r} is not one this client accepts",
+            )
         return None
 
     def _initialize_request(self, req: Request, *, sent: bool) -> None:
@@ -1184,7 +1286,8 @@ class Connection:
                 )
             if type(caps) is not dict or type(result.get("serverInfo")) is not dict:
                 raise self._fail("the initialize result lacks capabilities or serverInfo", _PARAMS)
-        assert isinstance(version, str) and isinstance(caps, dict)
+        assert isinstance(version, str)
+        assert isinstance(caps, dict)
         self._spec = VERSIONS[version]
         self._server_caps = caps
         self._transition(Trigger.INITIALIZE_RESULT)
@@ -1202,7 +1305,9 @@ class Connection:
         supported = result.get("supportedVersions")
         caps = result.get("capabilities")
         if type(supported) is not list or type(caps) is not dict:
-            raise self._fail("the server/discover result lacks supportedVersions or capabilities", _PARAMS)
+            raise self._fail(
+                "the server/discover result lacks supportedVersions or capabilities", _PARAMS
+            )
         self._server_caps = caps
         self._choose_modern(supported)
 
@@ -1211,7 +1316,7 @@ class Connection:
         common = [v for v in mine if isinstance(supported, list) and v in supported]
         if not common:
             raise self._fail(
-                f"the server supports {supported!r}, none of which this client speaks ({', '.join(mine)})",
+                f"the server supports {supported!r}; this client speaks none of them ({mine})",
                 ErrorCode.UNSUPPORTED_PROTOCOL_VERSION,
             )
         self._spec = VERSIONS[common[0]]
@@ -1228,7 +1333,9 @@ class Connection:
 
     def _decide_legacy(self) -> None:
         if not self.config.versions_of(Era.INITIALIZE):
-            raise self._fail("the server does not speak the stateless era, and this client speaks nothing else")
+            raise self._fail(
+                "the server does not speak the stateless era, and this client speaks nothing else"
+            )
         self._era = Era.INITIALIZE
         self._transition(Trigger.PROBE_LEGACY)
 
@@ -1270,7 +1377,11 @@ class Connection:
     # ------------------------------------------------------------------ 2026 helpers
 
     def retry_request(
-        self, event: InputRequired, input_responses: Mapping[str, Any], *, id: RequestId | None = None
+        self,
+        event: InputRequired,
+        input_responses: Mapping[str, Any],
+        *,
+        id: RequestId | None = None,
     ) -> Request:
         """The retry of an ``input_required`` answer: a new id, the original params,
         ``inputResponses`` under the server's keys, and ``requestState`` echoed exactly.
@@ -1281,7 +1392,9 @@ class Connection:
         asked = set(event.input_requests)
         given = set(input_responses)
         if given - asked:
-            raise LocalProtocolError(f"inputResponses for keys that were not asked: {sorted(given - asked)}")
+            raise LocalProtocolError(
+                f"inputResponses for keys that were not asked: {sorted(given - asked)}"
+            )
         params = dict(event.request.params or {})
         params.pop("inputResponses", None)
         params.pop("requestState", None)
@@ -1290,6 +1403,7 @@ class Connection:
         if event.request_state is not None:
             params["requestState"] = event.request_state
         return Request(
-            id=self.next_request_id() if id is None else id, method=event.request.method, params=params
+            id=self.next_request_id() if id is None else id,
+            method=event.request.method,
+            params=params,
         )
-

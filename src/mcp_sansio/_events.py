@@ -12,7 +12,7 @@ objects from :mod:`mcp_sansio.types` are accepted too.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Union
+from typing import Any
 
 import attrs
 
@@ -34,7 +34,7 @@ __all__ = [
 
 #: A JSON-RPC request id: a string or an integer (never null, a bool or a float).
 #: ``"1"`` and ``1`` are different ids.
-RequestId = Union[int, str]
+RequestId = int | str
 
 
 @attrs.frozen(kw_only=True)
@@ -154,7 +154,7 @@ class ConnectionClosed(Event):
 
 
 #: The four JSON-RPC message events.
-Message = Union[Request, Notification, Response, ErrorResponse]
+Message = Request | Notification | Response | ErrorResponse
 
 
 @attrs.frozen(kw_only=True)
@@ -168,4 +168,3 @@ class Batch(Event):
 
     events: tuple[Message, ...]
     """The members, in order: requests and notifications, or responses."""
-

@@ -14,11 +14,9 @@ detected. Nothing else is lost, and memory stays within ``bound`` entries.
 
 from __future__ import annotations
 
-from typing import Union
-
 __all__ = ["IdHistory"]
 
-_Id = Union[int, str]
+_Id = int | str
 
 
 class IdHistory:

@@ -1,4 +1,4 @@
-"""Singleton markers: ``NEED_DATA`` (no complete event buffered yet) and ``OMITTED`` (a field absent on the wire)."""
+"""Singleton markers: ``NEED_DATA`` (no event buffered yet) and ``OMITTED`` (absent on the wire)."""
 
 from __future__ import annotations
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Mapping
-from typing import Final, Union
+from typing import Final
 
 __all__ = [
     "ANY",
@@ -85,7 +85,7 @@ class Any_(enum.Enum):
 #: Every method the version and the negotiated capabilities allow.
 ANY: Final = Any_.ANY
 
-Allowed = Union[frozenset[str], Any_]
+Allowed = frozenset[str] | Any_
 
 TRANSITIONS: Final[Mapping[State, Mapping[Trigger, State]]] = {
     State.IDLE: {
