@@ -5,16 +5,31 @@ Bytes go in with :meth:`Connection.receive_data`; events come out of
 and returns the bytes to write. Every rule is enforced in both directions: what we send
 raises :class:`LocalProtocolError` (and changes nothing), what we receive comes out as an
 :class:`InvalidMessage` carrying the answer the protocol defines.
+
+Speed: the methods each side may use are precomputed whenever the state changes (the
+negotiated capabilities cannot change within a session), so the common path of a message
+is a handful of dict and set look-ups; the rarer rules (progress, logging, subscriptions,
+elicitation modes, …) run only for the methods they concern.
 """
 
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any, Final
 
 import orjson
 
+from ._checks import (
+    LOG_RANK,
+    Fault,
+    elicitation_fault,
+    initialize_params_fault,
+    is_id,
+    listen_params_fault,
+    progress_params_fault,
+    sampling_fault,
+)
 from ._config import Config
 from ._errors import ErrorCode, LocalProtocolError, RemoteProtocolError
 from ._events import (
@@ -57,25 +72,13 @@ META_CLIENT_INFO: Final = "io.modelcontextprotocol/clientInfo"
 META_LOG_LEVEL: Final = "io.modelcontextprotocol/logLevel"
 META_SUBSCRIPTION: Final = "io.modelcontextprotocol/subscriptionId"
 
-#: Logging levels, least severe first (RFC 5424 order as MCP uses it).
-LOG_LEVELS: Final = (
-    "debug",
-    "info",
-    "notice",
-    "warning",
-    "error",
-    "critical",
-    "alert",
-    "emergency",
-)
-_LOG_RANK: Final = {name: i for i, name in enumerate(LOG_LEVELS)}
-
 # Listen opt-in flag → the notification it admits (2026-07-28).
 _LISTEN_FLAGS: Final = {
     "toolsListChanged": "notifications/tools/list_changed",
     "promptsListChanged": "notifications/prompts/list_changed",
     "resourcesListChanged": "notifications/resources/list_changed",
 }
+# The client capability each kind of input request needs (2026-07-28).
 _INPUT_CAPABILITY: Final = {
     "elicitation/create": "elicitation",
     "sampling/createMessage": "sampling",
@@ -85,37 +88,52 @@ _DIRECTION_OF: Final = {
     Role.CLIENT: Direction.CLIENT_TO_SERVER,
     Role.SERVER: Direction.SERVER_TO_CLIENT,
 }
+# Requests whose params the state machine looks into, and notifications likewise.
+_CHECKED_REQUESTS: Final = frozenset(
+    {
+        "initialize",
+        "elicitation/create",
+        "sampling/createMessage",
+        "logging/setLevel",
+        "resources/subscribe",
+        "resources/unsubscribe",
+        "subscriptions/listen",
+    }
+)
+_CHECKED_NOTIFICATIONS: Final = frozenset(
+    {
+        "notifications/initialized",
+        "notifications/progress",
+        "notifications/message",
+        "notifications/resources/updated",
+        "notifications/subscriptions/acknowledged",
+        "notifications/tools/list_changed",
+        "notifications/prompts/list_changed",
+        "notifications/resources/list_changed",
+    }
+)
+# Requests whose successful answer changes the session (initialize era).
+_EFFECTFUL: Final = frozenset(
+    {"initialize", "resources/subscribe", "resources/unsubscribe", "logging/setLevel"}
+)
 
-_Fault = tuple[int, str]
 _INVALID: Final = ErrorCode.INVALID_REQUEST
 _PARAMS: Final = ErrorCode.INVALID_PARAMS
 _NOT_FOUND: Final = ErrorCode.METHOD_NOT_FOUND
+_OPTS: Final = orjson.OPT_APPEND_NEWLINE
+
+# A request in flight: (method, params, progress token or None).
+_Pending = tuple[str, Any, Any]
 
 
-def _is_id(value: object) -> bool:
-    cls = type(value)
-    return cls is str or cls is int
+class _Listen:
+    """A ``subscriptions/listen`` stream in flight (2026-07-28)."""
 
+    __slots__ = ("granted", "wanted")
 
-def _is_number(value: object) -> bool:
-    cls = type(value)
-    return cls is int or cls is float
-
-
-class _Pending:
-    """One request in flight (ours or the peer's)."""
-
-    __slots__ = ("acked", "caps", "listen", "log_level", "method", "params", "progress", "token")
-
-    def __init__(self, method: str, params: Any, token: Any) -> None:
-        self.method = method
-        self.params = params
-        self.token = token
-        self.progress: float | None = None  # last progress value sent for this request
-        self.caps: Mapping[str, Any] = {}  # 2026: the request's client capabilities
-        self.log_level: str | None = None  # 2026: the request's logLevel
-        self.listen: frozenset[str] | None = None  # 2026 listen: the acknowledged types
-        self.acked = False
+    def __init__(self, wanted: Mapping[str, Any]) -> None:
+        self.wanted = wanted
+        self.granted: frozenset[str] | None = None  # None until acknowledged
 
 
 class Connection:
@@ -132,41 +150,55 @@ class Connection:
         self.role: Role = role
         """Which side we play."""
         cfg = self.config
+        self._peer = role.peer
+        self._legacy = cfg.versions_of(Era.INITIALIZE)
+        self._modern = cfg.versions_of(Era.STATELESS)
         self._framer = LineFramer(cfg.max_message_size)
+        self._max_in_flight = cfg.max_in_flight
         self._queue: deque[Event] = deque()
         self._state = State.IDLE
         self._eof = False
         self._closed_reported = False
         self._error: RemoteProtocolError | None = None
-        eras = cfg.eras
-        self._era: Era | None = next(iter(eras)) if len(eras) == 1 else None
+        self._era: Era | None = None
         self._spec: VersionSpec | None = None
+        self._batches = False
         self._client_caps: Mapping[str, Any] | None = None
         self._server_caps: Mapping[str, Any] | None = None
         if role is Role.SERVER:
             self._server_caps = cfg.capabilities
         else:
             self._client_caps = cfg.capabilities
-        if self._era is Era.STATELESS:
-            self._spec = VERSIONS[cfg.versions[0]]
-        self._requested_version: str | None = None  # initialize: what the client asked for
-        self._init_id: RequestId | None = None
+        if not self._legacy:
+            self._era = Era.STATELESS
+            self._spec = VERSIONS[self._modern[0]]
+        elif not self._modern:
+            self._era = Era.INITIALIZE
+        self._requested_version: str | None = None
         self._probe_id: RequestId | None = None
         # Requests in flight: ours (the peer owes an answer) and theirs (we owe one).
         self._ours: dict[RequestId, _Pending] = {}
         self._theirs: dict[RequestId, _Pending] = {}
         self._our_ids = IdHistory(cfg.id_memory)
         self._their_ids = IdHistory(cfg.id_memory)
-        self._our_tokens: dict[Any, RequestId] = {}
-        self._their_tokens: dict[Any, RequestId] = {}
+        # progress token → [request id, last progress value or None]
+        self._our_tokens: dict[Any, list[Any]] = {}
+        self._their_tokens: dict[Any, list[Any]] = {}
         self._cancelled_ours: dict[RequestId, None] = {}
         self._cancelled_theirs: dict[RequestId, None] = {}
         self._owed_errors: dict[RequestId, None] = {}
         self._subscriptions: set[str] = set()
         self._log_level: str | None = None
+        # 2026-07-28: per request of the client, its capabilities and logLevel.
+        self._request_caps: dict[RequestId, tuple[Mapping[str, Any], str | None]] = {}
+        self._listens: dict[RequestId, _Listen] = {}
         self._next_id = 0
-        self._allowed: dict[tuple[Role, Kind], frozenset[str]] = {}
-        self._batch_ids: set[RequestId] | None = None
+        self._gated: dict[tuple[Role, Kind], frozenset[str]] = {}
+        self._own_requests: frozenset[str] = frozenset()
+        self._own_notes: frozenset[str] = frozenset()
+        self._peer_requests: frozenset[str] = frozenset()
+        self._peer_notes: frozenset[str] = frozenset()
+        self._refresh()
 
     # ------------------------------------------------------------------ properties
 
@@ -177,8 +209,8 @@ class Connection:
 
     @property
     def era(self) -> Era | None:
-        """The era of the session, or ``None`` while a client that speaks both has not
-        decided (see :meth:`fall_back_to_initialize`)."""
+        """The era of the session, or ``None`` while it is undecided (a side that speaks
+        both eras, before the first exchange; see :meth:`fall_back_to_initialize`)."""
         return self._era
 
     @property
@@ -189,14 +221,14 @@ class Connection:
 
     @property
     def client_capabilities(self) -> Mapping[str, Any] | None:
-        """The client's capabilities: from ``initialize`` (initialize era), from the
-        configuration (a stateless client); ``None`` when not known."""
+        """The client's capabilities: from ``initialize`` (initialize era), or a client's
+        own from its configuration; ``None`` when not known."""
         return self._client_caps
 
     @property
     def server_capabilities(self) -> Mapping[str, Any] | None:
-        """The server's capabilities: from the ``initialize`` result or the
-        ``server/discover`` result; a server's own from its configuration."""
+        """The server's capabilities: from the ``initialize`` or ``server/discover``
+        result, or a server's own from its configuration; ``None`` when not known."""
         return self._server_caps
 
     @property
@@ -215,7 +247,8 @@ class Connection:
         return tuple(self._theirs)
 
     def next_request_id(self) -> int:
-        """An integer id no request of ours has used in this session."""
+        """An integer id that no request of ours in flight (and, in the initialize era,
+        none in this session) has used."""
         while self._next_id in self._our_ids or self._next_id in self._ours:
             self._next_id += 1
         value = self._next_id
@@ -225,7 +258,10 @@ class Connection:
     # ------------------------------------------------------------------ receiving
 
     def receive_data(self, data: bytes) -> None:
-        """Buffer bytes from the peer; ``b""`` means the peer closed its side."""
+        """Buffer bytes from the peer; ``b""`` means the peer closed its side.
+
+        Raises :class:`LocalProtocolError` when bytes are fed after ``b""``.
+        """
         if self._eof:
             if data:
                 raise LocalProtocolError("receive_data() after the peer closed (b'' was fed)")
@@ -259,28 +295,30 @@ class Connection:
                     b"",
                     reply=True,
                 )
-            spec = self._spec
-            decoded = decode(line, allow_batch=spec is not None and spec.batches)
-            if type(decoded) is list:
-                self._receive_batch(decoded)
-                if self._queue:
-                    return self._queue.popleft()
-                continue
-            event = self._receive(decoded)  # type: ignore[arg-type]
+            decoded = decode(line, allow_batch=self._batches)
+            cls = type(decoded)
+            if cls is Request:
+                event: Event | None = self._receive_request(decoded)  # type: ignore[arg-type]
+            elif cls is Response:
+                event = self._receive_response(decoded)  # type: ignore[arg-type]
+            elif cls is list:
+                self._receive_batch(decoded)  # type: ignore[arg-type]
+                event = self._queue.popleft() if self._queue else None
+            else:
+                event = self._receive(decoded)  # type: ignore[arg-type]
             if event is not None:
                 return event
 
     def _closed(self) -> Event:
-        if self._framer.pending_partial() and not self._closed_reported:
+        if not self._closed_reported:
             self._closed_reported = True
-            self._framer = LineFramer(self.config.max_message_size)
-            return invalid(
-                ErrorCode.PARSE_ERROR,
-                "Parse error: the peer closed in the middle of a message",
-                b"",
-                reply=False,
-            )
-        self._closed_reported = True
+            if self._framer.pending_partial():
+                return invalid(
+                    ErrorCode.PARSE_ERROR,
+                    "Parse error: the peer closed in the middle of a message",
+                    b"",
+                    reply=False,
+                )
         return ConnectionClosed(unanswered=tuple(self._ours))
 
     def _fail(self, message: str, code: int = _INVALID) -> RemoteProtocolError:
@@ -301,14 +339,9 @@ class Connection:
             return
         for item in items:
             if type(item) is Request and item.method == "initialize":
+                self._their_ids.add(item.id) if item.id not in self._their_ids else None
                 self._queue.append(
-                    invalid(
-                        _INVALID,
-                        "Invalid request: initialize must not be batched",
-                        b"",
-                        reply=True,
-                        id=item.id,
-                    )
+                    self._reject(item, _INVALID, "Invalid request: initialize must not be batched")
                 )
                 continue
             event = self._receive(item)
@@ -324,14 +357,15 @@ class Connection:
         if cls is Response or cls is ErrorResponse:
             return self._receive_response(msg)  # type: ignore[arg-type]
         assert isinstance(msg, InvalidMessage)
-        if msg.id is not None:
+        rid = msg.id
+        if rid is not None:
             if msg.reply is not None:
-                self._remember_owed(msg.id)
-                if self._era is not Era.STATELESS and msg.id not in self._their_ids:
-                    self._their_ids.add(msg.id)
-            elif msg.id in self._ours:
+                self._remember_owed(rid)
+                if self._era is not Era.STATELESS and rid not in self._their_ids:
+                    self._their_ids.add(rid)
+            elif rid in self._ours:
                 # A malformed answer to our request: the request is over.
-                self._retire_ours(msg.id)
+                self._retire_ours(rid)
         return msg
 
     def _reject(self, req: Request, code: int, message: str, data: Any = None) -> InvalidMessage:
@@ -342,76 +376,83 @@ class Connection:
             if data is None
             else ErrorResponse(id=req.id, code=code, message=message, data=data)
         )
-        return InvalidMessage(code=code, message=message, reply=reply, id=req.id, raw=b"")
+        return InvalidMessage(code=code, message=message, reply=reply, id=req.id)
 
     def _remember_owed(self, request_id: RequestId) -> None:
         owed = self._owed_errors
         owed[request_id] = None
-        if len(owed) > self.config.max_in_flight:
+        if len(owed) > self._max_in_flight:
             del owed[next(iter(owed))]
 
     def _receive_request(self, req: Request) -> Event:
         rid = req.id
-        if rid in self._theirs:
+        theirs = self._theirs
+        if rid in theirs:
             message = f"Invalid request: duplicate id {rid!r}: a request with this id is in flight"
             return InvalidMessage(
                 code=_INVALID,
                 message=message,
                 reply=ErrorResponse(id=None, code=_INVALID, message=message),
-                id=None,
             )
-        if self._era is not Era.STATELESS and rid in self._their_ids:
-            return self._reject(
-                req, _INVALID, f"Invalid request: id {rid!r} was already used in this session"
-            )
-        if len(self._theirs) >= self.config.max_in_flight:
-            return self._reject(
-                req,
-                _INVALID,
-                f"Invalid request: more than {self.config.max_in_flight} requests in flight",
-            )
-        peer = self.role.peer
-        if self._state is State.STATELESS or (
-            self._state is State.IDLE
+        state = self._state
+        if state is State.STATELESS or (
+            state is State.IDLE
+            and self._modern
             and self.role is Role.SERVER
-            and Era.STATELESS in self.config.eras
             and (
-                self._era is Era.STATELESS
-                or (req.method not in ("initialize", "ping") and self._looks_stateless(req))
+                not self._legacy
+                or (req.method not in ("initialize", "ping") and _looks_stateless(req.params))
             )
         ):
             return self._receive_stateless_request(req)
-        fault = self._method_fault(peer, Kind.REQUEST, req.method)
-        if fault is None:
-            fault = self._request_fault(peer, req)
-        if self._era is not Era.STATELESS:
-            self._their_ids.add(rid)
-        if fault is not None:
-            return self._reject(req, *fault)
-        self._admit_theirs(req)
+        if rid in self._their_ids:
+            return self._reject(
+                req, _INVALID, f"Invalid request: id {rid!r} was already used in this session"
+            )
+        self._their_ids.add(rid)
+        if len(theirs) >= self._max_in_flight:
+            return self._reject(
+                req, _INVALID, f"Invalid request: more than {self._max_in_flight} in flight"
+            )
+        method = req.method
+        if method not in self._peer_requests:
+            return self._reject(req, *self._method_fault(self._peer, Kind.REQUEST, method))
+        params = req.params
+        token = None
+        if params:
+            if "_meta" in params:
+                fault, token = self._meta_fault(params["_meta"], self._their_tokens)
+                if fault is not None:
+                    return self._reject(req, *fault)
+            if method in _CHECKED_REQUESTS:
+                fault = self._request_fault(method, params)
+                if fault is not None:
+                    return self._reject(req, *fault)
+        elif method in _CHECKED_REQUESTS:
+            fault = self._request_fault(method, params)
+            if fault is not None:
+                return self._reject(req, *fault)
+        theirs[rid] = (method, params, token)
+        if token is not None:
+            self._their_tokens[token] = [rid, None]
+        if method == "initialize":
+            self._initialize_request(params)
         return req
 
-    def _looks_stateless(self, req: Request) -> bool:
-        params = req.params
-        if type(params) is not dict:
-            return False
-        meta = params.get("_meta")
-        return type(meta) is dict and META_VERSION in meta
-
     def _receive_stateless_request(self, req: Request) -> Event:
-        """A server's checks of one 2026-07-28 request (also decides the era)."""
-        modern = self.config.versions_of(Era.STATELESS)
+        """A server's checks of one 2026-07-28 request (the first one decides the era)."""
+        modern = self._modern
         params = req.params
         if req.method == "initialize":
-            requested = params.get("protocolVersion") if type(params) is dict else None
+            requested = params.get("protocolVersion") if params else None
             return self._reject(
                 req,
                 _PARAMS,
-                f"Unsupported protocol version: this server speaks {', '.join(modern)} "
-                "(stateless; no initialize)",
+                f"Unsupported protocol version: this server speaks {', '.join(modern)}, "
+                "which have no initialize",
                 {"supported": list(modern), "requested": requested},
             )
-        meta = params.get("_meta") if type(params) is dict else None
+        meta = params.get("_meta") if params else None
         if type(meta) is not dict:
             return self._reject(
                 req, _PARAMS, "Invalid params: params._meta is required on every request"
@@ -419,7 +460,7 @@ class Connection:
         version = meta.get(META_VERSION)
         if type(version) is not str:
             return self._reject(
-                req, _PARAMS, f"Invalid params: params._meta[{META_VERSION!r}] must be a string"
+                req, _PARAMS, f"Invalid params: _meta[{META_VERSION!r}] must be a string"
             )
         if version not in modern:
             return self._reject(
@@ -431,81 +472,92 @@ class Connection:
         caps = meta.get(META_CAPABILITIES)
         if type(caps) is not dict:
             return self._reject(
-                req,
-                _PARAMS,
-                f"Invalid params: params._meta[{META_CAPABILITIES!r}] must be an object",
+                req, _PARAMS, f"Invalid params: _meta[{META_CAPABILITIES!r}] must be an object"
             )
         info = meta.get(META_CLIENT_INFO)
         if info is not None and type(info) is not dict:
             return self._reject(
-                req,
-                _PARAMS,
-                f"Invalid params: params._meta[{META_CLIENT_INFO!r}] must be an object",
+                req, _PARAMS, f"Invalid params: _meta[{META_CLIENT_INFO!r}] must be an object"
             )
         level = meta.get(META_LOG_LEVEL)
-        if level is not None and level not in _LOG_RANK:
-            return self._reject(req, _PARAMS, f"Invalid params: unknown log level {level!r}")
+        if level is not None and level not in LOG_RANK:
+            return self._reject(req, _PARAMS, f"Invalid params: unknown logLevel {level!r}")
         if self._state is State.IDLE:
             self._enter_stateless(VERSIONS[modern[0]])
-        fault = self._method_fault(Role.CLIENT, Kind.REQUEST, req.method)
-        if fault is None:
-            fault = self._request_fault(Role.CLIENT, req)
+        rid = req.id
+        if len(self._theirs) >= self._max_in_flight:
+            return self._reject(
+                req, _INVALID, f"Invalid request: more than {self._max_in_flight} in flight"
+            )
+        method = req.method
+        if method not in self._peer_requests:
+            return self._reject(req, *self._method_fault(Role.CLIENT, Kind.REQUEST, method))
+        fault, token = self._meta_fault(meta, self._their_tokens)
+        if fault is None and method in _CHECKED_REQUESTS:
+            fault = self._request_fault(method, params)
         if fault is not None:
             return self._reject(req, *fault)
-        pending = self._admit_theirs(req)
-        pending.caps = caps
-        pending.log_level = level
+        self._theirs[rid] = (method, params, token)
+        if token is not None:
+            self._their_tokens[token] = [rid, None]
+        self._request_caps[rid] = (caps, level)
+        if method == "subscriptions/listen":
+            self._listens[rid] = _Listen(params["notifications"])
         return req
 
-    def _admit_theirs(self, req: Request) -> _Pending:
-        params = req.params
-        token = None
-        if type(params) is dict:
-            meta = params.get("_meta")
-            if type(meta) is dict:
-                token = meta.get("progressToken")
-        pending = _Pending(req.method, params, token)
-        self._theirs[req.id] = pending
-        if token is not None:
-            self._their_tokens[token] = req.id
-        if req.method == "initialize":
-            self._initialize_request(req, sent=False)
-        return pending
+    def _meta_fault(self, meta: Any, tokens: dict[Any, list[Any]]) -> tuple[Fault | None, Any]:
+        """The request ``_meta`` object and its progress token (unique among requests in
+        flight of the same sender)."""
+        if type(meta) is not dict:
+            return (_PARAMS, "Invalid params: _meta must be an object"), None
+        token = meta.get("progressToken")
+        if token is None:
+            return None, None
+        if not is_id(token):
+            return (_PARAMS, "Invalid params: progressToken must be a string or an integer"), None
+        if token in tokens:
+            return (
+                _INVALID,
+                f"Invalid request: progressToken {token!r} is in use by another request",
+            ), None
+        return None, token
 
     def _receive_notification(self, note: Notification) -> Event | None:
-        peer = self.role.peer
         method = note.method
         if method == "notifications/cancelled":
             return self._peer_cancelled(note)
-        fault = self._method_fault(peer, Kind.NOTIFICATION, method)
-        if fault is None:
+        peer = self._peer
+        if method not in self._peer_notes:
+            code, message = self._method_fault(peer, Kind.NOTIFICATION, method)
+            return InvalidMessage(code=code, message=message, reply=None)
+        if method in _CHECKED_NOTIFICATIONS:
             fault = self._notification_fault(peer, note)
-        if fault is not None:
-            code, message = fault
-            return InvalidMessage(code=code, message=message, reply=None, raw=b"")
-        self._apply_notification(peer, note)
+            if fault is not None:
+                return InvalidMessage(code=fault[0], message=fault[1], reply=None)
+            self._apply_notification(peer, note)
         return note
 
     def _peer_cancelled(self, note: Notification) -> Event | None:
-        """The peer cancels one of its requests; malformed or unknown cancels are ignored."""
+        """The peer cancels one of its requests; malformed or unknown cancels, and cancels
+        of ``initialize``, are ignored (no event), as the specification says."""
         params = note.params
-        rid = params.get("requestId") if type(params) is dict else None
-        if not _is_id(rid):
+        rid = params.get("requestId") if params else None
+        if not is_id(rid):
             return None
         pending = self._theirs.get(rid)  # type: ignore[arg-type]
         if pending is not None:
-            if pending.method == "initialize":
-                return None  # initialize must not be cancelled: ignore
+            if pending[0] == "initialize":
+                return None
             self._retire_theirs(rid)  # type: ignore[arg-type]
             cancelled = self._cancelled_theirs
             cancelled[rid] = None  # type: ignore[index]
-            if len(cancelled) > self.config.max_in_flight:
+            if len(cancelled) > self._max_in_flight:
                 del cancelled[next(iter(cancelled))]
             return note
-        if self.role is Role.CLIENT:
+        if self.role is Role.CLIENT and self._era is Era.STATELESS:
             # 2026: a stdio server ends a listen stream with notifications/cancelled.
             ours = self._ours.get(rid)  # type: ignore[arg-type]
-            if ours is not None and ours.method == "subscriptions/listen":
+            if ours is not None and ours[0] == "subscriptions/listen":
                 self._retire_ours(rid)  # type: ignore[arg-type]
                 return note
         return None
@@ -526,51 +578,58 @@ class Connection:
                 id=rid,
             )
         self._retire_ours(rid)
-        method = pending.method
+        method = pending[0]
         if type(msg) is ErrorResponse:
             if method == "initialize":
                 self._transition(Trigger.INITIALIZE_ERROR)
             elif rid == self._probe_id:
                 self._probe_error(msg)
             return msg
-        result = msg.result  # type: ignore[union-attr]
-        if method == "initialize":
-            self._initialize_result(result, sent=False)
+        assert type(msg) is Response
+        if self._era is Era.STATELESS:
+            return self._stateless_result(msg, pending)
+        if method in _EFFECTFUL:
+            if method == "initialize":
+                self._initialize_result(msg.result, sent=False)
+            else:
+                self._after_success(method, pending[1])
         elif rid == self._probe_id:
-            self._probe_result(result)
-        elif self._era is Era.STATELESS:
-            result_type = result.get("resultType", "complete")
-            if result_type == "input_required":
-                rule = self._spec.methods.get(method) if self._spec else None
-                if rule is None or not rule.input_required:
-                    return InvalidMessage(
-                        code=_INVALID,
-                        message=f"Invalid response: {method} cannot answer input_required",
-                        reply=None,
-                        id=rid,
-                    )
-                if "inputRequests" not in result and "requestState" not in result:
-                    return InvalidMessage(
-                        code=_INVALID,
-                        message="Invalid response: input_required needs inputRequests/requestState",
-                        reply=None,
-                        id=rid,
-                    )
-                return InputRequired(
-                    id=rid,
-                    result=result,
-                    request=Request(id=rid, method=method, params=pending.params),
-                )
-            if result_type != "complete":
-                return InvalidMessage(
-                    code=_INVALID,
-                    message=f"Invalid response: unknown resultType {result_type!r}",
-                    reply=None,
-                    id=rid,
-                )
-        else:
-            self._after_success(method, pending.params)
+            self._probe_result(msg.result)
         return msg
+
+    def _stateless_result(self, msg: Response, pending: _Pending) -> Event:
+        result = msg.result
+        rid = msg.id
+        result_type = result.get("resultType", "complete")
+        if result_type == "complete":
+            return msg
+        if result_type != "input_required":
+            return InvalidMessage(
+                code=_INVALID,
+                message=f"Invalid response: unknown resultType {result_type!r}",
+                reply=None,
+                id=rid,
+            )
+        method, params, _ = pending
+        assert self._spec is not None
+        rule = self._spec.methods.get(method)
+        if rule is None or not rule.input_required:
+            return InvalidMessage(
+                code=_INVALID,
+                message=f"Invalid response: {method} cannot answer input_required",
+                reply=None,
+                id=rid,
+            )
+        if "inputRequests" not in result and "requestState" not in result:
+            return InvalidMessage(
+                code=_INVALID,
+                message="Invalid response: input_required needs inputRequests or requestState",
+                reply=None,
+                id=rid,
+            )
+        return InputRequired(
+            id=rid, result=result, request=Request(id=rid, method=method, params=params)
+        )
 
     # ------------------------------------------------------------------ sending
 
@@ -587,80 +646,66 @@ class Connection:
         if cls is Batch:
             return self._send_batch(event)  # type: ignore[arg-type]
         if cls is Request or cls is Notification or cls is Response or cls is ErrorResponse:
-            prepared, commit = self._prepare(event)  # type: ignore[arg-type]
-            if prepared is None:
-                commit()
-                return b""
-            data = self._encode(prepared)
-            commit()
+            message, plan = self._check(event)  # type: ignore[arg-type]
+            data = b"" if message is None else _dump(message)
+            self._commit(plan)
             return data
         raise LocalProtocolError(f"cannot send a {cls.__name__} event")
 
-    def _encode(self, message: Message) -> bytes:
-        try:
-            return encode(message)
-        except (TypeError, orjson.JSONEncodeError) as exc:
-            raise LocalProtocolError(f"not JSON-serialisable: {exc}") from None
-
     def _send_batch(self, batch: Batch) -> bytes:
-        spec = self._spec
-        if spec is None or not spec.batches:
+        if not self._batches:
             raise LocalProtocolError("JSON-RPC batches exist only in protocol version 2025-03-26")
-        if not batch.events:
+        events = batch.events
+        if not events:
             raise LocalProtocolError("a batch must not be empty")
-        kinds = {type(e) in (Request, Notification) for e in batch.events}
-        if len(kinds) > 1:
+        if len({type(e) in (Request, Notification) for e in events}) > 1:
             raise LocalProtocolError("a batch holds requests and notifications, or responses")
-        ids = [e.id for e in batch.events if type(e) in (Request, Response, ErrorResponse)]  # type: ignore[union-attr]
-        if len({(type(i), i) for i in ids}) != len(ids):
+        ids = [(type(e.id), e.id) for e in events if type(e) is not Notification]  # type: ignore[union-attr]
+        if len(set(ids)) != len(ids):
             raise LocalProtocolError("a batch must not repeat an id")
-        prepared: list[Message] = []
-        commits: list[Callable[[], None]] = []
-        for e in batch.events:
+        checked = []
+        for e in events:
             if type(e) is Request and e.method == "initialize":
                 raise LocalProtocolError("initialize must not be batched")
-            p, c = self._prepare(e)
-            if p is not None:
-                prepared.append(p)
-            commits.append(c)
+            checked.append(self._check(e))
+        messages = [message for message, _ in checked if message is not None]
         try:
-            data = encode_batch(prepared) if prepared else b""
+            data = encode_batch(messages) if messages else b""
         except (TypeError, orjson.JSONEncodeError) as exc:
             raise LocalProtocolError(f"not JSON-serialisable: {exc}") from None
-        for c in commits:
-            c()
+        for _, plan in checked:
+            self._commit(plan)
         return data
 
-    def _prepare(self, event: Message) -> tuple[Message | None, Callable[[], None]]:
+    def _check(self, event: Message) -> tuple[Message | None, tuple[Any, ...]]:
+        """Check an outgoing message without changing anything. Returns the message to
+        write (``None`` for nothing) and the plan that :meth:`_commit` carries out."""
         cls = type(event)
         if cls is Request:
-            return self._prepare_request(event)  # type: ignore[arg-type]
+            return self._check_request(event)  # type: ignore[arg-type]
         if cls is Notification:
-            return self._prepare_notification(event)  # type: ignore[arg-type]
-        return self._prepare_response(event)  # type: ignore[arg-type]
+            return self._check_notification(event)  # type: ignore[arg-type]
+        return self._check_response(event)  # type: ignore[arg-type]
 
-    def _params_dict(self, params: Any) -> dict[str, Any] | None:
-        if params is None or type(params) is dict:
-            return params
-        if isinstance(params, Mapping):
-            return dict(params)
-        from . import types  # typed params: lazily, to keep import light
+    def _commit(self, plan: tuple[Any, ...]) -> None:
+        """Carry out a plan from :meth:`_check`: ``(method, *arguments)``."""
+        plan[0](*plan[1:])
 
-        try:
-            value = types.unstructure(params)
-        except Exception as exc:  # any failure of a foreign object
-            raise LocalProtocolError(
-                f"params must be a JSON object or a typed MCP object: {exc}"
-            ) from None
-        if type(value) is not dict:
-            raise LocalProtocolError("params must be a JSON object")
-        return value
+    def _forget_cancelled(self, rid: RequestId) -> None:
+        self._cancelled_theirs.pop(rid, None)
 
-    def _prepare_request(self, req: Request) -> tuple[Message | None, Callable[[], None]]:
+    def _forget_owed(self, rid: RequestId) -> None:
+        self._owed_errors.pop(rid, None)
+
+    def _nothing(self) -> None:
+        return None
+
+    def _check_request(self, req: Request) -> tuple[Message, tuple[Any, ...]]:
         rid = req.id
-        if not _is_id(rid):
+        method = req.method
+        if not is_id(rid):
             raise LocalProtocolError(f"request id must be a string or an integer, not {rid!r}")
-        if type(req.method) is not str:
+        if type(method) is not str:
             raise LocalProtocolError("method must be a string")
         if self._eof:
             raise LocalProtocolError("the peer has closed: no new requests can be answered")
@@ -668,15 +713,14 @@ class Connection:
             raise LocalProtocolError(f"id {rid!r} is already in flight")
         if self._era is not Era.STATELESS and rid in self._our_ids:
             raise LocalProtocolError(f"id {rid!r} was already used in this session")
-        params = self._params_dict(req.params)
-        method = req.method
+        params = _params_dict(req.params)
         trigger: Trigger | None = None
-        if self.role is Role.CLIENT and self._state is State.IDLE and method != "ping":
-            if method == "initialize":
-                pass
-            elif self._era is Era.STATELESS or method == "server/discover":
-                trigger = Trigger.PROBE if self._era is None else Trigger.STATELESS_REQUEST
-            elif self._era is None:
+        if self._state is State.IDLE and self.role is Role.CLIENT and method != "ping":
+            if method == "server/discover" and self._era is None:
+                trigger = Trigger.PROBE
+            elif self._era is Era.STATELESS:
+                trigger = Trigger.STATELESS_REQUEST
+            elif self._era is None and method != "initialize":
                 raise LocalProtocolError(
                     "this client speaks both eras: send server/discover (or initialize) first"
                 )
@@ -684,61 +728,54 @@ class Connection:
             if self.role is Role.SERVER:
                 raise LocalProtocolError("a 2026-07-28 server never sends requests")
             params = self._fill_meta(params)
-            spec = self._spec or VERSIONS[self.config.versions_of(Era.STATELESS)[0]]
+            spec = self._spec or VERSIONS[self._modern[0]]
             rule = spec.methods.get(method)
             if rule is None or rule.kind is not Kind.REQUEST:
                 raise LocalProtocolError(
                     f"{method!r} is not a request of protocol version {spec.version}"
                 )
-            fault = None
-            if self._state is State.STATELESS:
-                fault = self._method_fault(Role.CLIENT, Kind.REQUEST, method)
-            if fault is None:
-                fault = self._request_fault(
-                    self.role, Request(id=rid, method=method, params=params)
-                )
-            if fault is not None:
-                raise LocalProtocolError(fault[1], fault[0])
-        else:
-            fault = self._method_fault(self.role, Kind.REQUEST, method)
-            if fault is None:
-                fault = self._request_fault(
-                    self.role, Request(id=rid, method=method, params=params)
-                )
-            if fault is not None:
-                raise LocalProtocolError(fault[1], fault[0])
+        elif method not in self._own_requests:
+            code, message = self._method_fault(self.role, Kind.REQUEST, method)
+            raise LocalProtocolError(message, code)
+        if self._state is State.STATELESS and method not in self._own_requests:
+            code, message = self._method_fault(self.role, Kind.REQUEST, method)
+            raise LocalProtocolError(message, code)
         token = None
-        if params is not None:
-            meta = params.get("_meta")
-            if type(meta) is dict:
-                token = meta.get("progressToken")
-        out = Request(id=rid, method=method, params=params) if params is not req.params else req
+        if params and "_meta" in params:
+            fault, token = self._meta_fault(params["_meta"], self._our_tokens)
+            if fault is not None:
+                raise LocalProtocolError(fault[1], fault[0])
+        if method in _CHECKED_REQUESTS:
+            fault = self._request_fault(method, params)
+            if fault is not None:
+                raise LocalProtocolError(fault[1], fault[0])
+        out = req if params is req.params else Request(id=rid, method=method, params=params)
+        return out, (self._commit_request, rid, method, params, token, trigger)
 
-        def commit() -> None:
-            pending = _Pending(method, params, token)
-            self._ours[rid] = pending
-            if self._era is not Era.STATELESS:
-                self._our_ids.add(rid)
-            if token is not None:
-                self._our_tokens[token] = rid
-            if method == "initialize":
-                self._initialize_request(out, sent=True)
-            elif trigger is Trigger.PROBE:
-                self._probe_id = rid
-                self._transition(Trigger.PROBE)
-            elif trigger is Trigger.STATELESS_REQUEST:
-                self._enter_stateless(
-                    self._spec or VERSIONS[self.config.versions_of(Era.STATELESS)[0]]
-                )
-
-        return out, commit
+    def _commit_request(
+        self, rid: RequestId, method: str, params: Any, token: Any, trigger: Trigger | None
+    ) -> None:
+        self._ours[rid] = (method, params, token)
+        if self._era is not Era.STATELESS:
+            self._our_ids.add(rid)
+        if token is not None:
+            self._our_tokens[token] = [rid, None]
+        if method == "initialize":
+            self._initialize_request(params)
+        elif trigger is Trigger.PROBE:
+            self._probe_id = rid
+            self._transition(Trigger.PROBE)
+        elif trigger is Trigger.STATELESS_REQUEST:
+            self._enter_stateless(self._spec or VERSIONS[self._modern[0]])
+        if method == "subscriptions/listen":
+            self._listens[rid] = _Listen(params["notifications"])
 
     def _fill_meta(self, params: dict[str, Any] | None) -> dict[str, Any]:
         """A stateless client's request params, with the required ``_meta`` keys filled."""
         params = dict(params) if params else {}
         meta = params.get("_meta")
         meta = dict(meta) if isinstance(meta, Mapping) else {}
-        version = (self._spec or VERSIONS[self.config.versions_of(Era.STATELESS)[0]]).version
+        version = (self._spec or VERSIONS[self._modern[0]]).version
         given = meta.setdefault(META_VERSION, version)
         if given != version:
             raise LocalProtocolError(
@@ -751,126 +788,114 @@ class Connection:
         params["_meta"] = meta
         return params
 
-    def _prepare_notification(
-        self, note: Notification
-    ) -> tuple[Message | None, Callable[[], None]]:
-        if type(note.method) is not str:
-            raise LocalProtocolError("method must be a string")
-        params = self._params_dict(note.params)
-        out = Notification(method=note.method, params=params) if params is not note.params else note
+    def _check_notification(self, note: Notification) -> tuple[Message, tuple[Any, ...]]:
         method = note.method
+        if type(method) is not str:
+            raise LocalProtocolError("method must be a string")
+        params = _params_dict(note.params)
+        out = note if params is note.params else Notification(method=method, params=params)
         if method == "notifications/cancelled":
-            return out, self._prepare_cancel(out)
+            return out, self._check_cancel(params)
         if self._eof and method not in ("notifications/progress", "notifications/message"):
             raise LocalProtocolError("the peer has closed: only answers and progress may go out")
-        fault = self._method_fault(self.role, Kind.NOTIFICATION, method)
-        if fault is None:
+        if method not in self._own_notes:
+            code, message = self._method_fault(self.role, Kind.NOTIFICATION, method)
+            raise LocalProtocolError(message, code)
+        if method in _CHECKED_NOTIFICATIONS:
             fault = self._notification_fault(self.role, out)
-        if fault is not None:
-            raise LocalProtocolError(fault[1], fault[0])
-        return out, lambda: self._apply_notification(self.role, out)
+            if fault is not None:
+                raise LocalProtocolError(fault[1], fault[0])
+        return out, (self._apply_notification, self.role, out)
 
-    def _prepare_cancel(self, note: Notification) -> Callable[[], None]:
-        params = note.params
-        rid = params.get("requestId") if type(params) is dict else None
-        if not _is_id(rid):
+    def _check_cancel(self, params: Any) -> tuple[Any, ...]:
+        rid = params.get("requestId") if params else None
+        if not is_id(rid):
             raise LocalProtocolError(
                 "notifications/cancelled needs params.requestId (a string or an integer)"
             )
         if self.role is Role.SERVER and self._era is Era.STATELESS:
             pending = self._theirs.get(rid)  # type: ignore[arg-type]
-            if pending is None or pending.method != "subscriptions/listen":
+            if pending is None or pending[0] != "subscriptions/listen":
                 raise LocalProtocolError(
                     "a 2026-07-28 server sends notifications/cancelled only to end a listen stream"
                 )
-
-            def end_listen() -> None:
-                self._retire_theirs(rid)  # type: ignore[arg-type]
-
-            return end_listen
+            return (self._retire_theirs, rid)
         pending = self._ours.get(rid)  # type: ignore[arg-type]
         if pending is None:
             raise LocalProtocolError(
                 f"cannot cancel {rid!r}: no request of ours with this id is in flight"
             )
-        if pending.method == "initialize":
+        if pending[0] == "initialize":
             raise LocalProtocolError("initialize must not be cancelled")
+        return (self._commit_cancel, rid)
 
-        def commit() -> None:
-            self._retire_ours(rid)  # type: ignore[arg-type]
-            cancelled = self._cancelled_ours
-            cancelled[rid] = None  # type: ignore[index]
-            if len(cancelled) > self.config.cancelled_memory:
-                del cancelled[next(iter(cancelled))]
-            if rid == self._probe_id:
-                self._probe_id = None
-                self._decide_legacy()
+    def _commit_cancel(self, rid: RequestId) -> None:
+        self._retire_ours(rid)
+        cancelled = self._cancelled_ours
+        cancelled[rid] = None
+        if len(cancelled) > self.config.cancelled_memory:
+            del cancelled[next(iter(cancelled))]
+        if rid == self._probe_id:
+            self._probe_id = None
+            self._decide_legacy()
 
-        return commit
-
-    def _prepare_response(
+    def _check_response(
         self, msg: Response | ErrorResponse
-    ) -> tuple[Message | None, Callable[[], None]]:
+    ) -> tuple[Message | None, tuple[Any, ...]]:
         rid = msg.id
-        if type(msg) is ErrorResponse:
-            if (
-                not isinstance(msg.code, int)
-                or isinstance(msg.code, bool)
-                or type(msg.message) is not str
-            ):
+        is_error = type(msg) is ErrorResponse
+        if is_error:
+            code = msg.code  # type: ignore[union-attr]
+            if not isinstance(code, int) or isinstance(code, bool) or type(msg.message) is not str:  # type: ignore[union-attr]
                 raise LocalProtocolError("an error needs an integer code and a string message")
             if rid is None:
-                return msg, lambda: None
-        if not _is_id(rid):
+                return msg, (self._nothing,)
+        if not is_id(rid):
             raise LocalProtocolError(f"response id must be a string or an integer, not {rid!r}")
         pending = self._theirs.get(rid)  # type: ignore[arg-type]
         if pending is None:
             if rid in self._cancelled_theirs:
-                return None, lambda: self._cancelled_theirs.pop(rid, None)
-            if type(msg) is ErrorResponse and rid in self._owed_errors:
-                return msg, lambda: self._owed_errors.pop(rid, None)
+                return None, (self._forget_cancelled, rid)
+            if is_error and rid in self._owed_errors:
+                return msg, (self._forget_owed, rid)
             raise LocalProtocolError(f"id {rid!r} answers no request of the peer in flight")
-        if type(msg) is ErrorResponse:
-
-            def commit_error() -> None:
-                self._retire_theirs(rid)  # type: ignore[arg-type]
-                if pending.method == "initialize":
-                    self._transition(Trigger.INITIALIZE_ERROR)
-
-            return msg, commit_error
+        method = pending[0]
+        if is_error:
+            return msg, (self._commit_response, rid, method, None)
         result = msg.result  # type: ignore[union-attr]
         if type(result) is not dict:
-            result = self._params_dict(result)
+            result = _params_dict(result)
             if result is None:
                 raise LocalProtocolError("a result must be a JSON object")
             msg = Response(id=rid, result=result)  # type: ignore[arg-type]
-        method = pending.method
-        if method == "initialize":
-            self._check_initialize_result(result)
-        elif self._era is Era.STATELESS:
+        if self._era is Era.STATELESS:
             result_type = result.get("resultType")
             if result_type is None:
                 result = {**result, "resultType": "complete"}
                 msg = Response(id=rid, result=result)  # type: ignore[arg-type]
             elif result_type == "input_required":
-                self._check_input_required(method, pending, result)
+                self._check_input_required(rid, method, result)  # type: ignore[arg-type]
             elif result_type != "complete":
                 raise LocalProtocolError(f"unknown resultType {result_type!r}")
+        elif method == "initialize":
+            self._check_initialize_result(result)
+        return msg, (self._commit_response, rid, method, result)
 
-        def commit() -> None:
-            self._retire_theirs(rid)  # type: ignore[arg-type]
+    def _commit_response(self, rid: RequestId, method: str, result: Any) -> None:
+        pending = self._theirs[rid]
+        self._retire_theirs(rid)
+        if result is None:  # an error answer
+            if method == "initialize":
+                self._transition(Trigger.INITIALIZE_ERROR)
+        elif method in _EFFECTFUL and self._era is not Era.STATELESS:
             if method == "initialize":
                 self._initialize_result(result, sent=True)
-            elif self._era is not Era.STATELESS:
-                self._after_success(method, pending.params)
+            else:
+                self._after_success(method, pending[1])
 
-        return msg, commit
-
-    def _check_input_required(
-        self, method: str, pending: _Pending, result: Mapping[str, Any]
-    ) -> None:
-        spec = self._spec
-        rule = spec.methods.get(method) if spec else None
+    def _check_input_required(self, rid: RequestId, method: str, result: Mapping[str, Any]) -> None:
+        assert self._spec is not None
+        rule = self._spec.methods.get(method)
         if rule is None or not rule.input_required:
             raise LocalProtocolError(f"{method} cannot answer input_required")
         requests = result.get("inputRequests")
@@ -883,21 +908,22 @@ class Connection:
             return
         if type(requests) is not dict:
             raise LocalProtocolError("inputRequests must be an object")
+        caps = self._request_caps[rid][0]
         for key, item in requests.items():
             inner = item.get("method") if type(item) is dict else None
             capability = _INPUT_CAPABILITY.get(inner)  # type: ignore[arg-type]
             if capability is None:
                 raise LocalProtocolError(f"inputRequests[{key!r}] has no known method")
-            if capability not in pending.caps:
+            if capability not in caps:
                 raise LocalProtocolError(
                     f"inputRequests[{key!r}] asks for {inner}, but the request did not declare "
                     f"the client capability {capability!r}",
                     ErrorCode.MISSING_REQUIRED_CLIENT_CAPABILITY,
                 )
             if inner == "elicitation/create":
-                fault = self._elicitation_fault(item.get("params"), pending.caps)
+                fault = elicitation_fault(self._spec, item.get("params"), caps)
             elif inner == "sampling/createMessage":
-                fault = self._sampling_fault(item.get("params"), pending.caps)
+                fault = sampling_fault(self._spec, item.get("params"), caps)
             else:
                 fault = None
             if fault is not None:
@@ -905,41 +931,71 @@ class Connection:
 
     # ------------------------------------------------------------------ shared checks
 
-    def _method_fault(self, sender: Role, kind: Kind, method: str) -> _Fault | None:
-        """Whether ``sender`` may use ``method`` now (state, version, capabilities)."""
+    def _refresh(self) -> None:
+        """Recompute the methods each side may use now (after every state change)."""
+        state = self._state
+        role, peer = self.role, self._peer
+
+        def allowed(sender: Role, kind: Kind) -> frozenset[str]:
+            table = REQUESTS_ALLOWED if kind is Kind.REQUEST else NOTIFICATIONS_ALLOWED
+            value = table[(state, sender)]
+            if value is ANY:
+                return self._gated[(sender, kind)]
+            return value
+
+        self._own_requests = allowed(role, Kind.REQUEST)
+        self._own_notes = allowed(role, Kind.NOTIFICATION)
+        self._peer_requests = allowed(peer, Kind.REQUEST)
+        self._peer_notes = allowed(peer, Kind.NOTIFICATION)
+
+    def _compute_gates(self) -> None:
+        """Precompute, per sender and kind, the methods the version and the declared
+        capabilities allow (they cannot change during the session)."""
+        spec = self._spec
+        assert spec is not None
+        gated: dict[tuple[Role, Kind], frozenset[str]] = {}
+        for sender in Role:
+            for kind in Kind:
+                holder = sender.peer if kind is Kind.REQUEST else sender
+                caps = self._client_caps if holder is Role.CLIENT else self._server_caps
+                gated[(sender, kind)] = frozenset(
+                    name
+                    for name, rule in spec.methods.items()
+                    if rule.kind is kind
+                    and name not in LIFECYCLE_METHODS
+                    and rule.direction in (Direction.BOTH, _DIRECTION_OF[sender])
+                    and (not rule.gate or caps is None or capability_met(caps, rule.gate))
+                )
+        self._gated = gated
+
+    def _method_fault(self, sender: Role, kind: Kind, method: str) -> Fault:
+        """Why ``sender`` may not use ``method`` now (called only when it may not)."""
+        noun = "request" if kind is Kind.REQUEST else "notification"
+        if not any(method in VERSIONS[v].methods for v in self.config.versions):
+            return _NOT_FOUND, (
+                f"Method not found: {method!r} is not part of protocol versions "
+                f"{', '.join(self.config.versions)}"
+            )
+        if method == "initialize":
+            return _INVALID, "Invalid request: initialize was already received in this session"
+        if method == "notifications/initialized":
+            return _INVALID, "Invalid request: notifications/initialized is not expected now"
         table = REQUESTS_ALLOWED if kind is Kind.REQUEST else NOTIFICATIONS_ALLOWED
         allowed = table[(self._state, sender)]
         if allowed is not ANY:
-            if method in allowed:
-                return None
-            if not any(method in VERSIONS[v].methods for v in self.config.versions):
-                return _NOT_FOUND, (
-                    f"Method not found: {method!r} is not part of protocol versions "
-                    f"{', '.join(self.config.versions)}"
-                )
-            if method == "initialize":
-                return _INVALID, "Invalid request: initialize was already received in this session"
-            what = "request" if kind is Kind.REQUEST else "notification"
+            names = ", ".join(sorted(allowed)) or "none"
             return _INVALID, (
                 f"Invalid request: {method!r} is not allowed from the {sender.value} in state "
-                f"{self._state.value} ({what}s allowed now: {', '.join(sorted(allowed)) or 'none'})"
+                f"{self._state.value} ({noun}s allowed now: {names})"
             )
-        if method in self._allowed[(sender, kind)]:
-            return None
         spec = self._spec
         assert spec is not None
         rule = spec.methods.get(method)
-        if rule is None or rule.kind is not kind or method in LIFECYCLE_METHODS:
-            if method == "initialize":
-                return _INVALID, "Invalid request: initialize was already received in this session"
-            if method == "notifications/initialized":
-                return _INVALID, "Invalid request: notifications/initialized was already sent"
-            noun = "request" if kind is Kind.REQUEST else "notification"
-            return (
-                _NOT_FOUND,
-                f"Method not found: {method!r} is not a {noun} of protocol version {spec.version}",
+        if rule is None or rule.kind is not kind:
+            return _NOT_FOUND, (
+                f"Method not found: {method!r} is not a {noun} of protocol version {spec.version}"
             )
-        if rule.direction is not Direction.BOTH and rule.direction is not _DIRECTION_OF[sender]:
+        if rule.direction not in (Direction.BOTH, _DIRECTION_OF[sender]):
             return _NOT_FOUND, f"Method not found: {method!r} is not sent by the {sender.value}"
         holder = sender.peer if kind is Kind.REQUEST else sender
         return _NOT_FOUND, (
@@ -947,275 +1003,158 @@ class Connection:
             f"{'.'.join(rule.gate)!r}, which the {holder.value} did not declare"
         )
 
-    def _caps_of(self, role: Role) -> Mapping[str, Any] | None:
-        return self._client_caps if role is Role.CLIENT else self._server_caps
-
-    def _compute_allowed(self) -> None:
-        """Precompute, per sender and kind, the methods the version and the declared
-        capabilities allow (they cannot change during the session)."""
+    def _request_fault(self, method: str, params: Any) -> Fault | None:
+        """Params-level rules of the requests in ``_CHECKED_REQUESTS``."""
         spec = self._spec
-        assert spec is not None
-        allowed: dict[tuple[Role, Kind], frozenset[str]] = {}
-        for sender in Role:
-            for kind in Kind:
-                names = set()
-                for name, rule in spec.methods.items():
-                    if rule.kind is not kind or name in LIFECYCLE_METHODS:
-                        continue
-                    if (
-                        rule.direction is not Direction.BOTH
-                        and rule.direction is not _DIRECTION_OF[sender]
-                    ):
-                        continue
-                    if rule.gate:
-                        caps = self._caps_of(sender.peer if kind is Kind.REQUEST else sender)
-                        if caps is not None and not capability_met(caps, rule.gate):
-                            continue
-                    names.add(name)
-                allowed[(sender, kind)] = frozenset(names)
-        self._allowed = allowed
-
-    def _request_fault(self, sender: Role, req: Request) -> _Fault | None:
-        """Params-level rules of requests that the state machine depends on."""
-        params = req.params
-        if params is not None and type(params) is not dict:
-            return _PARAMS, "Invalid params: params must be an object"
-        meta = params.get("_meta") if params else None
-        if meta is not None:
-            if type(meta) is not dict:
-                return _PARAMS, "Invalid params: _meta must be an object"
-            token = meta.get("progressToken")
-            if token is not None:
-                if not _is_id(token):
-                    return _PARAMS, "Invalid params: progressToken must be a string or an integer"
-                tokens = self._their_tokens if sender is not self.role else self._our_tokens
-                if token in tokens:
-                    return (
-                        _INVALID,
-                        f"Invalid request: progressToken {token!r} is in use by another request",
-                    )
-        method = req.method
         if method == "initialize":
-            return self._initialize_params_fault(params)
+            fault = initialize_params_fault(params)
+            if fault is not None:
+                return fault
+            if not self._legacy:
+                return _PARAMS, (
+                    "Invalid params: this side speaks only the stateless protocol versions "
+                    f"{', '.join(self.config.versions)}, which have no initialize"
+                )
+            version = params["protocolVersion"]
+            if self.role is Role.CLIENT and version not in self._legacy:
+                return _PARAMS, f"Invalid params: protocolVersion {version!r} is not one we speak"
+            return None
         if method == "elicitation/create":
-            return self._elicitation_fault(params, self._client_caps or {})
+            assert spec is not None
+            return elicitation_fault(spec, params, self._client_caps or {})
         if method == "sampling/createMessage":
-            return self._sampling_fault(params, self._client_caps or {})
+            assert spec is not None
+            return sampling_fault(spec, params, self._client_caps or {})
         if method == "logging/setLevel":
             level = params.get("level") if params else None
-            if level not in _LOG_RANK:
+            if level not in LOG_RANK:
                 return _PARAMS, f"Invalid params: unknown log level {level!r}"
-        if method in ("resources/subscribe", "resources/unsubscribe"):
-            uri = params.get("uri") if params else None
-            if type(uri) is not str:
-                return _PARAMS, "Invalid params: uri must be a string"
+            return None
         if method == "subscriptions/listen":
-            return self._listen_params_fault(params)
+            return listen_params_fault(params)
+        # resources/subscribe and resources/unsubscribe
+        if type(params.get("uri") if params else None) is not str:
+            return _PARAMS, "Invalid params: uri must be a string"
         return None
 
-    def _sampling_fault(self, params: Any, caps: Mapping[str, Any]) -> _Fault | None:
-        """Sampling with tools needs ``sampling.tools``; with context, ``sampling.context``."""
-        if type(params) is not dict:
-            return _PARAMS, "Invalid params: sampling/createMessage needs params"
-        spec = self._spec
-        if spec is None or not spec.sampling_tools:
-            return None
-        if ("tools" in params or "toolChoice" in params) and not capability_met(
-            caps, ("sampling", "tools")
-        ):
-            return (
-                _PARAMS,
-                "Invalid params: sampling with tools needs the client capability sampling.tools",
-            )
-        context = params.get("includeContext", "none")
-        if context != "none" and not capability_met(caps, ("sampling", "context")):
-            return (
-                _PARAMS,
-                "Invalid params: includeContext needs the client capability sampling.context",
-            )
-        return None
-
-    def _elicitation_fault(self, params: Any, caps: Mapping[str, Any]) -> _Fault | None:
-        """Elicitation modes (2025-11-25 on): form needs ``form`` or ``{}``, url ``url``."""
-        if type(params) is not dict:
-            return _PARAMS, "Invalid params: elicitation/create needs params"
-        spec = self._spec
-        if spec is None or not spec.elicitation_modes:
-            return None
-        elicitation = caps.get("elicitation")
-        if not isinstance(elicitation, Mapping):
-            return _PARAMS, "Invalid params: the client did not declare elicitation"
-        mode = params.get("mode", "form")
-        if mode == "url":
-            if "url" not in elicitation:
-                return (
-                    _PARAMS,
-                    "Invalid params: URL-mode elicitation needs the capability elicitation.url",
-                )
-        elif mode == "form":
-            if elicitation and "form" not in elicitation:
-                return (
-                    _PARAMS,
-                    "Invalid params: form-mode elicitation needs the capability elicitation.form",
-                )
-        else:
-            return _PARAMS, f"Invalid params: unknown elicitation mode {mode!r}"
-        return None
-
-    def _listen_params_fault(self, params: Any) -> _Fault | None:
-        wanted = params.get("notifications") if type(params) is dict else None
-        if type(wanted) is not dict:
-            return (
-                _PARAMS,
-                "Invalid params: subscriptions/listen needs params.notifications (an object)",
-            )
-        subs = wanted.get("resourceSubscriptions")
-        if subs is not None and (type(subs) is not list or any(type(u) is not str for u in subs)):
-            return _PARAMS, "Invalid params: resourceSubscriptions must be a list of strings"
-        return None
-
-    def _notification_fault(self, sender: Role, note: Notification) -> _Fault | None:
+    def _notification_fault(self, sender: Role, note: Notification) -> Fault | None:
+        """Rules of the notifications in ``_CHECKED_NOTIFICATIONS``."""
         params = note.params
         method = note.method
         if method == "notifications/progress":
             return self._progress_fault(sender, params)
         if method == "notifications/message":
-            if type(params) is not dict or params.get("level") not in _LOG_RANK:
-                return _PARAMS, "Invalid params: notifications/message needs a known level"
-            rank = _LOG_RANK[params["level"]]
-            if self._era is Era.STATELESS:
-                levels = [
-                    p.log_level for p in self._requests_of(sender.peer).values() if p.log_level
-                ]
-                if not levels:
-                    return (
-                        _INVALID,
-                        "Invalid request: notifications/message, but no request set logLevel",
-                    )
-                if rank < min(_LOG_RANK[level] for level in levels):
-                    return _INVALID, "Invalid request: log message below the requested logLevel"
-            elif self._log_level is not None and rank < _LOG_RANK[self._log_level]:
-                return _INVALID, (
-                    f"Invalid request: log message at {params['level']!r} is below the level "
-                    f"{self._log_level!r} the client set"
-                )
-            return None
-        if method == "notifications/resources/updated" and self._era is not Era.STATELESS:
-            uri = params.get("uri") if type(params) is dict else None
+            return self._log_fault(sender, params)
+        if self._era is Era.STATELESS:
+            return self._stream_fault(note)
+        if method == "notifications/resources/updated":
+            uri = params.get("uri") if params else None
             if type(uri) is not str:
                 return _PARAMS, "Invalid params: uri must be a string"
             if not any(
                 uri == s or uri.startswith(s.rstrip("/") + "/") for s in self._subscriptions
             ):
                 return _INVALID, f"Invalid request: resource {uri!r} was not subscribed to"
-            return None
-        if (
-            self._era is Era.STATELESS
-            and sender is Role.SERVER
-            and method != "notifications/progress"
-        ):
-            return self._stream_fault(note)
         return None
 
-    def _requests_of(self, role: Role) -> dict[RequestId, _Pending]:
-        """The requests in flight sent by ``role``."""
-        return self._ours if role is self.role else self._theirs
-
-    def _progress_fault(self, sender: Role, params: Any) -> _Fault | None:
-        if type(params) is not dict:
-            return _PARAMS, "Invalid params: notifications/progress needs params"
-        token = params.get("progressToken")
-        progress: Any = params.get("progress")
-        if not _is_id(token):
-            return _PARAMS, "Invalid params: progressToken must be a string or an integer"
-        if not _is_number(progress):
-            return _PARAMS, "Invalid params: progress must be a number"
-        total = params.get("total")
-        if total is not None and not _is_number(total):
-            return _PARAMS, "Invalid params: total must be a number"
-        if "message" in params:
-            if self._spec is not None and not self._spec.progress_message:
-                return _PARAMS, "Invalid params: progress message is not part of 2024-11-05"
-            if type(params["message"]) is not str:
-                return _PARAMS, "Invalid params: message must be a string"
-        # The token belongs to a request sent by the *receiver* of the progress.
-        tokens = self._our_tokens if sender is not self.role else self._their_tokens
-        rid = tokens.get(token)
-        if rid is None:
-            return _INVALID, f"Invalid request: progressToken {token!r} names no request in flight"
-        pending = self._requests_of(sender.peer)[rid]
-        if pending.progress is not None and progress <= pending.progress:
+    def _log_fault(self, sender: Role, params: Any) -> Fault | None:
+        level = params.get("level") if params else None
+        if level not in LOG_RANK:
+            return _PARAMS, "Invalid params: notifications/message needs a known level"
+        rank = LOG_RANK[level]
+        if self._era is Era.STATELESS:
+            requests = self._request_caps if sender is self.role else None
+            if requests is None:
+                # Receiving (client side): our requests' logLevels.
+                levels = [
+                    p[1]["_meta"].get(META_LOG_LEVEL)
+                    for p in self._ours.values()
+                    if p[1] and type(p[1].get("_meta")) is dict
+                ]
+            else:
+                levels = [info[1] for info in requests.values()]
+            levels = [lv for lv in levels if lv in LOG_RANK]
+            if not levels:
+                return (
+                    _INVALID,
+                    "Invalid request: notifications/message, but no request set logLevel",
+                )
+            if rank < min(LOG_RANK[lv] for lv in levels):
+                return _INVALID, "Invalid request: log message below the requested logLevel"
+        elif self._log_level is not None and rank < LOG_RANK[self._log_level]:
             return _INVALID, (
-                f"Invalid request: progress must increase ({progress!r} after {pending.progress!r})"
+                f"Invalid request: log message at {level!r} is below the level "
+                f"{self._log_level!r} the client set"
             )
         return None
 
-    def _stream_fault(self, note: Notification) -> _Fault | None:
-        """2026-07-28: server notifications that belong on a listen stream."""
-        params = note.params
-        meta = params.get("_meta") if type(params) is dict else None
-        sid = meta.get(META_SUBSCRIPTION) if type(meta) is dict else None
-        requests = self._ours if self.role is Role.CLIENT else self._theirs
-        pending = requests.get(sid) if _is_id(sid) else None  # type: ignore[arg-type]
-        if pending is None or pending.method != "subscriptions/listen":
+    def _progress_fault(self, sender: Role, params: Any) -> Fault | None:
+        fault = progress_params_fault(self._spec, params)
+        if fault is not None:
+            return fault
+        token = params["progressToken"]
+        # The token belongs to a request sent by the *receiver* of the progress.
+        entry = (self._our_tokens if sender is self._peer else self._their_tokens).get(token)
+        if entry is None:
+            return _INVALID, f"Invalid request: progressToken {token!r} names no request in flight"
+        last = entry[1]
+        progress = params["progress"]
+        if last is not None and progress <= last:
             return (
                 _INVALID,
-                f"Invalid request: {note.method} needs _meta subscriptionId of a listen in flight",
+                f"Invalid request: progress must increase ({progress!r} after {last!r})",
             )
-        wanted = pending.params.get("notifications", {}) if pending.params else {}
-        if note.method == "notifications/subscriptions/acknowledged":
-            if pending.acked:
+        return None
+
+    def _stream_fault(self, note: Notification) -> Fault | None:
+        """2026-07-28: server notifications that belong on a listen stream."""
+        params = note.params
+        method = note.method
+        meta = params.get("_meta") if params else None
+        sid = meta.get(META_SUBSCRIPTION) if type(meta) is dict else None
+        listen = self._listens.get(sid) if is_id(sid) else None  # type: ignore[arg-type]
+        if listen is None:
+            return _INVALID, f"Invalid request: {method} needs the subscriptionId of a listen"
+        wanted = listen.wanted
+        if method == "notifications/subscriptions/acknowledged":
+            if listen.granted is not None:
                 return _INVALID, "Invalid request: the subscription was already acknowledged"
-            granted = params.get("notifications") if type(params) is dict else None
+            granted = params.get("notifications")
             if type(granted) is not dict:
                 return _PARAMS, "Invalid params: acknowledged needs notifications (an object)"
             for key, value in granted.items():
                 if key == "resourceSubscriptions":
                     if type(value) is not list or not set(value) <= set(wanted.get(key) or ()):
-                        return (
-                            _INVALID,
-                            "Invalid request: acknowledged resources that were not requested",
-                        )
+                        return _INVALID, "Invalid request: acknowledged unrequested resources"
                 elif value and not wanted.get(key):
-                    return (
-                        _INVALID,
-                        f"Invalid request: acknowledged {key!r}, which was not requested",
-                    )
+                    return _INVALID, f"Invalid request: acknowledged {key!r}, not requested"
             return None
-        if not pending.acked:
-            return (
-                _INVALID,
-                f"Invalid request: {note.method} before the subscription's acknowledgement",
-            )
-        assert pending.listen is not None
-        if note.method == "notifications/resources/updated":
-            uri = params.get("uri") if type(params) is dict else None
-            if uri not in pending.listen:
-                return (
-                    _INVALID,
-                    f"Invalid request: resource {uri!r} is not subscribed on this stream",
-                )
-        elif note.method not in pending.listen:
-            return _INVALID, f"Invalid request: {note.method} was not opted into on this stream"
+        if listen.granted is None:
+            return _INVALID, f"Invalid request: {method} before the subscription's acknowledgement"
+        if method == "notifications/resources/updated":
+            uri = params.get("uri")
+            if uri not in listen.granted:
+                return _INVALID, f"Invalid request: resource {uri!r} is not on this stream"
+        elif method not in listen.granted:
+            return _INVALID, f"Invalid request: {method} was not opted into on this stream"
         return None
 
     def _apply_notification(self, sender: Role, note: Notification) -> None:
         method = note.method
         params = note.params
-        if method == "notifications/initialized":
+        if method not in _CHECKED_NOTIFICATIONS:
+            return
+        if method == "notifications/progress":
+            tokens = self._our_tokens if sender is self._peer else self._their_tokens
+            tokens[params["progressToken"]][1] = params["progress"]
+        elif method == "notifications/initialized":
             self._transition(Trigger.INITIALIZED)
-        elif method == "notifications/progress":
-            tokens = self._our_tokens if sender is not self.role else self._their_tokens
-            rid = tokens[params["progressToken"]]
-            self._requests_of(sender.peer)[rid].progress = params["progress"]
         elif method == "notifications/subscriptions/acknowledged":
-            sid = params["_meta"][META_SUBSCRIPTION]
-            pending = self._requests_of(sender.peer)[sid]
+            listen = self._listens[params["_meta"][META_SUBSCRIPTION]]
             granted = params["notifications"]
-            listen = {_LISTEN_FLAGS[k] for k, v in granted.items() if k in _LISTEN_FLAGS and v}
-            listen.update(granted.get("resourceSubscriptions") or ())
-            pending.listen = frozenset(listen)
-            pending.acked = True
+            names = {_LISTEN_FLAGS[k] for k, v in granted.items() if k in _LISTEN_FLAGS and v}
+            names.update(granted.get("resourceSubscriptions") or ())
+            listen.granted = frozenset(names)
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -1226,103 +1165,81 @@ class Connection:
             raise LocalProtocolError(
                 f"{trigger.value} is not possible in state {self._state.value}"
             ) from None
+        self._refresh()
 
-    def _initialize_params_fault(self, params: Any) -> _Fault | None:
-        if type(params) is not dict:
-            return _PARAMS, "Invalid params: initialize needs params"
-        version = params.get("protocolVersion")
-        if type(version) is not str:
-            return _PARAMS, "Invalid params: initialize needs protocolVersion (a string)"
-        if type(params.get("capabilities")) is not dict:
-            return _PARAMS, "Invalid params: initialize needs capabilities (an object)"
-        if type(params.get("clientInfo")) is not dict:
-            return _PARAMS, "Invalid params: initialize needs clientInfo (an object)"
-        legacy = self.config.versions_of(Era.INITIALIZE)
-        if not legacy:
-            return _PARAMS, (
-                "Invalid params: this side speaks only the stateless protocol versions "
-                f"{', '.join(self.config.versions)}; initialize is not part of them"
-            )
-        if self.role is Role.CLIENT and version not in legacy:
-            return (
-                _PARAMS,
-                f"Invalid params: protocolVersion {version!r} is not one this client accepts",
-            )
-        return None
-
-    def _initialize_request(self, req: Request, *, sent: bool) -> None:
-        self._init_id = req.id
-        self._requested_version = req.params["protocolVersion"]
-        self._client_caps = req.params["capabilities"]
+    def _initialize_request(self, params: Any) -> None:
+        self._requested_version = params["protocolVersion"]
+        self._client_caps = params["capabilities"]
         self._era = Era.INITIALIZE
         self._transition(Trigger.INITIALIZE)
 
     def _check_initialize_result(self, result: Mapping[str, Any]) -> None:
         version = result.get("protocolVersion")
-        legacy = self.config.versions_of(Era.INITIALIZE)
         if type(version) is not str:
             raise LocalProtocolError("the initialize result needs protocolVersion (a string)")
         if type(result.get("capabilities")) is not dict:
             raise LocalProtocolError("the initialize result needs capabilities (an object)")
         if type(result.get("serverInfo")) is not dict:
             raise LocalProtocolError("the initialize result needs serverInfo (an object)")
-        if self._requested_version in legacy and version != self._requested_version:
+        requested = self._requested_version
+        if requested in self._legacy and version != requested:
             raise LocalProtocolError(
-                f"the client asked for {self._requested_version!r}, which this server supports: "
+                f"the client asked for {requested!r}, which this server supports: "
                 f"the result must echo it, not {version!r}"
             )
-        if version not in legacy:
-            raise LocalProtocolError(f"protocolVersion {version!r} is not one this server accepts")
+        if version not in self._legacy:
+            raise LocalProtocolError(f"protocolVersion {version!r} is not one this server speaks")
 
     def _initialize_result(self, result: Mapping[str, Any], *, sent: bool) -> None:
         version = result.get("protocolVersion")
         caps = result.get("capabilities")
         if not sent:
-            if type(version) is not str or version not in self.config.versions_of(Era.INITIALIZE):
+            if version not in self._legacy:
                 raise self._fail(
                     f"the server chose protocol version {version!r}, which this client does not "
-                    f"support ({', '.join(self.config.versions_of(Era.INITIALIZE))}): disconnect",
+                    f"speak ({', '.join(self._legacy)}): disconnect",
                     _PARAMS,
                 )
             if type(caps) is not dict or type(result.get("serverInfo")) is not dict:
                 raise self._fail("the initialize result lacks capabilities or serverInfo", _PARAMS)
         assert isinstance(version, str)
         assert isinstance(caps, dict)
-        self._spec = VERSIONS[version]
+        self._set_spec(VERSIONS[version])
         self._server_caps = caps
+        self._compute_gates()
         self._transition(Trigger.INITIALIZE_RESULT)
-        self._compute_allowed()
+
+    def _set_spec(self, spec: VersionSpec) -> None:
+        self._spec = spec
+        self._batches = spec.batches
 
     def _enter_stateless(self, spec: VersionSpec) -> None:
         self._era = Era.STATELESS
-        self._spec = spec
-        if self._state is State.IDLE:
-            self._transition(Trigger.STATELESS_REQUEST)
-        self._compute_allowed()
+        self._set_spec(spec)
+        self._compute_gates()
+        self._transition(Trigger.STATELESS_REQUEST)
 
     def _probe_result(self, result: Mapping[str, Any]) -> None:
         self._probe_id = None
         supported = result.get("supportedVersions")
         caps = result.get("capabilities")
         if type(supported) is not list or type(caps) is not dict:
-            raise self._fail(
-                "the server/discover result lacks supportedVersions or capabilities", _PARAMS
-            )
+            raise self._fail("the server/discover result lacks supportedVersions or capabilities")
         self._server_caps = caps
         self._choose_modern(supported)
 
     def _choose_modern(self, supported: Any) -> None:
-        mine = self.config.versions_of(Era.STATELESS)
+        mine = self._modern
         common = [v for v in mine if isinstance(supported, list) and v in supported]
         if not common:
             raise self._fail(
                 f"the server supports {supported!r}; this client speaks none of them ({mine})",
                 ErrorCode.UNSUPPORTED_PROTOCOL_VERSION,
             )
-        self._spec = VERSIONS[common[0]]
         self._era = Era.STATELESS
+        self._set_spec(VERSIONS[common[0]])
+        self._compute_gates()
         self._transition(Trigger.PROBE_MODERN)
-        self._compute_allowed()
 
     def _probe_error(self, error: ErrorResponse) -> None:
         self._probe_id = None
@@ -1332,9 +1249,9 @@ class Connection:
             self._decide_legacy()
 
     def _decide_legacy(self) -> None:
-        if not self.config.versions_of(Era.INITIALIZE):
+        if not self._legacy:
             raise self._fail(
-                "the server does not speak the stateless era, and this client speaks nothing else"
+                "the server does not speak the stateless era; this client speaks no other"
             )
         self._era = Era.INITIALIZE
         self._transition(Trigger.PROBE_LEGACY)
@@ -1343,17 +1260,15 @@ class Connection:
         """Give up the ``server/discover`` probe (the adapter's timeout ran out): the era
         becomes the initialize era, and a late answer to the probe will be dropped.
 
-        Raises :class:`LocalProtocolError` when no probe is in flight.
+        Raises :class:`LocalProtocolError` when no probe is in flight or this client speaks
+        no initialize-era version.
         """
         rid = self._probe_id
-        if rid is None or self._state is not State.PROBING:
+        if rid is None:
             raise LocalProtocolError("no server/discover probe is in flight")
-        if not self.config.versions_of(Era.INITIALIZE):
-            raise LocalProtocolError("this client speaks no initialize-era version to fall back to")
-        self._retire_ours(rid)
-        self._cancelled_ours[rid] = None
-        self._probe_id = None
-        self._decide_legacy()
+        if not self._legacy:
+            raise LocalProtocolError("this client speaks no initialize-era version")
+        self._commit_cancel(rid)
 
     def _after_success(self, method: str, params: Any) -> None:
         """Effects of a successful answer to a request (initialize era)."""
@@ -1361,18 +1276,23 @@ class Connection:
             self._subscriptions.add(params["uri"])
         elif method == "resources/unsubscribe":
             self._subscriptions.discard(params["uri"])
-        elif method == "logging/setLevel":
+        else:  # logging/setLevel
             self._log_level = params["level"]
 
     def _retire_ours(self, rid: RequestId) -> None:
-        pending = self._ours.pop(rid)
-        if pending.token is not None:
-            self._our_tokens.pop(pending.token, None)
+        token = self._ours.pop(rid)[2]
+        if token is not None:
+            del self._our_tokens[token]
+        if self._listens:
+            self._listens.pop(rid, None)
 
     def _retire_theirs(self, rid: RequestId) -> None:
-        pending = self._theirs.pop(rid)
-        if pending.token is not None:
-            self._their_tokens.pop(pending.token, None)
+        token = self._theirs.pop(rid)[2]
+        if token is not None:
+            del self._their_tokens[token]
+        if self._request_caps:
+            self._request_caps.pop(rid, None)
+            self._listens.pop(rid, None)
 
     # ------------------------------------------------------------------ 2026 helpers
 
@@ -1386,14 +1306,12 @@ class Connection:
         """The retry of an ``input_required`` answer: a new id, the original params,
         ``inputResponses`` under the server's keys, and ``requestState`` echoed exactly.
 
-        Raises :class:`LocalProtocolError` when a key of ``inputRequests`` is not answered
-        or an answer has no matching request.
+        Raises :class:`LocalProtocolError` when an answer's key was not asked for.
         """
-        asked = set(event.input_requests)
-        given = set(input_responses)
-        if given - asked:
+        extra = set(input_responses) - set(event.input_requests)
+        if extra:
             raise LocalProtocolError(
-                f"inputResponses for keys that were not asked: {sorted(given - asked)}"
+                f"inputResponses for keys that were not asked: {sorted(extra)}"
             )
         params = dict(event.request.params or {})
         params.pop("inputResponses", None)
@@ -1407,3 +1325,33 @@ class Connection:
             method=event.request.method,
             params=params,
         )
+
+
+def _looks_stateless(params: Any) -> bool:
+    """Whether request params carry the 2026-07-28 ``_meta`` protocol version."""
+    meta = params.get("_meta") if params else None
+    return type(meta) is dict and META_VERSION in meta
+
+
+def _params_dict(params: Any) -> Any:
+    """Outgoing params or result as a JSON object (typed MCP objects are unstructured)."""
+    if params is None or type(params) is dict:
+        return params
+    if isinstance(params, Mapping):
+        return dict(params)
+    from . import types  # typed objects: imported lazily, to keep `import mcp_sansio` light
+
+    try:
+        value = types.unstructure(params)
+    except Exception as exc:  # any failure of a foreign object
+        raise LocalProtocolError(f"expected a JSON object or a typed MCP object: {exc}") from None
+    if type(value) is not dict:
+        raise LocalProtocolError("params and results must be JSON objects")
+    return value
+
+
+def _dump(message: Message) -> bytes:
+    try:
+        return encode(message)
+    except (TypeError, orjson.JSONEncodeError) as exc:
+        raise LocalProtocolError(f"not JSON-serialisable: {exc}") from None

@@ -42,18 +42,22 @@ class IdHistory:
         """Remember ``request_id`` (which must not be in the history already)."""
         recent = self._recent
         if type(request_id) is int:
-            if self._lo == self._below:  # the run is empty: start it here
+            below = self._below
+            if request_id == below and self._lo != below:  # the common case: one more
+                self._below = below + 1
+                if recent:
+                    self._absorb()
+                return
+            if self._lo == below:  # the run is empty: start it here
                 self._lo = request_id
                 self._below = request_id + 1
-                self._absorb()
-                return
-            if request_id == self._below:
-                self._below += 1
-                self._absorb()
+                if recent:
+                    self._absorb()
                 return
             if request_id == self._lo - 1:
                 self._lo = request_id
-                self._absorb()
+                if recent:
+                    self._absorb()
                 return
         recent[request_id] = None
         if len(recent) > self._bound:
@@ -61,8 +65,6 @@ class IdHistory:
 
     def _absorb(self) -> None:
         recent = self._recent
-        if not recent:
-            return
         below = self._below
         while below in recent:
             del recent[below]

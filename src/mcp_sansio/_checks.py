@@ -1,0 +1,138 @@
+"""Checks of message contents that depend only on the message, the version and the
+capabilities involved (no connection state). Each returns ``None`` when the content is
+acceptable, or a ``(code, message)`` fault.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Final
+
+from ._errors import ErrorCode
+from ._versions import VersionSpec, capability_met
+
+__all__ = [
+    "LOG_LEVELS",
+    "LOG_RANK",
+    "Fault",
+    "elicitation_fault",
+    "initialize_params_fault",
+    "is_id",
+    "is_number",
+    "listen_params_fault",
+    "progress_params_fault",
+    "sampling_fault",
+]
+
+#: A rule broken: the JSON-RPC code and a specific message.
+Fault = tuple[int, str]
+
+_PARAMS: Final = ErrorCode.INVALID_PARAMS
+
+#: Logging levels, least severe first (the syslog order MCP uses).
+LOG_LEVELS: Final = (
+    "debug",
+    "info",
+    "notice",
+    "warning",
+    "error",
+    "critical",
+    "alert",
+    "emergency",
+)
+LOG_RANK: Final = {name: i for i, name in enumerate(LOG_LEVELS)}
+
+
+def is_id(value: object) -> bool:
+    """Whether ``value`` is a valid request id or progress token (a str or an int)."""
+    cls = type(value)
+    return cls is str or cls is int
+
+
+def is_number(value: object) -> bool:
+    """Whether ``value`` is a JSON number (an int or a float, not a bool)."""
+    cls = type(value)
+    return cls is int or cls is float
+
+
+def initialize_params_fault(params: Any) -> Fault | None:
+    """The shape of ``initialize`` params: protocolVersion, capabilities, clientInfo."""
+    if type(params) is not dict:
+        return _PARAMS, "Invalid params: initialize needs params"
+    if type(params.get("protocolVersion")) is not str:
+        return _PARAMS, "Invalid params: initialize needs protocolVersion (a string)"
+    if type(params.get("capabilities")) is not dict:
+        return _PARAMS, "Invalid params: initialize needs capabilities (an object)"
+    if type(params.get("clientInfo")) is not dict:
+        return _PARAMS, "Invalid params: initialize needs clientInfo (an object)"
+    return None
+
+
+def sampling_fault(spec: VersionSpec, params: Any, caps: Mapping[str, Any]) -> Fault | None:
+    """Sampling with tools needs ``sampling.tools``; with context, ``sampling.context``
+    (2025-11-25 on)."""
+    if type(params) is not dict:
+        return _PARAMS, "Invalid params: sampling/createMessage needs params"
+    if not spec.sampling_tools:
+        return None
+    if ("tools" in params or "toolChoice" in params) and not capability_met(
+        caps, ("sampling", "tools")
+    ):
+        return _PARAMS, "Invalid params: sampling with tools needs the capability sampling.tools"
+    if params.get("includeContext", "none") != "none" and not capability_met(
+        caps, ("sampling", "context")
+    ):
+        return _PARAMS, "Invalid params: includeContext needs the capability sampling.context"
+    return None
+
+
+def elicitation_fault(spec: VersionSpec, params: Any, caps: Mapping[str, Any]) -> Fault | None:
+    """Elicitation modes (2025-11-25 on): ``form`` needs ``elicitation.form`` or an empty
+    ``elicitation`` object, ``url`` needs ``elicitation.url``."""
+    if type(params) is not dict:
+        return _PARAMS, "Invalid params: elicitation/create needs params"
+    if not spec.elicitation_modes:
+        return None
+    elicitation = caps.get("elicitation")
+    if not isinstance(elicitation, Mapping):
+        return _PARAMS, "Invalid params: the client did not declare elicitation"
+    mode = params.get("mode", "form")
+    if mode == "url":
+        if "url" not in elicitation:
+            return _PARAMS, "Invalid params: URL-mode elicitation needs elicitation.url"
+    elif mode == "form":
+        if elicitation and "form" not in elicitation:
+            return _PARAMS, "Invalid params: form-mode elicitation needs elicitation.form"
+    else:
+        return _PARAMS, f"Invalid params: unknown elicitation mode {mode!r}"
+    return None
+
+
+def listen_params_fault(params: Any) -> Fault | None:
+    """The shape of ``subscriptions/listen`` params (2026-07-28)."""
+    wanted = params.get("notifications") if type(params) is dict else None
+    if type(wanted) is not dict:
+        return _PARAMS, "Invalid params: subscriptions/listen needs notifications (an object)"
+    subs = wanted.get("resourceSubscriptions")
+    if subs is not None and (type(subs) is not list or any(type(u) is not str for u in subs)):
+        return _PARAMS, "Invalid params: resourceSubscriptions must be a list of strings"
+    return None
+
+
+def progress_params_fault(spec: VersionSpec | None, params: Any) -> Fault | None:
+    """The shape of ``notifications/progress`` params."""
+    if type(params) is not dict:
+        return _PARAMS, "Invalid params: notifications/progress needs params"
+    if not is_id(params.get("progressToken")):
+        return _PARAMS, "Invalid params: progressToken must be a string or an integer"
+    if not is_number(params.get("progress")):
+        return _PARAMS, "Invalid params: progress must be a number"
+    total = params.get("total")
+    if total is not None and not is_number(total):
+        return _PARAMS, "Invalid params: total must be a number"
+    if "message" in params:
+        if spec is not None and not spec.progress_message:
+            return _PARAMS, f"Invalid params: progress has no message in {spec.version}"
+        if type(params["message"]) is not str:
+            return _PARAMS, "Invalid params: message must be a string"
+    return None
