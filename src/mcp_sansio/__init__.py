@@ -29,6 +29,7 @@ from ._events import (
 )
 from ._framing import DEFAULT_MAX_MESSAGE_SIZE
 from ._ids import IdHistory
+from ._request_state import RequestStateSeal
 from ._sentinels import NEED_DATA, OMITTED, NeedData, Omitted
 from ._state import Role, State
 from ._versions import ALL_VERSIONS, Era
@@ -61,6 +62,7 @@ __all__ = [
     "RemoteProtocolError",
     "Request",
     "RequestId",
+    "RequestStateSeal",
     "Response",
     "Role",
     "State",
