@@ -19,7 +19,7 @@ peer expects none, and an error under its own request's id would be mistaken for
 
 from __future__ import annotations
 
-from typing import Any, Final, Union
+from typing import Any, Final
 
 import orjson
 
@@ -33,7 +33,7 @@ _RAW_LIMIT: Final = 1024
 _MISSING: Final[Any] = object()
 
 #: What :func:`decode` returns for one line.
-Decoded = Union[Message, InvalidMessage, list[Union[Message, InvalidMessage]]]
+Decoded = Message | InvalidMessage | list[Message | InvalidMessage]
 
 
 def _kind(value: object) -> str:
@@ -45,12 +45,35 @@ def _kind(value: object) -> str:
     if isinstance(value, int):
         return "an integer"
     if isinstance(value, float):
+        # orjson reads integers beyond the 64-bit range as floats.
+        if value.is_integer() and abs(value) >= 2**63:
+            return "a number beyond the 64-bit integer range"
         return "a number with a fraction or exponent"
     if isinstance(value, str):
         return "a string"
     if isinstance(value, list):
         return "an array"
     return "an object"
+
+
+def _preview(value: object) -> str:
+    """A short rendering of a decoded value for error messages; never raises.
+
+    Arrays and objects are named by kind only: they may be nested deeper than orjson
+    will encode (255 levels, against 1024 for decoding).
+    """
+    if isinstance(value, (dict, list)):
+        return _kind(value)
+    return orjson.dumps(value).decode()[:40]
+
+
+def _reencode(value: object) -> bytes:
+    """A batch member as JSON, for :attr:`InvalidMessage.raw`; empty if it is nested too
+    deeply to encode."""
+    try:
+        return orjson.dumps(value)
+    except orjson.JSONEncodeError:
+        return b""
 
 
 def invalid(
@@ -97,7 +120,7 @@ def classify(obj: Any, raw: bytes) -> Message | InvalidMessage:
             problem = (
                 "'jsonrpc' is missing"
                 if version is _MISSING
-                else f"'jsonrpc' must be \"2.0\", not {orjson.dumps(version).decode()[:40]}"
+                else f"'jsonrpc' must be \"2.0\", not {_preview(version)}"
             )
         elif method is _MISSING:
             problem = "'method' is missing (and there is no 'result' or 'error')"
@@ -127,7 +150,7 @@ def classify(obj: Any, raw: bytes) -> Message | InvalidMessage:
         problem = (
             "'jsonrpc' is missing"
             if version is _MISSING
-            else f"'jsonrpc' must be \"2.0\", not {orjson.dumps(version).decode()[:40]}"
+            else f"'jsonrpc' must be \"2.0\", not {_preview(version)}"
         )
     elif has_result and "error" in obj:
         problem = "a response cannot carry both 'result' and 'error'"
@@ -191,7 +214,7 @@ def decode(line: bytes, *, allow_batch: bool = False) -> Decoded:
             return invalid(
                 ErrorCode.INVALID_REQUEST, "Invalid request: empty batch", line, reply=True
             )
-        return [classify(item, orjson.dumps(item)) for item in obj]
+        return [classify(item, _reencode(item)) for item in obj]
     if type(obj) is list:
         return invalid(
             ErrorCode.INVALID_REQUEST,
