@@ -11,7 +11,7 @@ the next newline, after which framing goes on normally.
 from __future__ import annotations
 
 import enum
-from typing import Final, Union
+from typing import Final
 
 __all__ = ["DEFAULT_MAX_MESSAGE_SIZE", "OVERSIZED", "LineFramer", "Oversized"]
 
@@ -34,7 +34,10 @@ class LineFramer:
     """Splits a byte stream into lines, within a size bound.
 
     Feed bytes with :meth:`feed`, then call :meth:`next_line` until it returns ``None``.
-    Memory is bounded by ``max_size`` plus the size of the last chunk fed.
+    Drained that way after each chunk, the framer holds at most ``max_size + 1`` bytes
+    between calls (the ``+ 1`` is room for the ``\\r`` of a ``\\r\\n``) and at most that plus
+    one chunk within a call. The rest of an oversized line is dropped by :meth:`feed` itself,
+    so it costs no memory even when several chunks are fed before the next drain.
     """
 
     __slots__ = ("_buf", "_discarding", "_max_size", "_scan_from")
@@ -61,9 +64,16 @@ class LineFramer:
 
     def feed(self, data: bytes) -> None:
         """Add bytes from the peer; they may end anywhere, even inside a UTF-8 character."""
+        if self._discarding and not self._buf:
+            # Still inside an oversized line: drop it up to (not including) its newline,
+            # which next_line() needs to see to end the discard.
+            nl = data.find(b"\n")
+            if nl < 0:
+                return
+            data = data[nl:]
         self._buf += data
 
-    def next_line(self) -> Union[bytes, Oversized, None]:
+    def next_line(self) -> bytes | Oversized | None:
         """Return the next complete line (without its line ending), :data:`OVERSIZED`, or
         ``None`` when no complete line is buffered."""
         buf = self._buf
@@ -101,5 +111,3 @@ class LineFramer:
         """Whether bytes of an unfinished line are buffered (used to report a truncated
         last message when the peer closes)."""
         return bool(self._buf.strip()) and not self._discarding
-
-
