@@ -1,0 +1,141 @@
+"""Sphinx configuration for mcp-sansio's documentation.
+
+Build: ``tox -e docs`` (``sphinx-build -W --keep-going -b html docs docs/_build/html``).
+
+Two small local additions keep the API page complete without hand-kept lists:
+
+- the ``public-data`` directive documents the names in ``mcp_sansio.__all__`` that are
+  neither classes nor functions (sentinels, constants, type aliases). ``automodule`` skips
+  these, because their ``#:`` comments are in the private module that defines them, not in
+  ``__init__``; the directive reads the comments from there.
+- a ``missing-reference`` handler resolves a short name (``:class:`InvalidMessage```) used in
+  a private module's docstring to the public name (``mcp_sansio.InvalidMessage``).
+"""
+
+from __future__ import annotations
+
+import enum
+import importlib
+import sys
+import typing
+from typing import Any
+
+from docutils import nodes
+from docutils.statemachine import StringList
+from sphinx.application import Sphinx
+from sphinx.pycode import ModuleAnalyzer
+from sphinx.util.docutils import SphinxDirective
+from sphinx.util.nodes import nested_parse_with_titles
+
+import mcp_sansio
+
+project = "mcp-sansio"
+author = "mcp-sansio developers"
+copyright = "mcp-sansio developers"
+release = mcp_sansio.__version__
+version = ".".join(release.split(".")[:2])
+
+extensions = [
+    "sphinx.ext.autodoc",
+    "sphinx.ext.viewcode",
+]
+
+exclude_patterns = ["_build"]
+root_doc = "index"
+
+# Every cross-reference must resolve; -W turns a miss into a failure.
+nitpicky = True
+nitpick_ignore_regex = [
+    # The standard library and third-party packages: the build runs offline, so there is
+    # no intersphinx inventory to link them to.
+    (r"py:.*", r"(enum|collections|collections\.abc|typing|attrs|attr|cattrs|orjson)\..*"),
+]
+
+autodoc_member_order = "bysource"
+autodoc_typehints = "signature"
+autodoc_preserve_defaults = True
+
+html_theme = "alabaster"
+html_title = "mcp-sansio"
+
+
+def _defining_comment(name: str, value: object) -> list[str]:
+    """The ``#:`` comment (or string after the assignment) of ``name`` in the private
+    mcp_sansio module that assigns it."""
+    for modname in sorted(sys.modules):
+        if not modname.startswith("mcp_sansio."):
+            continue
+        module = sys.modules[modname]
+        if getattr(module, name, None) is not value:
+            continue
+        try:
+            docs = ModuleAnalyzer.for_module(modname).find_attr_docs()
+        except Exception:  # a module without source: try the next one
+            continue
+        comment = docs.get(("", name))
+        if comment:
+            return [line for line in comment if line is not None]
+    return []
+
+
+def _value_text(value: object) -> str | None:
+    if isinstance(value, enum.Enum):
+        return None
+    if isinstance(value, (int, str)):
+        return repr(value)
+    if typing.get_origin(value) is not None:
+        return repr(value).replace("typing.", "")
+    return None
+
+
+class PublicData(SphinxDirective):
+    """Document the data names of ``mcp_sansio.__all__`` (see the module docstring)."""
+
+    def run(self) -> list[nodes.Node]:
+        package = importlib.import_module("mcp_sansio")
+        own_docs = ModuleAnalyzer.for_module("mcp_sansio").find_attr_docs()
+        lines = StringList()
+        for name in package.__all__:
+            value = getattr(package, name)
+            if isinstance(value, type) or (callable(value) and not typing.get_origin(value)):
+                continue  # classes and functions: automodule documents them
+            if ("", name) in own_docs:
+                continue  # documented in __init__ itself: automodule documents it
+            doc = _defining_comment(name, value)
+            if not doc and name == "__version__":
+                doc = ["The version of mcp-sansio, as a string."]
+            lines.append(f".. py:data:: {name}", "<public-data>")
+            lines.append("   :module: mcp_sansio", "<public-data>")
+            text = _value_text(value)
+            if text is not None:
+                lines.append(f"   :value: {text}", "<public-data>")
+            lines.append("", "<public-data>")
+            for line in doc or ["(Not documented yet.)"]:
+                lines.append(f"   {line}" if line else "", "<public-data>")
+            lines.append("", "<public-data>")
+        node = nodes.section()
+        node.document = self.state.document
+        nested_parse_with_titles(self.state, lines, node)
+        return list(node.children)
+
+
+def _resolve_short_name(app: Sphinx, env: Any, node: Any, contnode: Any) -> Any:
+    """Resolve ``InvalidMessage`` written in a private module to ``mcp_sansio.InvalidMessage``."""
+    if node.get("refdomain") != "py":
+        return None
+    target = node["reftarget"]
+    short = target.rsplit(".", 1)[-1].lstrip("~")
+    if short not in mcp_sansio.__all__ or target == f"mcp_sansio.{short}":
+        return None
+    domain = env.get_domain("py")
+    new = node.deepcopy()
+    new["reftarget"] = f"mcp_sansio.{short}"
+    return domain.resolve_xref(
+        env, node["refdoc"], app.builder, node["reftype"], new["reftarget"], new, contnode
+    )
+
+
+def setup(app: Sphinx) -> dict[str, Any]:
+    app.add_directive("public-data", PublicData)
+    app.connect("missing-reference", _resolve_short_name)
+    return {"parallel_read_safe": True}
