@@ -32,9 +32,8 @@ from ._ids import IdHistory
 from ._request_state import RequestStateSeal
 from ._sentinels import NEED_DATA, OMITTED, NeedData, Omitted
 from ._state import Role, State
+from ._version import __version__
 from ._versions import ALL_VERSIONS, Era
-
-__version__ = "0.1.0.dev0"
 
 __all__ = [
     "ALL_VERSIONS",

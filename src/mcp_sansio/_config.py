@@ -11,13 +11,14 @@ import orjson
 
 from ._framing import DEFAULT_MAX_MESSAGE_SIZE
 from ._state import Role
+from ._version import __version__
 from ._versions import ALL_VERSIONS, VERSIONS, Era
 
 __all__ = ["DEFAULT_IMPLEMENTATION", "Config"]
 
 #: The ``clientInfo`` / ``serverInfo`` used when none is configured.
 DEFAULT_IMPLEMENTATION: Mapping[str, Any] = MappingProxyType(
-    {"name": "mcp-sansio", "version": "0.1.0.dev0"}
+    {"name": "mcp-sansio", "version": __version__}
 )
 
 

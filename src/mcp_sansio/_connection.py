@@ -877,9 +877,54 @@ class Connection:
                 self._check_input_required(rid, method, result)  # type: ignore[arg-type]
             elif result_type != "complete":
                 raise LocalProtocolError(f"unknown resultType {result_type!r}")
+            if method == "server/discover":
+                self._check_discover_result(result)
         elif method == "initialize":
             self._check_initialize_result(result)
         return msg, (self._commit_response, rid, method, result)
+
+    def _check_discover_result(self, result: Mapping[str, Any]) -> None:
+        """A server's ``server/discover`` result must describe this server."""
+        supported = result.get("supportedVersions")
+        if (
+            type(supported) is not list
+            or not supported
+            or any(v not in self._modern for v in supported)
+        ):
+            raise LocalProtocolError(
+                f"supportedVersions must list versions this server speaks statelessly "
+                f"({', '.join(self._modern)}), not {supported!r}"
+            )
+        if result.get("capabilities") != self.config.capabilities:
+            raise LocalProtocolError(
+                "the discover result's capabilities must be this server's configured ones"
+            )
+        ttl = result.get("ttlMs")
+        if type(ttl) is not int or ttl < 0:
+            raise LocalProtocolError("the discover result needs ttlMs (an integer >= 0)")
+        if result.get("cacheScope") not in ("public", "private"):
+            raise LocalProtocolError('the discover result needs cacheScope "public" or "private"')
+
+    def discover_result(
+        self,
+        *,
+        ttl_ms: int = 0,
+        cache_scope: str = "public",
+        instructions: str | None = None,
+    ) -> dict[str, Any]:
+        """The ``server/discover`` result that describes this server (2026-07-28): its
+        stateless versions, its configured capabilities and ``serverInfo`` in ``_meta``."""
+        result: dict[str, Any] = {
+            "resultType": "complete",
+            "supportedVersions": list(self._modern),
+            "capabilities": dict(self.config.capabilities),
+            "ttlMs": ttl_ms,
+            "cacheScope": cache_scope,
+            "_meta": {"io.modelcontextprotocol/serverInfo": dict(self.config.implementation)},
+        }
+        if instructions is not None:
+            result["instructions"] = instructions
+        return result
 
     def _commit_response(self, rid: RequestId, method: str, result: Any) -> None:
         pending = self._theirs[rid]
