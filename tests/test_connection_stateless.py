@@ -207,11 +207,6 @@ def test_server_checks_meta(params: Any, code: int) -> None:
 
 
 @pytest.mark.parametrize("level", [["debug"], {"level": "debug"}])
-@pytest.mark.xfail(
-    reason="BUG: an unhashable _meta logLevel makes next_event() raise TypeError "
-    "(`level not in _LOG_RANK`) instead of returning InvalidMessage -32602",
-    strict=True,
-)
 def test_server_checks_an_unhashable_log_level(level: Any) -> None:
     server = _server()
     event = feed(
