@@ -480,7 +480,7 @@ class Connection:
                 req, _PARAMS, f"Invalid params: _meta[{META_CLIENT_INFO!r}] must be an object"
             )
         level = meta.get(META_LOG_LEVEL)
-        if level is not None and level not in LOG_RANK:
+        if level is not None and (type(level) is not str or level not in LOG_RANK):
             return self._reject(req, _PARAMS, f"Invalid params: unknown logLevel {level!r}")
         if self._state is State.IDLE:
             self._enter_stateless(VERSIONS[modern[0]])
@@ -854,10 +854,10 @@ class Connection:
             raise LocalProtocolError(f"response id must be a string or an integer, not {rid!r}")
         pending = self._theirs.get(rid)  # type: ignore[arg-type]
         if pending is None:
-            if rid in self._cancelled_theirs:
-                return None, (self._forget_cancelled, rid)
             if is_error and rid in self._owed_errors:
                 return msg, (self._forget_owed, rid)
+            if rid in self._cancelled_theirs:
+                return None, (self._forget_cancelled, rid)
             raise LocalProtocolError(f"id {rid!r} answers no request of the peer in flight")
         method = pending[0]
         if is_error:
@@ -956,7 +956,7 @@ class Connection:
         caps = self._request_caps[rid][0]
         for key, item in requests.items():
             inner = item.get("method") if type(item) is dict else None
-            capability = _INPUT_CAPABILITY.get(inner)  # type: ignore[arg-type]
+            capability = _INPUT_CAPABILITY.get(inner) if type(inner) is str else None
             if capability is None:
                 raise LocalProtocolError(f"inputRequests[{key!r}] has no known method")
             if capability not in caps:
@@ -986,6 +986,9 @@ class Connection:
             value = table[(state, sender)]
             if value is ANY:
                 return self._gated[(sender, kind)]
+            gated = self._gated.get((sender, kind))
+            if gated is not None:  # capabilities known: they gate the lifecycle's set too
+                return value & (gated | LIFECYCLE_METHODS)
             return value
 
         self._own_requests = allowed(role, Kind.REQUEST)
@@ -1027,7 +1030,7 @@ class Connection:
             return _INVALID, "Invalid request: notifications/initialized is not expected now"
         table = REQUESTS_ALLOWED if kind is Kind.REQUEST else NOTIFICATIONS_ALLOWED
         allowed = table[(self._state, sender)]
-        if allowed is not ANY:
+        if allowed is not ANY and method not in allowed:
             names = ", ".join(sorted(allowed)) or "none"
             return _INVALID, (
                 f"Invalid request: {method!r} is not allowed from the {sender.value} in state "
@@ -1072,7 +1075,7 @@ class Connection:
             return sampling_fault(spec, params, self._client_caps or {})
         if method == "logging/setLevel":
             level = params.get("level") if params else None
-            if level not in LOG_RANK:
+            if type(level) is not str or level not in LOG_RANK:
                 return _PARAMS, f"Invalid params: unknown log level {level!r}"
             return None
         if method == "subscriptions/listen":
@@ -1104,7 +1107,7 @@ class Connection:
 
     def _log_fault(self, sender: Role, params: Any) -> Fault | None:
         level = params.get("level") if params else None
-        if level not in LOG_RANK:
+        if type(level) is not str or level not in LOG_RANK:
             return _PARAMS, "Invalid params: notifications/message needs a known level"
         rank = LOG_RANK[level]
         if self._era is Era.STATELESS:
@@ -1118,7 +1121,7 @@ class Connection:
                 ]
             else:
                 levels = [info[1] for info in requests.values()]
-            levels = [lv for lv in levels if lv in LOG_RANK]
+            levels = [lv for lv in levels if type(lv) is str and lv in LOG_RANK]
             if not levels:
                 return (
                     _INVALID,
@@ -1169,7 +1172,8 @@ class Connection:
                 return _PARAMS, "Invalid params: acknowledged needs notifications (an object)"
             for key, value in granted.items():
                 if key == "resourceSubscriptions":
-                    if type(value) is not list or not set(value) <= set(wanted.get(key) or ()):
+                    asked = wanted.get(key) or ()
+                    if type(value) is not list or any(uri not in asked for uri in value):
                         return _INVALID, "Invalid request: acknowledged unrequested resources"
                 elif value and not wanted.get(key):
                     return _INVALID, f"Invalid request: acknowledged {key!r}, not requested"
@@ -1178,7 +1182,7 @@ class Connection:
             return _INVALID, f"Invalid request: {method} before the subscription's acknowledgement"
         if method == "notifications/resources/updated":
             uri = params.get("uri")
-            if uri not in listen.granted:
+            if type(uri) is not str or uri not in listen.granted:
                 return _INVALID, f"Invalid request: resource {uri!r} is not on this stream"
         elif method not in listen.granted:
             return _INVALID, f"Invalid request: {method} was not opted into on this stream"

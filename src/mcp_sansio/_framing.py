@@ -40,15 +40,18 @@ class LineFramer:
     so it costs no memory even when several chunks are fed before the next drain.
     """
 
-    __slots__ = ("_buf", "_discarding", "_max_size", "_scan_from")
+    __slots__ = ("_data", "_discarding", "_max_size", "_partial", "_pos")
 
     def __init__(self, max_size: int = DEFAULT_MAX_MESSAGE_SIZE) -> None:
         if max_size < 1:
             raise ValueError("max_size must be at least 1 byte")
         self._max_size = max_size
-        self._buf = bytearray()
-        # Bytes before this offset are known to hold no newline.
-        self._scan_from = 0
+        # The chunk being split, and how far into it lines have been returned. Lines that
+        # lie wholly inside one chunk (the common case) are sliced out of it directly.
+        self._data = b""
+        self._pos = 0
+        # The start of a line that continues in a later chunk.
+        self._partial = bytearray()
         # True while we drop the rest of an oversized line.
         self._discarding = False
 
@@ -60,49 +63,56 @@ class LineFramer:
     @property
     def buffered(self) -> int:
         """How many bytes are buffered and not yet returned as a line."""
-        return len(self._buf)
+        return len(self._partial) + len(self._data) - self._pos
 
     def feed(self, data: bytes) -> None:
         """Add bytes from the peer; they may end anywhere, even inside a UTF-8 character."""
-        if self._discarding and not self._buf:
+        if type(data) is not bytes:  # a bytearray or memoryview the caller may reuse
+            data = bytes(data)
+        rest = len(self._data) - self._pos
+        if rest:  # fed again before the last chunk was drained
+            self._data = self._data[self._pos :] + data
+        elif self._discarding:
             # Still inside an oversized line: drop it up to (not including) its newline,
             # which next_line() needs to see to end the discard.
             nl = data.find(b"\n")
-            if nl < 0:
-                return
-            data = data[nl:]
-        self._buf += data
+            self._data = data[nl:] if nl >= 0 else b""
+        else:
+            self._data = data
+        self._pos = 0
 
     def next_line(self) -> bytes | Oversized | None:
         """Return the next complete line (without its line ending), :data:`OVERSIZED`, or
         ``None`` when no complete line is buffered."""
-        buf = self._buf
+        data = self._data
+        pos = self._pos
         while True:
-            nl = buf.find(b"\n", self._scan_from)
+            nl = data.find(b"\n", pos)
             if nl < 0:
-                if self._discarding:
-                    del buf[:]
-                    self._scan_from = 0
-                    return None
-                if len(buf) > self._max_size + 1:  # +1: room for a trailing "\r"
-                    del buf[:]
-                    self._scan_from = 0
-                    self._discarding = True
-                    return OVERSIZED
-                self._scan_from = len(buf)
+                self._data = b""
+                self._pos = 0
+                if pos < len(data) and not self._discarding:
+                    partial = self._partial
+                    partial += data[pos:]
+                    if len(partial) > self._max_size + 1:  # +1: room for a trailing "\r"
+                        partial.clear()
+                        self._discarding = True
+                        return OVERSIZED
                 return None
-            end = nl
-            if end > 0 and buf[end - 1] == 0x0D:
-                end -= 1
-            self._scan_from = 0
-            if self._discarding or end > self._max_size:
-                del buf[: nl + 1]
-                if self._discarding:
-                    self._discarding = False
-                    continue
+            if self._partial:
+                self._partial += data[pos:nl]
+                line = bytes(self._partial)
+                self._partial.clear()
+            else:
+                line = data[pos:nl]
+            pos = self._pos = nl + 1
+            if self._discarding:
+                self._discarding = False
+                continue
+            if line[-1:] == b"\r":
+                line = line[:-1]
+            if len(line) > self._max_size:
                 return OVERSIZED
-            line = bytes(buf[:end])
-            del buf[: nl + 1]
             if not line or line.isspace():
                 continue
             return line
@@ -110,4 +120,6 @@ class LineFramer:
     def pending_partial(self) -> bool:
         """Whether bytes of an unfinished line are buffered (used to report a truncated
         last message when the peer closes)."""
-        return bool(self._buf.strip()) and not self._discarding
+        if self._discarding:
+            return False
+        return bool(self._partial.strip() or self._data[self._pos :].strip())

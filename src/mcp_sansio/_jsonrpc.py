@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
+import attrs
 import orjson
 
 from ._errors import ErrorCode
@@ -101,6 +102,37 @@ def _valid_id(value: object) -> bool:
 
 def classify(obj: Any, raw: bytes) -> Message | InvalidMessage:
     """Turn one decoded JSON value into a message event, or an :class:`InvalidMessage`."""
+    # Fast path: a plainly valid request, notification or result. Anything else, valid or
+    # not, takes the full diagnosis below.
+    if type(obj) is dict and obj.get("jsonrpc") == "2.0":
+        method = obj.get("method")
+        if type(method) is str:
+            params = obj.get("params", _MISSING)
+            if params is _MISSING:
+                params, size = None, len(obj)
+            elif type(params) is dict:
+                size = len(obj) - 1
+            else:
+                size = 0  # not an object: the full check names the fault
+            if size:
+                if size == 3 and "id" in obj:
+                    msg_id = obj["id"]
+                    cls = type(msg_id)
+                    if cls is int or cls is str:
+                        return Request(id=msg_id, method=method, params=params)
+                elif size == 2:
+                    return Notification(method=method, params=params)
+        elif method is None and len(obj) == 3 and "result" in obj:
+            msg_id = obj.get("id")
+            cls = type(msg_id)
+            result = obj["result"]
+            if (cls is int or cls is str) and type(result) is dict:
+                return Response(id=msg_id, result=result)  # type: ignore[arg-type]
+    return _classify(obj, raw)
+
+
+def _classify(obj: Any, raw: bytes) -> Message | InvalidMessage:
+    """The full envelope check, with a specific message for each fault."""
     if type(obj) is not dict:
         return invalid(
             ErrorCode.INVALID_REQUEST,
@@ -248,7 +280,10 @@ def message_to_dict(event: Message) -> dict[str, Any]:
 
 
 def _default(obj: Any) -> Any:
-    """orjson's fallback: typed MCP objects (attrs classes) become their wire dicts."""
+    """orjson's fallback: typed MCP objects (attrs classes) become their wire dicts;
+    anything else is not JSON."""
+    if not attrs.has(type(obj)):
+        raise TypeError(f"{type(obj).__name__} is not JSON-serialisable")
     from . import types
 
     return types.unstructure(obj)
