@@ -643,14 +643,19 @@ class Connection:
         if self._error is not None:
             raise LocalProtocolError(f"the connection is in its error state: {self._error.message}")
         cls = type(event)
-        if cls is Batch:
+        if cls is Request:
+            message, plan = self._check_request(event)  # type: ignore[arg-type]
+        elif cls is Response or cls is ErrorResponse:
+            message, plan = self._check_response(event)  # type: ignore[arg-type]
+        elif cls is Notification:
+            message, plan = self._check_notification(event)  # type: ignore[arg-type]
+        elif cls is Batch:
             return self._send_batch(event)  # type: ignore[arg-type]
-        if cls is Request or cls is Notification or cls is Response or cls is ErrorResponse:
-            message, plan = self._check(event)  # type: ignore[arg-type]
-            data = b"" if message is None else _dump(message)
-            self._commit(plan)
-            return data
-        raise LocalProtocolError(f"cannot send a {cls.__name__} event")
+        else:
+            raise LocalProtocolError(f"cannot send a {cls.__name__} event")
+        data = b"" if message is None else _dump(message)
+        plan[0](*plan[1:])
+        return data
 
     def _send_batch(self, batch: Batch) -> bytes:
         if not self._batches:
@@ -674,22 +679,18 @@ class Connection:
         except (TypeError, orjson.JSONEncodeError) as exc:
             raise LocalProtocolError(f"not JSON-serialisable: {exc}") from None
         for _, plan in checked:
-            self._commit(plan)
+            plan[0](*plan[1:])
         return data
 
     def _check(self, event: Message) -> tuple[Message | None, tuple[Any, ...]]:
         """Check an outgoing message without changing anything. Returns the message to
-        write (``None`` for nothing) and the plan that :meth:`_commit` carries out."""
+        write (``None`` for nothing) and the plan that carries it out: ``(method, *arguments)``."""
         cls = type(event)
         if cls is Request:
             return self._check_request(event)  # type: ignore[arg-type]
         if cls is Notification:
             return self._check_notification(event)  # type: ignore[arg-type]
         return self._check_response(event)  # type: ignore[arg-type]
-
-    def _commit(self, plan: tuple[Any, ...]) -> None:
-        """Carry out a plan from :meth:`_check`: ``(method, *arguments)``."""
-        plan[0](*plan[1:])
 
     def _forget_cancelled(self, rid: RequestId) -> None:
         self._cancelled_theirs.pop(rid, None)
@@ -703,7 +704,7 @@ class Connection:
     def _check_request(self, req: Request) -> tuple[Message, tuple[Any, ...]]:
         rid = req.id
         method = req.method
-        if not is_id(rid):
+        if type(rid) is not int and type(rid) is not str:
             raise LocalProtocolError(f"request id must be a string or an integer, not {rid!r}")
         if type(method) is not str:
             raise LocalProtocolError("method must be a string")
