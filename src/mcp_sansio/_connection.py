@@ -643,6 +643,7 @@ class Connection:
         if self._error is not None:
             raise LocalProtocolError(f"the connection is in its error state: {self._error.message}")
         cls = type(event)
+        message: Message | None
         if cls is Request:
             message, plan = self._check_request(event)  # type: ignore[arg-type]
         elif cls is Response or cls is ErrorResponse:
