@@ -50,6 +50,8 @@ __all__ = [
     "ConnectionPair",
     "encode_line",
     "expect_invalid",
+    "capability",
+    "expected_gates",
     "feed",
     "ids",
     "initialize_params",
@@ -371,3 +373,71 @@ def legacy_pair(
 def ids(values: Iterable[Any]) -> list[str]:
     """Readable pytest ids for parametrized values."""
     return [repr(v) for v in values]
+
+
+# ---------------------------------------------------------------------------- the gates
+# PROTOCOL.md, "Capability gating", written out independently of ``_versions``: for each
+# gated method, (who sends it, the capability path). A request is gated by its receiver's
+# capability, a notification by its sender's.
+
+_LEGACY_GATES: Final[dict[str, tuple[Role, tuple[str, ...]]]] = {
+    "resources/list": (Role.CLIENT, ("resources",)),
+    "resources/templates/list": (Role.CLIENT, ("resources",)),
+    "resources/read": (Role.CLIENT, ("resources",)),
+    "resources/subscribe": (Role.CLIENT, ("resources", "subscribe")),
+    "resources/unsubscribe": (Role.CLIENT, ("resources", "subscribe")),
+    "notifications/resources/updated": (Role.SERVER, ("resources", "subscribe")),
+    "notifications/resources/list_changed": (Role.SERVER, ("resources", "listChanged")),
+    "prompts/list": (Role.CLIENT, ("prompts",)),
+    "prompts/get": (Role.CLIENT, ("prompts",)),
+    "notifications/prompts/list_changed": (Role.SERVER, ("prompts", "listChanged")),
+    "tools/list": (Role.CLIENT, ("tools",)),
+    "tools/call": (Role.CLIENT, ("tools",)),
+    "notifications/tools/list_changed": (Role.SERVER, ("tools", "listChanged")),
+    "logging/setLevel": (Role.CLIENT, ("logging",)),
+    "notifications/message": (Role.SERVER, ("logging",)),
+    "sampling/createMessage": (Role.SERVER, ("sampling",)),
+    "roots/list": (Role.SERVER, ("roots",)),
+    "notifications/roots/list_changed": (Role.CLIENT, ("roots", "listChanged")),
+}
+
+
+def expected_gates(version: str) -> dict[str, tuple[tuple[Role, ...], tuple[str, ...]]]:
+    """The gated methods of ``version``: method → (senders, capability path)."""
+    if version == MODERN:
+        gates: dict[str, tuple[tuple[Role, ...], tuple[str, ...]]] = {
+            name: ((sender,), path)
+            for name, (sender, path) in _LEGACY_GATES.items()
+            if name
+            not in (
+                "resources/subscribe",
+                "resources/unsubscribe",
+                "logging/setLevel",
+                "sampling/createMessage",
+                "roots/list",
+                "notifications/roots/list_changed",
+            )
+        }
+        gates["completion/complete"] = ((Role.CLIENT,), ("completions",))
+        return gates
+    gates = {name: ((sender,), path) for name, (sender, path) in _LEGACY_GATES.items()}
+    if version != "2024-11-05":
+        gates["completion/complete"] = ((Role.CLIENT,), ("completions",))
+    if version in ("2025-06-18", "2025-11-25"):
+        gates["elicitation/create"] = ((Role.SERVER,), ("elicitation",))
+    if version == "2025-11-25":
+        both = (Role.CLIENT, Role.SERVER)
+        gates["tasks/get"] = (both, ("tasks",))
+        gates["tasks/result"] = (both, ("tasks",))
+        gates["tasks/list"] = (both, ("tasks", "list"))
+        gates["tasks/cancel"] = (both, ("tasks", "cancel"))
+    return gates
+
+
+def capability(path: tuple[str, ...]) -> dict[str, Any]:
+    """The smallest capabilities object that declares ``path``."""
+    leaf: Any = True if path[-1] in ("subscribe", "listChanged") else {}
+    caps: dict[str, Any] = {path[-1]: leaf}
+    for key in reversed(path[:-1]):
+        caps = {key: caps}
+    return caps
