@@ -354,22 +354,12 @@ def test_server_sends_no_request_before_initialized_arrives(version: str) -> Non
     pair.roundtrip(Role.SERVER, "roots/list", result={"roots": []})
 
 
-@pytest.mark.xfail(
-    reason="BUG: in INITIALIZED the lifecycle table admits notifications/message without the "
-    "server's declared logging capability (known from the initialize result)",
-    strict=True,
-)
 def test_log_before_initialized_still_needs_logging(version: str) -> None:
     pair = _initialized(version, server_caps={"tools": {}})
     note = Notification(method="notifications/message", params={"level": "info", "data": 1})
     _refused(pair.server, note, NOT_FOUND)
 
 
-@pytest.mark.xfail(
-    reason="BUG: in INITIALIZED a client accepts notifications/message from a server that "
-    "declared no logging capability",
-    strict=True,
-)
 def test_client_rejects_log_before_initialized_without_logging(version: str) -> None:
     pair = _initialized(version, server_caps={"tools": {}})
     event = feed(
