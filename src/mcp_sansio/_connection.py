@@ -360,6 +360,13 @@ class Connection:
         rid = msg.id
         if rid is not None:
             if msg.reply is not None:
+                if rid in self._theirs:
+                    # Its id is that of a request in flight: an answer under that id would
+                    # be taken for the answer to the other request, so answer to null.
+                    reply = ErrorResponse(id=None, code=msg.code, message=msg.message)
+                    return InvalidMessage(
+                        code=msg.code, message=msg.message, reply=reply, raw=msg.raw
+                    )
                 self._remember_owed(rid)
                 if self._era is not Era.STATELESS and rid not in self._their_ids:
                     self._their_ids.add(rid)
