@@ -82,7 +82,8 @@ chosen member is raised, since it is the most specific.
 Generated code
 ==============
 
-Classes are ``@attrs.frozen(kw_only=True, eq=False, repr=False)``: slotted, frozen,
+Classes are ``@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)``:
+slotted, frozen,
 keyword-only attrs classes whose ``__eq__`` (field by field, same class only; instances
 are unhashable, as their fields hold dicts and lists) and ``__repr__`` (fields that are
 ``OMITTED`` and an empty ``extra`` left out) are generated here instead of by attrs at
@@ -93,10 +94,19 @@ For every class ``X``: ``_structure_X(d, path) -> X`` validates fully (JSON type
 ``integer`` is an int but not a bool, ``number`` an int or float but not a bool --,
 required keys, ``const``, ``enum``, ``minimum``/``maximum``/``maxItems``, nested
 classes and unions) and raises only ``mcp_sansio._errors.ValidationError(message,
-path)``; and ``_unstructure_X(o) -> dict``. Instances are created with
-``object.__new__`` and filled through the slot descriptors, which is several times
-cheaper than calling the frozen attrs ``__init__``. Nested structurers are called with
-path ``""``; error paths are joined only when an error propagates.
+path)``; and ``_unstructure_X(o) -> dict``. Nested structurers are called with path
+``""``; error paths are joined only when an error propagates.
+
+Building instances fast: a frozen attrs class overrides ``__setattr__``, so every
+slot write from Python costs a call (its ``__init__`` makes one per field). Each class
+``X`` therefore has a plain twin ``_M_X`` with the same ``__slots__`` and no frozen
+``__setattr__``; ``_structure_X`` creates a ``_M_X`` (it has no ``__init__``), fills its
+slots with plain attribute stores, and then assigns ``o.__class__ = X``. CPython allows
+that assignment between heap types with identical slot layouts, which is why the
+classes have ``weakref_slot=False`` (a ``__weakref__`` slot makes CPython reject it).
+The result is an ordinary ``X`` instance (frozen from then on), built about twice as
+fast as through the slot descriptors and several times faster than through ``__init__``.
+The tests structure every class, so an incompatible layout would fail them.
 
 Each module also has ``METHODS: dict[str, MethodSpec]`` (see ``_methods`` below),
 ``VERSION``, and the private tables ``_STRUCTURE`` / ``_UNSTRUCTURE`` (class or union
@@ -797,7 +807,7 @@ class Emitter:
         if name not in self.helpers:
             self.helpers[name] = []  # reserve (recursion)
             body = [f"def {name}(d: Any, path: str) -> Any:"]
-            body += self.check("d", t, "path", "    ")
+            body += self.check("d", t, "path", "    ", precise=True)
             body.append("    return d")
             self.helpers[name] = body
         return name
@@ -817,10 +827,16 @@ class Emitter:
                     break
         return f"not ({cond})"
 
-    def check(self, var: str, t: T, path: str, ind: str, known: bool = False) -> list[str]:
+    def check(
+        self, var: str, t: T, path: str, ind: str, known: bool = False, precise: bool = False
+    ) -> list[str]:
         """Statements that validate ``var`` as ``t`` (reassigning it when structuring
         builds new objects); ``path`` is an expression evaluated only on failure.
-        ``known``: the caller has already checked that ``var`` is a list/dict."""
+        ``known``: the caller has already checked that ``var`` is a list/dict.
+
+        Containers that hold no class are checked in place by nested loops that only
+        answer yes/no; on failure the precise helper (``precise=True``: it locates the
+        bad item) is run to build the error. Containers of classes are rebuilt."""
         if self.m.is_simple(t):
             cond = self.ok(t, var)
             if cond == "True":
@@ -840,7 +856,10 @@ class Emitter:
         if isinstance(t, TAlias):
             target = self.m.aliases[t.name].target
             assert target is not None
-            return self.check(var, target, path, ind, known)
+            return self.check(var, target, path, ind, known, precise)
+        if not precise and not self.m.needs_conversion(t):
+            fail = f"raise _invalid({var}, {self.value_fn(t)}, {path})"
+            return self.fast(var, t, ind, 0, fail, known)
         if isinstance(t, TList):
             out = (
                 []
@@ -912,6 +931,42 @@ class Emitter:
             ]
         raise GeneratorError(f"cannot check {t}")
 
+    def fast(self, var: str, t: T, ind: str, depth: int, fail: str, known: bool) -> list[str]:
+        """Statements running ``fail`` unless ``var`` matches ``t`` (which holds no class)."""
+        t = (
+            self.m.alias_target(t)
+            if not isinstance(t, TAlias) or not self.m.is_union_alias(t.name)
+            else t
+        )
+        if self.m.is_simple(t):
+            cond = self.ok(t, var)
+            return [] if cond == "True" else [f"{ind}if {self.negate(cond)}:", f"{ind}    {fail}"]
+        if isinstance(t, TAlias):  # a union of containers and primitives
+            return [
+                f"{ind}try:",
+                f'{ind}    {self.value_fn(t)}({var}, "")',
+                f"{ind}except ValidationError:",
+                f"{ind}    {fail}",
+            ]
+        x, k = f"x{depth}", f"k{depth}"
+        if isinstance(t, TList):
+            out = [] if known else [f"{ind}if not isinstance({var}, list):", f"{ind}    {fail}"]
+            if t.max_items is not None:
+                out += [f"{ind}if len({var}) > {t.max_items}:", f"{ind}    {fail}"]
+            inner = self.fast(x, t.item, ind + "    ", depth + 1, fail, False)
+            if inner:
+                out += [f"{ind}for {x} in {var}:", *inner]
+            return out
+        if isinstance(t, TDict):
+            out = [] if known else [f"{ind}if not isinstance({var}, dict):", f"{ind}    {fail}"]
+            inner = self.fast(x, t.value, ind + "    ", depth + 1, fail, False)
+            if inner:
+                out.append(f"{ind}for {k}, {x} in {var}.items():")
+            else:
+                out.append(f"{ind}for {k} in {var}:")
+            return [*out, f"{ind}    if not isinstance({k}, str):", f"{ind}        {fail}", *inner]
+        raise GeneratorError(f"no fast check for {t}")
+
     # -- unstructure expressions
 
     def uconv(self, t: T, expr: str, depth: int = 0) -> str | None:
@@ -938,7 +993,12 @@ class Emitter:
     # -- classes
 
     def class_source(self, cls: ClassDef) -> list[str]:
-        out = ["", "", "@attrs.frozen(kw_only=True, eq=False, repr=False)", f"class {cls.name}:"]
+        out = [
+            "",
+            "",
+            "@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)",
+            f"class {cls.name}:",
+        ]
         out += docstring(cls.doc, "    ")
         out.append("")
         for f in cls.fields:
@@ -971,65 +1031,68 @@ class Emitter:
         ]
         return out
 
-    def setters_line(self, cls: ClassDef) -> str:
-        names = [f"_s_{cls.name}__{f.attr}" for f in cls.fields] + [f"_s_{cls.name}__extra"]
-        if len(names) == 1:
-            return f"({names[0]},) = _setters({cls.name})"
-        return f"{', '.join(names)} = _setters({cls.name})"
-
     def structure_class(self, cls: ClassDef) -> list[str]:
         n = cls.name
         out = [
             "",
             "",
             f"def _structure_{n}(d: Any, path: str) -> {n}:",
-            "    if not isinstance(d, dict):",
-            '        raise _type_error("object", d, path)',
-            f"    o: {n} = _new({n})",
+            "    if d.__class__ is not dict:",
+            "        d = _as_dict(d, path)",
+            f"    o = _M_{n}()",
         ]
         required = sum(1 for f in cls.fields if f.required)
+        if not required:
+            # All fields optional: an empty object (``capabilities: {}``) is common.
+            out += [
+                "    if not d:",
+                *[f"        o.{f.attr} = OMITTED" for f in cls.fields],
+                "        o.extra = {}",
+                f"        o.__class__ = {n}",
+                "        return o  # type: ignore[no-any-return]",
+            ]
         if any(not f.required for f in cls.fields):
             out.append(f"    n = {required}")
         for f in cls.fields:
-            setter = f"_s_{n}__{f.attr}"
             key = pystr(f.wire)
             fpath = f"path + {pystr('/' + json_pointer_key(f.wire))}"
             lit = self.m.alias_target(f.type)
-            if f.required and isinstance(lit, TLit) and len(lit.values) == 1:
-                const = pyval(lit.values[0])
-                cond = f"v != {const}"
-                if not isinstance(lit.values[0], str):
-                    cond += " or not _is_int(v)"
-                out += [
-                    f"    v = d.get({key}, _MISSING)",
-                    f"    if {cond}:",
-                    f"        raise _const_error(v, {const}, {key}, path)",
-                    f"    {setter}(o, {const})",
-                ]
-                continue
             if f.required:
                 out += [
-                    f"    v = d.get({key}, _MISSING)",
-                    "    if v is _MISSING:",
-                    f"        raise _missing({key}, path)",
+                    "    try:",
+                    f"        v = d[{key}]",
+                    "    except KeyError:",
+                    f"        raise _missing({key}, path) from None",
                 ]
+                if isinstance(lit, TLit) and len(lit.values) == 1:
+                    const = pyval(lit.values[0])
+                    cond = f"v != {const}"
+                    if not isinstance(lit.values[0], str):
+                        cond += " or not _is_int(v)"
+                    out += [
+                        f"    if {cond}:",
+                        f"        raise _type_error({pystr(self.expected(lit))}, v, {fpath})",
+                        f"    o.{f.attr} = {const}",
+                    ]
+                    continue
                 out += self.check("v", f.type, fpath, "    ")
+                out.append(f"    o.{f.attr} = v")
             else:
-                body = self.check("v", f.type, fpath, "        ")
                 out += [
-                    f"    v = d.get({key}, OMITTED)",
-                    "    if v is not OMITTED:",
+                    f"    if {key} in d:",
+                    f"        v = d[{key}]",
                     "        n += 1",
+                    *self.check("v", f.type, fpath, "        "),
+                    f"        o.{f.attr} = v",
+                    "    else:",
+                    f"        o.{f.attr} = OMITTED",
                 ]
-                out += body
-            out.append(f"    {setter}(o, v)")
         count = "n" if any(not f.required for f in cls.fields) else str(required)
         out += [
-            f"    if len(d) != {count}:",
-            f"        _s_{n}__extra(o, _extra(d, _K_{n}, path))",
-            "    else:",
-            f"        _s_{n}__extra(o, {{}})",
-            "    return o",
+            f"    o.extra = _extra(d, _K_{n}, path) if len(d) != {count} else {{}}",
+            f"    o.__class__ = {n}",
+            f"    r: {n} = o",
+            "    return r",
         ]
         return out
 
@@ -1308,6 +1371,7 @@ class Emitter:
             "from mcp_sansio.types._base import (",
             "    _MISSING,",
             "    MethodSpec,",
+            "    _as_dict,",
             "    _at,",
             "    _bad_entry,",
             "    _bad_item,",
@@ -1316,16 +1380,16 @@ class Emitter:
             "    _entry_error,",
             "    _extra,",
             "    _first_of,",
+            "    _invalid,",
             "    _is_int,",
             "    _is_number,",
             "    _item_error,",
             "    _key_error,",
             "    _missing,",
-            "    _new,",
             "    _no_member,",
             "    _repr,",
             "    _retry,",
-            "    _setters,",
+            "    _twin,",
             "    _tag_error,",
             "    _type_error,",
             "    _unstructure_value,",
@@ -1343,9 +1407,14 @@ class Emitter:
         lines += ["", "", "# Type aliases: unions, enums and plain JSON shapes."]
         for alias in aliases:
             lines += self.alias_source(alias)
-        lines += ["", "", "# Slot setters, used by the structuring functions.", ""]
+        lines += [
+            "",
+            "",
+            "# Mutable twins with the same slots: structuring fills one, then switches its class.",
+            "",
+        ]
         for cls in classes:
-            lines.append(self.setters_line(cls))
+            lines.append(f"_M_{cls.name}: Any = _twin({cls.name})")
         lines.append("")
         for cls in classes:
             keys = ", ".join(pystr(f.wire) for f in cls.fields)

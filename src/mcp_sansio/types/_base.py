@@ -68,15 +68,6 @@ class _Missing(enum.Enum):
 #: Marks a required key that is absent (distinct from OMITTED, which is a legal value).
 _MISSING: Final = _Missing.MISSING
 
-#: ``object.__new__``, typed loosely: the generated code builds frozen instances with it
-#: and fills the slots through the slot descriptors (faster than the attrs ``__init__``).
-_new: Any = object.__new__
-
-
-def _setters(cls: type) -> tuple[Any, ...]:
-    """The slot descriptors' ``__set__`` of an attrs class, in field order."""
-    return tuple(cls.__dict__[a.name].__set__ for a in attrs.fields(cls))
-
 
 def _is_int(x: object) -> bool:
     """JSON ``integer``: an int that is not a bool."""
@@ -261,3 +252,28 @@ def _repr(obj: object, names: tuple[str, ...]) -> str:
             continue
         parts.append(f"{name}={value!r}")
     return f"{type(obj).__name__}({', '.join(parts)})"
+
+
+def _invalid(value: Any, fn: Structurer, path: str) -> ValidationError:
+    """The fast in-place check of ``value`` failed: run the precise checker for the error."""
+    try:
+        fn(value, "")
+    except ValidationError as e:
+        return _at(e, path)
+    return ValidationError("invalid value", path)  # pragma: no cover - checks agree
+
+
+def _twin(cls: type) -> Any:
+    """A plain class with the same ``__slots__`` as the frozen attrs class ``cls``.
+
+    Instances of the twin accept ordinary attribute stores; once filled, their
+    ``__class__`` is switched to ``cls`` (the slot layouts are identical).
+    """
+    return type(f"_Mutable{cls.__name__}", (), {"__slots__": cls.__dict__["__slots__"]})
+
+
+def _as_dict(d: Any, path: str) -> dict[Any, Any]:
+    """A plain dict for a dict subclass (so that lookups have no side effects)."""
+    if isinstance(d, dict):
+        return dict(d)
+    raise _type_error("object", d, path)

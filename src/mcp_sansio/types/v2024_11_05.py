@@ -20,6 +20,7 @@ from mcp_sansio._sentinels import OMITTED, Omitted
 from mcp_sansio.types._base import (
     _MISSING,
     MethodSpec,
+    _as_dict,
     _at,
     _bad_entry,
     _bad_item,
@@ -28,16 +29,16 @@ from mcp_sansio.types._base import (
     _entry_error,
     _extra,
     _first_of,
+    _invalid,
     _is_int,
     _is_number,
     _item_error,
     _key_error,
     _missing,
-    _new,
     _no_member,
     _repr,
     _retry,
-    _setters,
+    _twin,
     _tag_error,
     _type_error,
     _unstructure_value,
@@ -185,7 +186,7 @@ VERSION: Final = "2024-11-05"
 """The protocol version of this module."""
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class Annotated:
     """Base for objects that include optional annotations for the client. The client can use annotations to inform how objects are used or displayed"""
 
@@ -203,7 +204,7 @@ class Annotated:
         return _repr(self, ("annotations", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class AnnotatedAnnotations:
     """The ``AnnotatedAnnotations`` definition of the MCP 2024-11-05 schema."""
 
@@ -231,7 +232,7 @@ class AnnotatedAnnotations:
         return _repr(self, ("audience", "priority", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class BlobResourceContents:
     """The ``BlobResourceContents`` definition of the MCP 2024-11-05 schema."""
 
@@ -253,7 +254,7 @@ class BlobResourceContents:
         return _repr(self, ("blob", "mime_type", "uri", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class CallToolRequest:
     """Used by the client to invoke a tool provided by the server."""
 
@@ -273,7 +274,7 @@ class CallToolRequest:
         return _repr(self, ("method", "params", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class CallToolRequestParams:
     """The ``CallToolRequestParams`` definition of the MCP 2024-11-05 schema."""
 
@@ -293,7 +294,7 @@ class CallToolRequestParams:
         return _repr(self, ("arguments", "name", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class CallToolResult:
     """The server's response to a tool call.
 
@@ -328,7 +329,7 @@ class CallToolResult:
         return _repr(self, ("meta", "content", "is_error", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class CancelledNotification:
     """This notification can be sent by either side to indicate that it is cancelling a previously-issued request.
 
@@ -355,7 +356,7 @@ class CancelledNotification:
         return _repr(self, ("method", "params", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class CancelledNotificationParams:
     """The ``CancelledNotificationParams`` definition of the MCP 2024-11-05 schema."""
 
@@ -378,7 +379,7 @@ class CancelledNotificationParams:
         return _repr(self, ("reason", "request_id", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ClientCapabilities:
     """Capabilities a client may support. Known capabilities are defined here, in this schema, but this is not a closed set: any client can define its own, additional capabilities."""
 
@@ -400,7 +401,7 @@ class ClientCapabilities:
         return _repr(self, ("experimental", "roots", "sampling", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ClientCapabilitiesRoots:
     """Present if the client supports listing roots."""
 
@@ -418,7 +419,7 @@ class ClientCapabilitiesRoots:
         return _repr(self, ("list_changed", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class CompleteRequest:
     """A request from the client to the server, to ask for completion options."""
 
@@ -438,7 +439,7 @@ class CompleteRequest:
         return _repr(self, ("method", "params", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class CompleteRequestParams:
     """The ``CompleteRequestParams`` definition of the MCP 2024-11-05 schema."""
 
@@ -458,7 +459,7 @@ class CompleteRequestParams:
         return _repr(self, ("argument", "ref", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class CompleteRequestParamsArgument:
     """The argument's information"""
 
@@ -478,7 +479,7 @@ class CompleteRequestParamsArgument:
         return _repr(self, ("name", "value", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class CompleteResult:
     """The server's response to a completion/complete request"""
 
@@ -498,7 +499,7 @@ class CompleteResult:
         return _repr(self, ("meta", "completion", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class CompleteResultCompletion:
     """The ``CompleteResultCompletion`` definition of the MCP 2024-11-05 schema."""
 
@@ -520,7 +521,7 @@ class CompleteResultCompletion:
         return _repr(self, ("has_more", "total", "values", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class CreateMessageRequest:
     """A request from the server to sample an LLM via the client. The client has full discretion over which model to select. The client should also inform the user before beginning sampling, to allow them to inspect the request (human in the loop) and decide whether to approve it."""
 
@@ -540,7 +541,7 @@ class CreateMessageRequest:
         return _repr(self, ("method", "params", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class CreateMessageRequestParams:
     """The ``CreateMessageRequestParams`` definition of the MCP 2024-11-05 schema."""
 
@@ -572,7 +573,7 @@ class CreateMessageRequestParams:
         return _repr(self, ("include_context", "max_tokens", "messages", "metadata", "model_preferences", "stop_sequences", "system_prompt", "temperature", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class CreateMessageResult:
     """The client's response to a sampling/create_message request from the server. The client should inform the user before returning the sampled message, to allow them to inspect the response (human in the loop) and decide whether to allow the server to see it."""
 
@@ -598,7 +599,7 @@ class CreateMessageResult:
         return _repr(self, ("meta", "content", "model", "role", "stop_reason", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class EmbeddedResource:
     """The contents of a resource, embedded into a prompt or tool call result.
 
@@ -624,7 +625,7 @@ class EmbeddedResource:
         return _repr(self, ("annotations", "resource", "type", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class EmbeddedResourceAnnotations:
     """The ``EmbeddedResourceAnnotations`` definition of the MCP 2024-11-05 schema."""
 
@@ -652,7 +653,7 @@ class EmbeddedResourceAnnotations:
         return _repr(self, ("audience", "priority", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class GetPromptRequest:
     """Used by the client to get a prompt provided by the server."""
 
@@ -672,7 +673,7 @@ class GetPromptRequest:
         return _repr(self, ("method", "params", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class GetPromptRequestParams:
     """The ``GetPromptRequestParams`` definition of the MCP 2024-11-05 schema."""
 
@@ -692,7 +693,7 @@ class GetPromptRequestParams:
         return _repr(self, ("arguments", "name", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class GetPromptResult:
     """The server's response to a prompts/get request from the client."""
 
@@ -714,7 +715,7 @@ class GetPromptResult:
         return _repr(self, ("meta", "description", "messages", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ImageContent:
     """An image provided to or from an LLM."""
 
@@ -738,7 +739,7 @@ class ImageContent:
         return _repr(self, ("annotations", "data", "mime_type", "type", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ImageContentAnnotations:
     """The ``ImageContentAnnotations`` definition of the MCP 2024-11-05 schema."""
 
@@ -766,7 +767,7 @@ class ImageContentAnnotations:
         return _repr(self, ("audience", "priority", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class Implementation:
     """Describes the name and version of an MCP implementation."""
 
@@ -786,7 +787,7 @@ class Implementation:
         return _repr(self, ("name", "version", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class InitializeRequest:
     """This request is sent from the client to the server when it first connects, asking it to begin initialization."""
 
@@ -806,7 +807,7 @@ class InitializeRequest:
         return _repr(self, ("method", "params", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class InitializeRequestParams:
     """The ``InitializeRequestParams`` definition of the MCP 2024-11-05 schema."""
 
@@ -828,7 +829,7 @@ class InitializeRequestParams:
         return _repr(self, ("capabilities", "client_info", "protocol_version", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class InitializeResult:
     """After receiving an initialize request from the client, the server sends this response."""
 
@@ -857,7 +858,7 @@ class InitializeResult:
         return _repr(self, ("meta", "capabilities", "instructions", "protocol_version", "server_info", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class InitializedNotification:
     """This notification is sent from the client to the server after initialization has finished."""
 
@@ -877,7 +878,7 @@ class InitializedNotification:
         return _repr(self, ("method", "params", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class InitializedNotificationParams:
     """The ``InitializedNotificationParams`` definition of the MCP 2024-11-05 schema."""
 
@@ -895,7 +896,7 @@ class InitializedNotificationParams:
         return _repr(self, ("meta", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class JSONRPCError:
     """A response to a request that indicates an error occurred."""
 
@@ -917,7 +918,7 @@ class JSONRPCError:
         return _repr(self, ("error", "id", "jsonrpc", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class JSONRPCErrorError:
     """The ``JSONRPCErrorError`` definition of the MCP 2024-11-05 schema."""
 
@@ -939,7 +940,7 @@ class JSONRPCErrorError:
         return _repr(self, ("code", "data", "message", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class JSONRPCNotification:
     """A notification which does not expect a response."""
 
@@ -961,7 +962,7 @@ class JSONRPCNotification:
         return _repr(self, ("jsonrpc", "method", "params", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class JSONRPCNotificationParams:
     """The ``JSONRPCNotificationParams`` definition of the MCP 2024-11-05 schema."""
 
@@ -979,7 +980,7 @@ class JSONRPCNotificationParams:
         return _repr(self, ("meta", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class JSONRPCRequest:
     """A request that expects a response."""
 
@@ -1003,7 +1004,7 @@ class JSONRPCRequest:
         return _repr(self, ("id", "jsonrpc", "method", "params", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class JSONRPCRequestParams:
     """The ``JSONRPCRequestParams`` definition of the MCP 2024-11-05 schema."""
 
@@ -1021,7 +1022,7 @@ class JSONRPCRequestParams:
         return _repr(self, ("meta", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class JSONRPCRequestParamsMeta:
     """The ``JSONRPCRequestParamsMeta`` definition of the MCP 2024-11-05 schema."""
 
@@ -1039,7 +1040,7 @@ class JSONRPCRequestParamsMeta:
         return _repr(self, ("progress_token", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class JSONRPCResponse:
     """A successful (non-error) response to a request."""
 
@@ -1061,7 +1062,7 @@ class JSONRPCResponse:
         return _repr(self, ("id", "jsonrpc", "result", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ListPromptsRequest:
     """Sent from the client to request a list of prompts and prompt templates the server has."""
 
@@ -1081,7 +1082,7 @@ class ListPromptsRequest:
         return _repr(self, ("method", "params", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ListPromptsRequestParams:
     """The ``ListPromptsRequestParams`` definition of the MCP 2024-11-05 schema."""
 
@@ -1101,7 +1102,7 @@ class ListPromptsRequestParams:
         return _repr(self, ("cursor", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ListPromptsResult:
     """The server's response to a prompts/list request from the client."""
 
@@ -1125,7 +1126,7 @@ class ListPromptsResult:
         return _repr(self, ("meta", "next_cursor", "prompts", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ListResourceTemplatesRequest:
     """Sent from the client to request a list of resource templates the server has."""
 
@@ -1145,7 +1146,7 @@ class ListResourceTemplatesRequest:
         return _repr(self, ("method", "params", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ListResourceTemplatesRequestParams:
     """The ``ListResourceTemplatesRequestParams`` definition of the MCP 2024-11-05 schema."""
 
@@ -1165,7 +1166,7 @@ class ListResourceTemplatesRequestParams:
         return _repr(self, ("cursor", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ListResourceTemplatesResult:
     """The server's response to a resources/templates/list request from the client."""
 
@@ -1189,7 +1190,7 @@ class ListResourceTemplatesResult:
         return _repr(self, ("meta", "next_cursor", "resource_templates", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ListResourcesRequest:
     """Sent from the client to request a list of resources the server has."""
 
@@ -1209,7 +1210,7 @@ class ListResourcesRequest:
         return _repr(self, ("method", "params", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ListResourcesRequestParams:
     """The ``ListResourcesRequestParams`` definition of the MCP 2024-11-05 schema."""
 
@@ -1229,7 +1230,7 @@ class ListResourcesRequestParams:
         return _repr(self, ("cursor", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ListResourcesResult:
     """The server's response to a resources/list request from the client."""
 
@@ -1253,7 +1254,7 @@ class ListResourcesResult:
         return _repr(self, ("meta", "next_cursor", "resources", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ListRootsRequest:
     """Sent from the server to request a list of root URIs from the client. Roots allow
     servers to ask for specific directories or files to operate on. A common example
@@ -1280,7 +1281,7 @@ class ListRootsRequest:
         return _repr(self, ("method", "params", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ListRootsRequestParams:
     """The ``ListRootsRequestParams`` definition of the MCP 2024-11-05 schema."""
 
@@ -1298,7 +1299,7 @@ class ListRootsRequestParams:
         return _repr(self, ("meta", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ListRootsRequestParamsMeta:
     """The ``ListRootsRequestParamsMeta`` definition of the MCP 2024-11-05 schema."""
 
@@ -1316,7 +1317,7 @@ class ListRootsRequestParamsMeta:
         return _repr(self, ("progress_token", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ListRootsResult:
     """The client's response to a roots/list request from the server.
     This result contains an array of Root objects, each representing a root directory
@@ -1339,7 +1340,7 @@ class ListRootsResult:
         return _repr(self, ("meta", "roots", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ListToolsRequest:
     """Sent from the client to request a list of tools the server has."""
 
@@ -1359,7 +1360,7 @@ class ListToolsRequest:
         return _repr(self, ("method", "params", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ListToolsRequestParams:
     """The ``ListToolsRequestParams`` definition of the MCP 2024-11-05 schema."""
 
@@ -1379,7 +1380,7 @@ class ListToolsRequestParams:
         return _repr(self, ("cursor", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ListToolsResult:
     """The server's response to a tools/list request from the client."""
 
@@ -1403,7 +1404,7 @@ class ListToolsResult:
         return _repr(self, ("meta", "next_cursor", "tools", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class LoggingMessageNotification:
     """Notification of a log message passed from server to client. If no logging/setLevel request has been sent from the client, the server MAY decide which messages to send automatically."""
 
@@ -1423,7 +1424,7 @@ class LoggingMessageNotification:
         return _repr(self, ("method", "params", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class LoggingMessageNotificationParams:
     """The ``LoggingMessageNotificationParams`` definition of the MCP 2024-11-05 schema."""
 
@@ -1445,7 +1446,7 @@ class LoggingMessageNotificationParams:
         return _repr(self, ("data", "level", "logger", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ModelHint:
     """Hints to use for model selection.
 
@@ -1476,7 +1477,7 @@ class ModelHint:
         return _repr(self, ("name", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ModelPreferences:
     """The server's preferences for model selection, requested of the client during sampling.
 
@@ -1527,7 +1528,7 @@ class ModelPreferences:
         return _repr(self, ("cost_priority", "hints", "intelligence_priority", "speed_priority", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class Notification:
     """The ``Notification`` definition of the MCP 2024-11-05 schema."""
 
@@ -1547,7 +1548,7 @@ class Notification:
         return _repr(self, ("method", "params", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class NotificationParams:
     """The ``NotificationParams`` definition of the MCP 2024-11-05 schema."""
 
@@ -1565,7 +1566,7 @@ class NotificationParams:
         return _repr(self, ("meta", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class PaginatedRequest:
     """The ``PaginatedRequest`` definition of the MCP 2024-11-05 schema."""
 
@@ -1585,7 +1586,7 @@ class PaginatedRequest:
         return _repr(self, ("method", "params", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class PaginatedRequestParams:
     """The ``PaginatedRequestParams`` definition of the MCP 2024-11-05 schema."""
 
@@ -1605,7 +1606,7 @@ class PaginatedRequestParams:
         return _repr(self, ("cursor", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class PaginatedResult:
     """The ``PaginatedResult`` definition of the MCP 2024-11-05 schema."""
 
@@ -1627,7 +1628,7 @@ class PaginatedResult:
         return _repr(self, ("meta", "next_cursor", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class PingRequest:
     """A ping, issued by either the server or the client, to check that the other party is still alive. The receiver must promptly respond, or else may be disconnected."""
 
@@ -1647,7 +1648,7 @@ class PingRequest:
         return _repr(self, ("method", "params", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class PingRequestParams:
     """The ``PingRequestParams`` definition of the MCP 2024-11-05 schema."""
 
@@ -1665,7 +1666,7 @@ class PingRequestParams:
         return _repr(self, ("meta", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class PingRequestParamsMeta:
     """The ``PingRequestParamsMeta`` definition of the MCP 2024-11-05 schema."""
 
@@ -1683,7 +1684,7 @@ class PingRequestParamsMeta:
         return _repr(self, ("progress_token", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ProgressNotification:
     """An out-of-band notification used to inform the receiver of a progress update for a long-running request."""
 
@@ -1703,7 +1704,7 @@ class ProgressNotification:
         return _repr(self, ("method", "params", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ProgressNotificationParams:
     """The ``ProgressNotificationParams`` definition of the MCP 2024-11-05 schema."""
 
@@ -1725,7 +1726,7 @@ class ProgressNotificationParams:
         return _repr(self, ("progress", "progress_token", "total", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class Prompt:
     """A prompt or prompt template that the server offers."""
 
@@ -1747,7 +1748,7 @@ class Prompt:
         return _repr(self, ("arguments", "description", "name", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class PromptArgument:
     """Describes an argument that a prompt can accept."""
 
@@ -1769,7 +1770,7 @@ class PromptArgument:
         return _repr(self, ("description", "name", "required", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class PromptListChangedNotification:
     """An optional notification from the server to the client, informing it that the list of prompts it offers has changed. This may be issued by servers without any previous subscription from the client."""
 
@@ -1789,7 +1790,7 @@ class PromptListChangedNotification:
         return _repr(self, ("method", "params", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class PromptListChangedNotificationParams:
     """The ``PromptListChangedNotificationParams`` definition of the MCP 2024-11-05 schema."""
 
@@ -1807,7 +1808,7 @@ class PromptListChangedNotificationParams:
         return _repr(self, ("meta", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class PromptMessage:
     """Describes a message returned as part of a prompt.
 
@@ -1831,7 +1832,7 @@ class PromptMessage:
         return _repr(self, ("content", "role", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class PromptReference:
     """Identifies a prompt."""
 
@@ -1851,7 +1852,7 @@ class PromptReference:
         return _repr(self, ("name", "type", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ReadResourceRequest:
     """Sent from the client to the server, to read a specific resource URI."""
 
@@ -1871,7 +1872,7 @@ class ReadResourceRequest:
         return _repr(self, ("method", "params", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ReadResourceRequestParams:
     """The ``ReadResourceRequestParams`` definition of the MCP 2024-11-05 schema."""
 
@@ -1889,7 +1890,7 @@ class ReadResourceRequestParams:
         return _repr(self, ("uri", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ReadResourceResult:
     """The server's response to a resources/read request from the client."""
 
@@ -1909,7 +1910,7 @@ class ReadResourceResult:
         return _repr(self, ("meta", "contents", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class Request:
     """The ``Request`` definition of the MCP 2024-11-05 schema."""
 
@@ -1929,7 +1930,7 @@ class Request:
         return _repr(self, ("method", "params", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class RequestParams:
     """The ``RequestParams`` definition of the MCP 2024-11-05 schema."""
 
@@ -1947,7 +1948,7 @@ class RequestParams:
         return _repr(self, ("meta", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class RequestParamsMeta:
     """The ``RequestParamsMeta`` definition of the MCP 2024-11-05 schema."""
 
@@ -1965,7 +1966,7 @@ class RequestParamsMeta:
         return _repr(self, ("progress_token", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class Resource:
     """A known resource that the server is capable of reading."""
 
@@ -2002,7 +2003,7 @@ class Resource:
         return _repr(self, ("annotations", "description", "mime_type", "name", "size", "uri", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ResourceAnnotations:
     """The ``ResourceAnnotations`` definition of the MCP 2024-11-05 schema."""
 
@@ -2030,7 +2031,7 @@ class ResourceAnnotations:
         return _repr(self, ("audience", "priority", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ResourceContents:
     """The contents of a specific resource or sub-resource."""
 
@@ -2050,7 +2051,7 @@ class ResourceContents:
         return _repr(self, ("mime_type", "uri", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ResourceListChangedNotification:
     """An optional notification from the server to the client, informing it that the list of resources it can read from has changed. This may be issued by servers without any previous subscription from the client."""
 
@@ -2070,7 +2071,7 @@ class ResourceListChangedNotification:
         return _repr(self, ("method", "params", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ResourceListChangedNotificationParams:
     """The ``ResourceListChangedNotificationParams`` definition of the MCP 2024-11-05 schema."""
 
@@ -2088,7 +2089,7 @@ class ResourceListChangedNotificationParams:
         return _repr(self, ("meta", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ResourceReference:
     """A reference to a resource or resource template definition."""
 
@@ -2108,7 +2109,7 @@ class ResourceReference:
         return _repr(self, ("type", "uri", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ResourceTemplate:
     """A template description for resources available on the server."""
 
@@ -2140,7 +2141,7 @@ class ResourceTemplate:
         return _repr(self, ("annotations", "description", "mime_type", "name", "uri_template", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ResourceTemplateAnnotations:
     """The ``ResourceTemplateAnnotations`` definition of the MCP 2024-11-05 schema."""
 
@@ -2168,7 +2169,7 @@ class ResourceTemplateAnnotations:
         return _repr(self, ("audience", "priority", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ResourceUpdatedNotification:
     """A notification from the server to the client, informing it that a resource has changed and may need to be read again. This should only be sent if the client previously sent a resources/subscribe request."""
 
@@ -2188,7 +2189,7 @@ class ResourceUpdatedNotification:
         return _repr(self, ("method", "params", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ResourceUpdatedNotificationParams:
     """The ``ResourceUpdatedNotificationParams`` definition of the MCP 2024-11-05 schema."""
 
@@ -2206,7 +2207,7 @@ class ResourceUpdatedNotificationParams:
         return _repr(self, ("uri", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class Result:
     """The ``Result`` definition of the MCP 2024-11-05 schema."""
 
@@ -2224,7 +2225,7 @@ class Result:
         return _repr(self, ("meta", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class Root:
     """Represents a root directory or file that the server can operate on."""
 
@@ -2250,7 +2251,7 @@ class Root:
         return _repr(self, ("name", "uri", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class RootsListChangedNotification:
     """A notification from the client to the server, informing it that the list of roots has changed.
     This notification should be sent whenever the client adds, removes, or modifies any root.
@@ -2273,7 +2274,7 @@ class RootsListChangedNotification:
         return _repr(self, ("method", "params", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class RootsListChangedNotificationParams:
     """The ``RootsListChangedNotificationParams`` definition of the MCP 2024-11-05 schema."""
 
@@ -2291,7 +2292,7 @@ class RootsListChangedNotificationParams:
         return _repr(self, ("meta", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class SamplingMessage:
     """Describes a message issued to or received from an LLM API."""
 
@@ -2311,7 +2312,7 @@ class SamplingMessage:
         return _repr(self, ("content", "role", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ServerCapabilities:
     """Capabilities that a server may support. Known capabilities are defined here, in this schema, but this is not a closed set: any server can define its own, additional capabilities."""
 
@@ -2337,7 +2338,7 @@ class ServerCapabilities:
         return _repr(self, ("experimental", "logging", "prompts", "resources", "tools", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ServerCapabilitiesPrompts:
     """Present if the server offers any prompt templates."""
 
@@ -2355,7 +2356,7 @@ class ServerCapabilitiesPrompts:
         return _repr(self, ("list_changed", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ServerCapabilitiesResources:
     """Present if the server offers any resources to read."""
 
@@ -2375,7 +2376,7 @@ class ServerCapabilitiesResources:
         return _repr(self, ("list_changed", "subscribe", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ServerCapabilitiesTools:
     """Present if the server offers any tools to call."""
 
@@ -2393,7 +2394,7 @@ class ServerCapabilitiesTools:
         return _repr(self, ("list_changed", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class SetLevelRequest:
     """A request from the client to the server, to enable or adjust logging."""
 
@@ -2413,7 +2414,7 @@ class SetLevelRequest:
         return _repr(self, ("method", "params", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class SetLevelRequestParams:
     """The ``SetLevelRequestParams`` definition of the MCP 2024-11-05 schema."""
 
@@ -2431,7 +2432,7 @@ class SetLevelRequestParams:
         return _repr(self, ("level", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class SubscribeRequest:
     """Sent from the client to request resources/updated notifications from the server whenever a particular resource changes."""
 
@@ -2451,7 +2452,7 @@ class SubscribeRequest:
         return _repr(self, ("method", "params", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class SubscribeRequestParams:
     """The ``SubscribeRequestParams`` definition of the MCP 2024-11-05 schema."""
 
@@ -2469,7 +2470,7 @@ class SubscribeRequestParams:
         return _repr(self, ("uri", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class TextContent:
     """Text provided to or from an LLM."""
 
@@ -2491,7 +2492,7 @@ class TextContent:
         return _repr(self, ("annotations", "text", "type", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class TextContentAnnotations:
     """The ``TextContentAnnotations`` definition of the MCP 2024-11-05 schema."""
 
@@ -2519,7 +2520,7 @@ class TextContentAnnotations:
         return _repr(self, ("audience", "priority", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class TextResourceContents:
     """The ``TextResourceContents`` definition of the MCP 2024-11-05 schema."""
 
@@ -2541,7 +2542,7 @@ class TextResourceContents:
         return _repr(self, ("mime_type", "text", "uri", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class Tool:
     """Definition for a tool the client can call."""
 
@@ -2563,7 +2564,7 @@ class Tool:
         return _repr(self, ("description", "input_schema", "name", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ToolInputSchema:
     """A JSON Schema object defining the expected parameters for the tool."""
 
@@ -2585,7 +2586,7 @@ class ToolInputSchema:
         return _repr(self, ("properties", "required", "type", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ToolListChangedNotification:
     """An optional notification from the server to the client, informing it that the list of tools it offers has changed. This may be issued by servers without any previous subscription from the client."""
 
@@ -2605,7 +2606,7 @@ class ToolListChangedNotification:
         return _repr(self, ("method", "params", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ToolListChangedNotificationParams:
     """The ``ToolListChangedNotificationParams`` definition of the MCP 2024-11-05 schema."""
 
@@ -2623,7 +2624,7 @@ class ToolListChangedNotificationParams:
         return _repr(self, ("meta", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class UnsubscribeRequest:
     """Sent from the client to request cancellation of resources/updated notifications from the server. This should follow a previous resources/subscribe request."""
 
@@ -2643,7 +2644,7 @@ class UnsubscribeRequest:
         return _repr(self, ("method", "params", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class UnsubscribeRequestParams:
     """The ``UnsubscribeRequestParams`` definition of the MCP 2024-11-05 schema."""
 
@@ -2728,121 +2729,121 @@ ServerResult = Result | InitializeResult | ListResourcesResult | ListResourceTem
 """The ``ServerResult`` definition of the MCP 2024-11-05 schema."""
 
 
-# Slot setters, used by the structuring functions.
+# Mutable twins with the same slots: structuring fills one, then switches its class.
 
-_s_Annotated__annotations, _s_Annotated__extra = _setters(Annotated)
-_s_AnnotatedAnnotations__audience, _s_AnnotatedAnnotations__priority, _s_AnnotatedAnnotations__extra = _setters(AnnotatedAnnotations)
-_s_BlobResourceContents__blob, _s_BlobResourceContents__mime_type, _s_BlobResourceContents__uri, _s_BlobResourceContents__extra = _setters(BlobResourceContents)
-_s_CallToolRequest__method, _s_CallToolRequest__params, _s_CallToolRequest__extra = _setters(CallToolRequest)
-_s_CallToolRequestParams__arguments, _s_CallToolRequestParams__name, _s_CallToolRequestParams__extra = _setters(CallToolRequestParams)
-_s_CallToolResult__meta, _s_CallToolResult__content, _s_CallToolResult__is_error, _s_CallToolResult__extra = _setters(CallToolResult)
-_s_CancelledNotification__method, _s_CancelledNotification__params, _s_CancelledNotification__extra = _setters(CancelledNotification)
-_s_CancelledNotificationParams__reason, _s_CancelledNotificationParams__request_id, _s_CancelledNotificationParams__extra = _setters(CancelledNotificationParams)
-_s_ClientCapabilities__experimental, _s_ClientCapabilities__roots, _s_ClientCapabilities__sampling, _s_ClientCapabilities__extra = _setters(ClientCapabilities)
-_s_ClientCapabilitiesRoots__list_changed, _s_ClientCapabilitiesRoots__extra = _setters(ClientCapabilitiesRoots)
-_s_CompleteRequest__method, _s_CompleteRequest__params, _s_CompleteRequest__extra = _setters(CompleteRequest)
-_s_CompleteRequestParams__argument, _s_CompleteRequestParams__ref, _s_CompleteRequestParams__extra = _setters(CompleteRequestParams)
-_s_CompleteRequestParamsArgument__name, _s_CompleteRequestParamsArgument__value, _s_CompleteRequestParamsArgument__extra = _setters(CompleteRequestParamsArgument)
-_s_CompleteResult__meta, _s_CompleteResult__completion, _s_CompleteResult__extra = _setters(CompleteResult)
-_s_CompleteResultCompletion__has_more, _s_CompleteResultCompletion__total, _s_CompleteResultCompletion__values, _s_CompleteResultCompletion__extra = _setters(CompleteResultCompletion)
-_s_CreateMessageRequest__method, _s_CreateMessageRequest__params, _s_CreateMessageRequest__extra = _setters(CreateMessageRequest)
-_s_CreateMessageRequestParams__include_context, _s_CreateMessageRequestParams__max_tokens, _s_CreateMessageRequestParams__messages, _s_CreateMessageRequestParams__metadata, _s_CreateMessageRequestParams__model_preferences, _s_CreateMessageRequestParams__stop_sequences, _s_CreateMessageRequestParams__system_prompt, _s_CreateMessageRequestParams__temperature, _s_CreateMessageRequestParams__extra = _setters(CreateMessageRequestParams)
-_s_CreateMessageResult__meta, _s_CreateMessageResult__content, _s_CreateMessageResult__model, _s_CreateMessageResult__role, _s_CreateMessageResult__stop_reason, _s_CreateMessageResult__extra = _setters(CreateMessageResult)
-_s_EmbeddedResource__annotations, _s_EmbeddedResource__resource, _s_EmbeddedResource__type, _s_EmbeddedResource__extra = _setters(EmbeddedResource)
-_s_EmbeddedResourceAnnotations__audience, _s_EmbeddedResourceAnnotations__priority, _s_EmbeddedResourceAnnotations__extra = _setters(EmbeddedResourceAnnotations)
-_s_GetPromptRequest__method, _s_GetPromptRequest__params, _s_GetPromptRequest__extra = _setters(GetPromptRequest)
-_s_GetPromptRequestParams__arguments, _s_GetPromptRequestParams__name, _s_GetPromptRequestParams__extra = _setters(GetPromptRequestParams)
-_s_GetPromptResult__meta, _s_GetPromptResult__description, _s_GetPromptResult__messages, _s_GetPromptResult__extra = _setters(GetPromptResult)
-_s_ImageContent__annotations, _s_ImageContent__data, _s_ImageContent__mime_type, _s_ImageContent__type, _s_ImageContent__extra = _setters(ImageContent)
-_s_ImageContentAnnotations__audience, _s_ImageContentAnnotations__priority, _s_ImageContentAnnotations__extra = _setters(ImageContentAnnotations)
-_s_Implementation__name, _s_Implementation__version, _s_Implementation__extra = _setters(Implementation)
-_s_InitializeRequest__method, _s_InitializeRequest__params, _s_InitializeRequest__extra = _setters(InitializeRequest)
-_s_InitializeRequestParams__capabilities, _s_InitializeRequestParams__client_info, _s_InitializeRequestParams__protocol_version, _s_InitializeRequestParams__extra = _setters(InitializeRequestParams)
-_s_InitializeResult__meta, _s_InitializeResult__capabilities, _s_InitializeResult__instructions, _s_InitializeResult__protocol_version, _s_InitializeResult__server_info, _s_InitializeResult__extra = _setters(InitializeResult)
-_s_InitializedNotification__method, _s_InitializedNotification__params, _s_InitializedNotification__extra = _setters(InitializedNotification)
-_s_InitializedNotificationParams__meta, _s_InitializedNotificationParams__extra = _setters(InitializedNotificationParams)
-_s_JSONRPCError__error, _s_JSONRPCError__id, _s_JSONRPCError__jsonrpc, _s_JSONRPCError__extra = _setters(JSONRPCError)
-_s_JSONRPCErrorError__code, _s_JSONRPCErrorError__data, _s_JSONRPCErrorError__message, _s_JSONRPCErrorError__extra = _setters(JSONRPCErrorError)
-_s_JSONRPCNotification__jsonrpc, _s_JSONRPCNotification__method, _s_JSONRPCNotification__params, _s_JSONRPCNotification__extra = _setters(JSONRPCNotification)
-_s_JSONRPCNotificationParams__meta, _s_JSONRPCNotificationParams__extra = _setters(JSONRPCNotificationParams)
-_s_JSONRPCRequest__id, _s_JSONRPCRequest__jsonrpc, _s_JSONRPCRequest__method, _s_JSONRPCRequest__params, _s_JSONRPCRequest__extra = _setters(JSONRPCRequest)
-_s_JSONRPCRequestParams__meta, _s_JSONRPCRequestParams__extra = _setters(JSONRPCRequestParams)
-_s_JSONRPCRequestParamsMeta__progress_token, _s_JSONRPCRequestParamsMeta__extra = _setters(JSONRPCRequestParamsMeta)
-_s_JSONRPCResponse__id, _s_JSONRPCResponse__jsonrpc, _s_JSONRPCResponse__result, _s_JSONRPCResponse__extra = _setters(JSONRPCResponse)
-_s_ListPromptsRequest__method, _s_ListPromptsRequest__params, _s_ListPromptsRequest__extra = _setters(ListPromptsRequest)
-_s_ListPromptsRequestParams__cursor, _s_ListPromptsRequestParams__extra = _setters(ListPromptsRequestParams)
-_s_ListPromptsResult__meta, _s_ListPromptsResult__next_cursor, _s_ListPromptsResult__prompts, _s_ListPromptsResult__extra = _setters(ListPromptsResult)
-_s_ListResourceTemplatesRequest__method, _s_ListResourceTemplatesRequest__params, _s_ListResourceTemplatesRequest__extra = _setters(ListResourceTemplatesRequest)
-_s_ListResourceTemplatesRequestParams__cursor, _s_ListResourceTemplatesRequestParams__extra = _setters(ListResourceTemplatesRequestParams)
-_s_ListResourceTemplatesResult__meta, _s_ListResourceTemplatesResult__next_cursor, _s_ListResourceTemplatesResult__resource_templates, _s_ListResourceTemplatesResult__extra = _setters(ListResourceTemplatesResult)
-_s_ListResourcesRequest__method, _s_ListResourcesRequest__params, _s_ListResourcesRequest__extra = _setters(ListResourcesRequest)
-_s_ListResourcesRequestParams__cursor, _s_ListResourcesRequestParams__extra = _setters(ListResourcesRequestParams)
-_s_ListResourcesResult__meta, _s_ListResourcesResult__next_cursor, _s_ListResourcesResult__resources, _s_ListResourcesResult__extra = _setters(ListResourcesResult)
-_s_ListRootsRequest__method, _s_ListRootsRequest__params, _s_ListRootsRequest__extra = _setters(ListRootsRequest)
-_s_ListRootsRequestParams__meta, _s_ListRootsRequestParams__extra = _setters(ListRootsRequestParams)
-_s_ListRootsRequestParamsMeta__progress_token, _s_ListRootsRequestParamsMeta__extra = _setters(ListRootsRequestParamsMeta)
-_s_ListRootsResult__meta, _s_ListRootsResult__roots, _s_ListRootsResult__extra = _setters(ListRootsResult)
-_s_ListToolsRequest__method, _s_ListToolsRequest__params, _s_ListToolsRequest__extra = _setters(ListToolsRequest)
-_s_ListToolsRequestParams__cursor, _s_ListToolsRequestParams__extra = _setters(ListToolsRequestParams)
-_s_ListToolsResult__meta, _s_ListToolsResult__next_cursor, _s_ListToolsResult__tools, _s_ListToolsResult__extra = _setters(ListToolsResult)
-_s_LoggingMessageNotification__method, _s_LoggingMessageNotification__params, _s_LoggingMessageNotification__extra = _setters(LoggingMessageNotification)
-_s_LoggingMessageNotificationParams__data, _s_LoggingMessageNotificationParams__level, _s_LoggingMessageNotificationParams__logger, _s_LoggingMessageNotificationParams__extra = _setters(LoggingMessageNotificationParams)
-_s_ModelHint__name, _s_ModelHint__extra = _setters(ModelHint)
-_s_ModelPreferences__cost_priority, _s_ModelPreferences__hints, _s_ModelPreferences__intelligence_priority, _s_ModelPreferences__speed_priority, _s_ModelPreferences__extra = _setters(ModelPreferences)
-_s_Notification__method, _s_Notification__params, _s_Notification__extra = _setters(Notification)
-_s_NotificationParams__meta, _s_NotificationParams__extra = _setters(NotificationParams)
-_s_PaginatedRequest__method, _s_PaginatedRequest__params, _s_PaginatedRequest__extra = _setters(PaginatedRequest)
-_s_PaginatedRequestParams__cursor, _s_PaginatedRequestParams__extra = _setters(PaginatedRequestParams)
-_s_PaginatedResult__meta, _s_PaginatedResult__next_cursor, _s_PaginatedResult__extra = _setters(PaginatedResult)
-_s_PingRequest__method, _s_PingRequest__params, _s_PingRequest__extra = _setters(PingRequest)
-_s_PingRequestParams__meta, _s_PingRequestParams__extra = _setters(PingRequestParams)
-_s_PingRequestParamsMeta__progress_token, _s_PingRequestParamsMeta__extra = _setters(PingRequestParamsMeta)
-_s_ProgressNotification__method, _s_ProgressNotification__params, _s_ProgressNotification__extra = _setters(ProgressNotification)
-_s_ProgressNotificationParams__progress, _s_ProgressNotificationParams__progress_token, _s_ProgressNotificationParams__total, _s_ProgressNotificationParams__extra = _setters(ProgressNotificationParams)
-_s_Prompt__arguments, _s_Prompt__description, _s_Prompt__name, _s_Prompt__extra = _setters(Prompt)
-_s_PromptArgument__description, _s_PromptArgument__name, _s_PromptArgument__required, _s_PromptArgument__extra = _setters(PromptArgument)
-_s_PromptListChangedNotification__method, _s_PromptListChangedNotification__params, _s_PromptListChangedNotification__extra = _setters(PromptListChangedNotification)
-_s_PromptListChangedNotificationParams__meta, _s_PromptListChangedNotificationParams__extra = _setters(PromptListChangedNotificationParams)
-_s_PromptMessage__content, _s_PromptMessage__role, _s_PromptMessage__extra = _setters(PromptMessage)
-_s_PromptReference__name, _s_PromptReference__type, _s_PromptReference__extra = _setters(PromptReference)
-_s_ReadResourceRequest__method, _s_ReadResourceRequest__params, _s_ReadResourceRequest__extra = _setters(ReadResourceRequest)
-_s_ReadResourceRequestParams__uri, _s_ReadResourceRequestParams__extra = _setters(ReadResourceRequestParams)
-_s_ReadResourceResult__meta, _s_ReadResourceResult__contents, _s_ReadResourceResult__extra = _setters(ReadResourceResult)
-_s_Request__method, _s_Request__params, _s_Request__extra = _setters(Request)
-_s_RequestParams__meta, _s_RequestParams__extra = _setters(RequestParams)
-_s_RequestParamsMeta__progress_token, _s_RequestParamsMeta__extra = _setters(RequestParamsMeta)
-_s_Resource__annotations, _s_Resource__description, _s_Resource__mime_type, _s_Resource__name, _s_Resource__size, _s_Resource__uri, _s_Resource__extra = _setters(Resource)
-_s_ResourceAnnotations__audience, _s_ResourceAnnotations__priority, _s_ResourceAnnotations__extra = _setters(ResourceAnnotations)
-_s_ResourceContents__mime_type, _s_ResourceContents__uri, _s_ResourceContents__extra = _setters(ResourceContents)
-_s_ResourceListChangedNotification__method, _s_ResourceListChangedNotification__params, _s_ResourceListChangedNotification__extra = _setters(ResourceListChangedNotification)
-_s_ResourceListChangedNotificationParams__meta, _s_ResourceListChangedNotificationParams__extra = _setters(ResourceListChangedNotificationParams)
-_s_ResourceReference__type, _s_ResourceReference__uri, _s_ResourceReference__extra = _setters(ResourceReference)
-_s_ResourceTemplate__annotations, _s_ResourceTemplate__description, _s_ResourceTemplate__mime_type, _s_ResourceTemplate__name, _s_ResourceTemplate__uri_template, _s_ResourceTemplate__extra = _setters(ResourceTemplate)
-_s_ResourceTemplateAnnotations__audience, _s_ResourceTemplateAnnotations__priority, _s_ResourceTemplateAnnotations__extra = _setters(ResourceTemplateAnnotations)
-_s_ResourceUpdatedNotification__method, _s_ResourceUpdatedNotification__params, _s_ResourceUpdatedNotification__extra = _setters(ResourceUpdatedNotification)
-_s_ResourceUpdatedNotificationParams__uri, _s_ResourceUpdatedNotificationParams__extra = _setters(ResourceUpdatedNotificationParams)
-_s_Result__meta, _s_Result__extra = _setters(Result)
-_s_Root__name, _s_Root__uri, _s_Root__extra = _setters(Root)
-_s_RootsListChangedNotification__method, _s_RootsListChangedNotification__params, _s_RootsListChangedNotification__extra = _setters(RootsListChangedNotification)
-_s_RootsListChangedNotificationParams__meta, _s_RootsListChangedNotificationParams__extra = _setters(RootsListChangedNotificationParams)
-_s_SamplingMessage__content, _s_SamplingMessage__role, _s_SamplingMessage__extra = _setters(SamplingMessage)
-_s_ServerCapabilities__experimental, _s_ServerCapabilities__logging, _s_ServerCapabilities__prompts, _s_ServerCapabilities__resources, _s_ServerCapabilities__tools, _s_ServerCapabilities__extra = _setters(ServerCapabilities)
-_s_ServerCapabilitiesPrompts__list_changed, _s_ServerCapabilitiesPrompts__extra = _setters(ServerCapabilitiesPrompts)
-_s_ServerCapabilitiesResources__list_changed, _s_ServerCapabilitiesResources__subscribe, _s_ServerCapabilitiesResources__extra = _setters(ServerCapabilitiesResources)
-_s_ServerCapabilitiesTools__list_changed, _s_ServerCapabilitiesTools__extra = _setters(ServerCapabilitiesTools)
-_s_SetLevelRequest__method, _s_SetLevelRequest__params, _s_SetLevelRequest__extra = _setters(SetLevelRequest)
-_s_SetLevelRequestParams__level, _s_SetLevelRequestParams__extra = _setters(SetLevelRequestParams)
-_s_SubscribeRequest__method, _s_SubscribeRequest__params, _s_SubscribeRequest__extra = _setters(SubscribeRequest)
-_s_SubscribeRequestParams__uri, _s_SubscribeRequestParams__extra = _setters(SubscribeRequestParams)
-_s_TextContent__annotations, _s_TextContent__text, _s_TextContent__type, _s_TextContent__extra = _setters(TextContent)
-_s_TextContentAnnotations__audience, _s_TextContentAnnotations__priority, _s_TextContentAnnotations__extra = _setters(TextContentAnnotations)
-_s_TextResourceContents__mime_type, _s_TextResourceContents__text, _s_TextResourceContents__uri, _s_TextResourceContents__extra = _setters(TextResourceContents)
-_s_Tool__description, _s_Tool__input_schema, _s_Tool__name, _s_Tool__extra = _setters(Tool)
-_s_ToolInputSchema__properties, _s_ToolInputSchema__required, _s_ToolInputSchema__type, _s_ToolInputSchema__extra = _setters(ToolInputSchema)
-_s_ToolListChangedNotification__method, _s_ToolListChangedNotification__params, _s_ToolListChangedNotification__extra = _setters(ToolListChangedNotification)
-_s_ToolListChangedNotificationParams__meta, _s_ToolListChangedNotificationParams__extra = _setters(ToolListChangedNotificationParams)
-_s_UnsubscribeRequest__method, _s_UnsubscribeRequest__params, _s_UnsubscribeRequest__extra = _setters(UnsubscribeRequest)
-_s_UnsubscribeRequestParams__uri, _s_UnsubscribeRequestParams__extra = _setters(UnsubscribeRequestParams)
+_M_Annotated: Any = _twin(Annotated)
+_M_AnnotatedAnnotations: Any = _twin(AnnotatedAnnotations)
+_M_BlobResourceContents: Any = _twin(BlobResourceContents)
+_M_CallToolRequest: Any = _twin(CallToolRequest)
+_M_CallToolRequestParams: Any = _twin(CallToolRequestParams)
+_M_CallToolResult: Any = _twin(CallToolResult)
+_M_CancelledNotification: Any = _twin(CancelledNotification)
+_M_CancelledNotificationParams: Any = _twin(CancelledNotificationParams)
+_M_ClientCapabilities: Any = _twin(ClientCapabilities)
+_M_ClientCapabilitiesRoots: Any = _twin(ClientCapabilitiesRoots)
+_M_CompleteRequest: Any = _twin(CompleteRequest)
+_M_CompleteRequestParams: Any = _twin(CompleteRequestParams)
+_M_CompleteRequestParamsArgument: Any = _twin(CompleteRequestParamsArgument)
+_M_CompleteResult: Any = _twin(CompleteResult)
+_M_CompleteResultCompletion: Any = _twin(CompleteResultCompletion)
+_M_CreateMessageRequest: Any = _twin(CreateMessageRequest)
+_M_CreateMessageRequestParams: Any = _twin(CreateMessageRequestParams)
+_M_CreateMessageResult: Any = _twin(CreateMessageResult)
+_M_EmbeddedResource: Any = _twin(EmbeddedResource)
+_M_EmbeddedResourceAnnotations: Any = _twin(EmbeddedResourceAnnotations)
+_M_GetPromptRequest: Any = _twin(GetPromptRequest)
+_M_GetPromptRequestParams: Any = _twin(GetPromptRequestParams)
+_M_GetPromptResult: Any = _twin(GetPromptResult)
+_M_ImageContent: Any = _twin(ImageContent)
+_M_ImageContentAnnotations: Any = _twin(ImageContentAnnotations)
+_M_Implementation: Any = _twin(Implementation)
+_M_InitializeRequest: Any = _twin(InitializeRequest)
+_M_InitializeRequestParams: Any = _twin(InitializeRequestParams)
+_M_InitializeResult: Any = _twin(InitializeResult)
+_M_InitializedNotification: Any = _twin(InitializedNotification)
+_M_InitializedNotificationParams: Any = _twin(InitializedNotificationParams)
+_M_JSONRPCError: Any = _twin(JSONRPCError)
+_M_JSONRPCErrorError: Any = _twin(JSONRPCErrorError)
+_M_JSONRPCNotification: Any = _twin(JSONRPCNotification)
+_M_JSONRPCNotificationParams: Any = _twin(JSONRPCNotificationParams)
+_M_JSONRPCRequest: Any = _twin(JSONRPCRequest)
+_M_JSONRPCRequestParams: Any = _twin(JSONRPCRequestParams)
+_M_JSONRPCRequestParamsMeta: Any = _twin(JSONRPCRequestParamsMeta)
+_M_JSONRPCResponse: Any = _twin(JSONRPCResponse)
+_M_ListPromptsRequest: Any = _twin(ListPromptsRequest)
+_M_ListPromptsRequestParams: Any = _twin(ListPromptsRequestParams)
+_M_ListPromptsResult: Any = _twin(ListPromptsResult)
+_M_ListResourceTemplatesRequest: Any = _twin(ListResourceTemplatesRequest)
+_M_ListResourceTemplatesRequestParams: Any = _twin(ListResourceTemplatesRequestParams)
+_M_ListResourceTemplatesResult: Any = _twin(ListResourceTemplatesResult)
+_M_ListResourcesRequest: Any = _twin(ListResourcesRequest)
+_M_ListResourcesRequestParams: Any = _twin(ListResourcesRequestParams)
+_M_ListResourcesResult: Any = _twin(ListResourcesResult)
+_M_ListRootsRequest: Any = _twin(ListRootsRequest)
+_M_ListRootsRequestParams: Any = _twin(ListRootsRequestParams)
+_M_ListRootsRequestParamsMeta: Any = _twin(ListRootsRequestParamsMeta)
+_M_ListRootsResult: Any = _twin(ListRootsResult)
+_M_ListToolsRequest: Any = _twin(ListToolsRequest)
+_M_ListToolsRequestParams: Any = _twin(ListToolsRequestParams)
+_M_ListToolsResult: Any = _twin(ListToolsResult)
+_M_LoggingMessageNotification: Any = _twin(LoggingMessageNotification)
+_M_LoggingMessageNotificationParams: Any = _twin(LoggingMessageNotificationParams)
+_M_ModelHint: Any = _twin(ModelHint)
+_M_ModelPreferences: Any = _twin(ModelPreferences)
+_M_Notification: Any = _twin(Notification)
+_M_NotificationParams: Any = _twin(NotificationParams)
+_M_PaginatedRequest: Any = _twin(PaginatedRequest)
+_M_PaginatedRequestParams: Any = _twin(PaginatedRequestParams)
+_M_PaginatedResult: Any = _twin(PaginatedResult)
+_M_PingRequest: Any = _twin(PingRequest)
+_M_PingRequestParams: Any = _twin(PingRequestParams)
+_M_PingRequestParamsMeta: Any = _twin(PingRequestParamsMeta)
+_M_ProgressNotification: Any = _twin(ProgressNotification)
+_M_ProgressNotificationParams: Any = _twin(ProgressNotificationParams)
+_M_Prompt: Any = _twin(Prompt)
+_M_PromptArgument: Any = _twin(PromptArgument)
+_M_PromptListChangedNotification: Any = _twin(PromptListChangedNotification)
+_M_PromptListChangedNotificationParams: Any = _twin(PromptListChangedNotificationParams)
+_M_PromptMessage: Any = _twin(PromptMessage)
+_M_PromptReference: Any = _twin(PromptReference)
+_M_ReadResourceRequest: Any = _twin(ReadResourceRequest)
+_M_ReadResourceRequestParams: Any = _twin(ReadResourceRequestParams)
+_M_ReadResourceResult: Any = _twin(ReadResourceResult)
+_M_Request: Any = _twin(Request)
+_M_RequestParams: Any = _twin(RequestParams)
+_M_RequestParamsMeta: Any = _twin(RequestParamsMeta)
+_M_Resource: Any = _twin(Resource)
+_M_ResourceAnnotations: Any = _twin(ResourceAnnotations)
+_M_ResourceContents: Any = _twin(ResourceContents)
+_M_ResourceListChangedNotification: Any = _twin(ResourceListChangedNotification)
+_M_ResourceListChangedNotificationParams: Any = _twin(ResourceListChangedNotificationParams)
+_M_ResourceReference: Any = _twin(ResourceReference)
+_M_ResourceTemplate: Any = _twin(ResourceTemplate)
+_M_ResourceTemplateAnnotations: Any = _twin(ResourceTemplateAnnotations)
+_M_ResourceUpdatedNotification: Any = _twin(ResourceUpdatedNotification)
+_M_ResourceUpdatedNotificationParams: Any = _twin(ResourceUpdatedNotificationParams)
+_M_Result: Any = _twin(Result)
+_M_Root: Any = _twin(Root)
+_M_RootsListChangedNotification: Any = _twin(RootsListChangedNotification)
+_M_RootsListChangedNotificationParams: Any = _twin(RootsListChangedNotificationParams)
+_M_SamplingMessage: Any = _twin(SamplingMessage)
+_M_ServerCapabilities: Any = _twin(ServerCapabilities)
+_M_ServerCapabilitiesPrompts: Any = _twin(ServerCapabilitiesPrompts)
+_M_ServerCapabilitiesResources: Any = _twin(ServerCapabilitiesResources)
+_M_ServerCapabilitiesTools: Any = _twin(ServerCapabilitiesTools)
+_M_SetLevelRequest: Any = _twin(SetLevelRequest)
+_M_SetLevelRequestParams: Any = _twin(SetLevelRequestParams)
+_M_SubscribeRequest: Any = _twin(SubscribeRequest)
+_M_SubscribeRequestParams: Any = _twin(SubscribeRequestParams)
+_M_TextContent: Any = _twin(TextContent)
+_M_TextContentAnnotations: Any = _twin(TextContentAnnotations)
+_M_TextResourceContents: Any = _twin(TextResourceContents)
+_M_Tool: Any = _twin(Tool)
+_M_ToolInputSchema: Any = _twin(ToolInputSchema)
+_M_ToolListChangedNotification: Any = _twin(ToolListChangedNotification)
+_M_ToolListChangedNotificationParams: Any = _twin(ToolListChangedNotificationParams)
+_M_UnsubscribeRequest: Any = _twin(UnsubscribeRequest)
+_M_UnsubscribeRequestParams: Any = _twin(UnsubscribeRequestParams)
 
 _K_Annotated: Final = frozenset(("annotations",))
 _K_AnnotatedAnnotations: Final = frozenset(("audience", "priority",))
@@ -2960,23 +2961,29 @@ _K_UnsubscribeRequestParams: Final = frozenset(("uri",))
 
 
 def _structure_Annotated(d: Any, path: str) -> Annotated:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: Annotated = _new(Annotated)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_Annotated()
+    if not d:
+        o.annotations = OMITTED
+        o.extra = {}
+        o.__class__ = Annotated
+        return o  # type: ignore[no-any-return]
     n = 0
-    v = d.get("annotations", OMITTED)
-    if v is not OMITTED:
+    if "annotations" in d:
+        v = d["annotations"]
         n += 1
         try:
             v = _structure_AnnotatedAnnotations(v, "")
         except ValidationError as e:
             raise _at(e, path + "/annotations") from None
-    _s_Annotated__annotations(o, v)
-    if len(d) != n:
-        _s_Annotated__extra(o, _extra(d, _K_Annotated, path))
+        o.annotations = v
     else:
-        _s_Annotated__extra(o, {})
-    return o
+        o.annotations = OMITTED
+    o.extra = _extra(d, _K_Annotated, path) if len(d) != n else {}
+    o.__class__ = Annotated
+    r: Annotated = o
+    return r
 
 
 def _unstructure_Annotated(o: Annotated) -> dict[str, Any]:
@@ -2991,30 +2998,39 @@ def _unstructure_Annotated(o: Annotated) -> dict[str, Any]:
 
 
 def _structure_AnnotatedAnnotations(d: Any, path: str) -> AnnotatedAnnotations:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: AnnotatedAnnotations = _new(AnnotatedAnnotations)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_AnnotatedAnnotations()
+    if not d:
+        o.audience = OMITTED
+        o.priority = OMITTED
+        o.extra = {}
+        o.__class__ = AnnotatedAnnotations
+        return o  # type: ignore[no-any-return]
     n = 0
-    v = d.get("audience", OMITTED)
-    if v is not OMITTED:
+    if "audience" in d:
+        v = d["audience"]
         n += 1
         if not isinstance(v, list):
-            raise _type_error("array", v, path + "/audience")
-        for x in v:
-            if not (isinstance(x, str) and x in {"assistant", "user"}):
-                raise _bad_item(v, lambda x: (isinstance(x, str) and x in {"assistant", "user"}), "one of \"assistant\", \"user\"", path + "/audience")
-    _s_AnnotatedAnnotations__audience(o, v)
-    v = d.get("priority", OMITTED)
-    if v is not OMITTED:
+            raise _invalid(v, _structure__list_Role, path + "/audience")
+        for x0 in v:
+            if not (isinstance(x0, str) and x0 in {"assistant", "user"}):
+                raise _invalid(v, _structure__list_Role, path + "/audience")
+        o.audience = v
+    else:
+        o.audience = OMITTED
+    if "priority" in d:
+        v = d["priority"]
         n += 1
         if not ((v.__class__ is float or v.__class__ is int or _is_number(v)) and v >= 0 and v <= 1):
             raise _type_error("number in [0, 1]", v, path + "/priority")
-    _s_AnnotatedAnnotations__priority(o, v)
-    if len(d) != n:
-        _s_AnnotatedAnnotations__extra(o, _extra(d, _K_AnnotatedAnnotations, path))
+        o.priority = v
     else:
-        _s_AnnotatedAnnotations__extra(o, {})
-    return o
+        o.priority = OMITTED
+    o.extra = _extra(d, _K_AnnotatedAnnotations, path) if len(d) != n else {}
+    o.__class__ = AnnotatedAnnotations
+    r: AnnotatedAnnotations = o
+    return r
 
 
 def _unstructure_AnnotatedAnnotations(o: AnnotatedAnnotations) -> dict[str, Any]:
@@ -3032,33 +3048,36 @@ def _unstructure_AnnotatedAnnotations(o: AnnotatedAnnotations) -> dict[str, Any]
 
 
 def _structure_BlobResourceContents(d: Any, path: str) -> BlobResourceContents:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: BlobResourceContents = _new(BlobResourceContents)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_BlobResourceContents()
     n = 2
-    v = d.get("blob", _MISSING)
-    if v is _MISSING:
-        raise _missing("blob", path)
+    try:
+        v = d["blob"]
+    except KeyError:
+        raise _missing("blob", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/blob")
-    _s_BlobResourceContents__blob(o, v)
-    v = d.get("mimeType", OMITTED)
-    if v is not OMITTED:
+    o.blob = v
+    if "mimeType" in d:
+        v = d["mimeType"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/mimeType")
-    _s_BlobResourceContents__mime_type(o, v)
-    v = d.get("uri", _MISSING)
-    if v is _MISSING:
-        raise _missing("uri", path)
+        o.mime_type = v
+    else:
+        o.mime_type = OMITTED
+    try:
+        v = d["uri"]
+    except KeyError:
+        raise _missing("uri", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/uri")
-    _s_BlobResourceContents__uri(o, v)
-    if len(d) != n:
-        _s_BlobResourceContents__extra(o, _extra(d, _K_BlobResourceContents, path))
-    else:
-        _s_BlobResourceContents__extra(o, {})
-    return o
+    o.uri = v
+    o.extra = _extra(d, _K_BlobResourceContents, path) if len(d) != n else {}
+    o.__class__ = BlobResourceContents
+    r: BlobResourceContents = o
+    return r
 
 
 def _unstructure_BlobResourceContents(o: BlobResourceContents) -> dict[str, Any]:
@@ -3073,26 +3092,29 @@ def _unstructure_BlobResourceContents(o: BlobResourceContents) -> dict[str, Any]
 
 
 def _structure_CallToolRequest(d: Any, path: str) -> CallToolRequest:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: CallToolRequest = _new(CallToolRequest)
-    v = d.get("method", _MISSING)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_CallToolRequest()
+    try:
+        v = d["method"]
+    except KeyError:
+        raise _missing("method", path) from None
     if v != "tools/call":
-        raise _const_error(v, "tools/call", "method", path)
-    _s_CallToolRequest__method(o, "tools/call")
-    v = d.get("params", _MISSING)
-    if v is _MISSING:
-        raise _missing("params", path)
+        raise _type_error("\"tools/call\"", v, path + "/method")
+    o.method = "tools/call"
+    try:
+        v = d["params"]
+    except KeyError:
+        raise _missing("params", path) from None
     try:
         v = _structure_CallToolRequestParams(v, "")
     except ValidationError as e:
         raise _at(e, path + "/params") from None
-    _s_CallToolRequest__params(o, v)
-    if len(d) != 2:
-        _s_CallToolRequest__extra(o, _extra(d, _K_CallToolRequest, path))
-    else:
-        _s_CallToolRequest__extra(o, {})
-    return o
+    o.params = v
+    o.extra = _extra(d, _K_CallToolRequest, path) if len(d) != 2 else {}
+    o.__class__ = CallToolRequest
+    r: CallToolRequest = o
+    return r
 
 
 def _unstructure_CallToolRequest(o: CallToolRequest) -> dict[str, Any]:
@@ -3103,30 +3125,32 @@ def _unstructure_CallToolRequest(o: CallToolRequest) -> dict[str, Any]:
 
 
 def _structure_CallToolRequestParams(d: Any, path: str) -> CallToolRequestParams:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: CallToolRequestParams = _new(CallToolRequestParams)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_CallToolRequestParams()
     n = 1
-    v = d.get("arguments", OMITTED)
-    if v is not OMITTED:
+    if "arguments" in d:
+        v = d["arguments"]
         n += 1
         if not isinstance(v, dict):
-            raise _type_error("object", v, path + "/arguments")
-        for k in v:
-            if not isinstance(k, str):
-                raise _key_error(k, path + "/arguments")
-    _s_CallToolRequestParams__arguments(o, v)
-    v = d.get("name", _MISSING)
-    if v is _MISSING:
-        raise _missing("name", path)
+            raise _invalid(v, _structure__dict_str_Any, path + "/arguments")
+        for k0 in v:
+            if not isinstance(k0, str):
+                raise _invalid(v, _structure__dict_str_Any, path + "/arguments")
+        o.arguments = v
+    else:
+        o.arguments = OMITTED
+    try:
+        v = d["name"]
+    except KeyError:
+        raise _missing("name", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/name")
-    _s_CallToolRequestParams__name(o, v)
-    if len(d) != n:
-        _s_CallToolRequestParams__extra(o, _extra(d, _K_CallToolRequestParams, path))
-    else:
-        _s_CallToolRequestParams__extra(o, {})
-    return o
+    o.name = v
+    o.extra = _extra(d, _K_CallToolRequestParams, path) if len(d) != n else {}
+    o.__class__ = CallToolRequestParams
+    r: CallToolRequestParams = o
+    return r
 
 
 def _unstructure_CallToolRequestParams(o: CallToolRequestParams) -> dict[str, Any]:
@@ -3141,40 +3165,44 @@ def _unstructure_CallToolRequestParams(o: CallToolRequestParams) -> dict[str, An
 
 
 def _structure_CallToolResult(d: Any, path: str) -> CallToolResult:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: CallToolResult = _new(CallToolResult)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_CallToolResult()
     n = 1
-    v = d.get("_meta", OMITTED)
-    if v is not OMITTED:
+    if "_meta" in d:
+        v = d["_meta"]
         n += 1
         if not isinstance(v, dict):
-            raise _type_error("object", v, path + "/_meta")
-        for k in v:
-            if not isinstance(k, str):
-                raise _key_error(k, path + "/_meta")
-    _s_CallToolResult__meta(o, v)
-    v = d.get("content", _MISSING)
-    if v is _MISSING:
-        raise _missing("content", path)
+            raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        for k0 in v:
+            if not isinstance(k0, str):
+                raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        o.meta = v
+    else:
+        o.meta = OMITTED
+    try:
+        v = d["content"]
+    except KeyError:
+        raise _missing("content", path) from None
     if not isinstance(v, list):
         raise _type_error("array", v, path + "/content")
     try:
         v = [_structure_CallToolResultContentItem(x, "") for x in v]
     except ValidationError:
         raise _item_error(v, _structure_CallToolResultContentItem, path + "/content") from None
-    _s_CallToolResult__content(o, v)
-    v = d.get("isError", OMITTED)
-    if v is not OMITTED:
+    o.content = v
+    if "isError" in d:
+        v = d["isError"]
         n += 1
         if not (v is True or v is False):
             raise _type_error("boolean", v, path + "/isError")
-    _s_CallToolResult__is_error(o, v)
-    if len(d) != n:
-        _s_CallToolResult__extra(o, _extra(d, _K_CallToolResult, path))
+        o.is_error = v
     else:
-        _s_CallToolResult__extra(o, {})
-    return o
+        o.is_error = OMITTED
+    o.extra = _extra(d, _K_CallToolResult, path) if len(d) != n else {}
+    o.__class__ = CallToolResult
+    r: CallToolResult = o
+    return r
 
 
 def _unstructure_CallToolResult(o: CallToolResult) -> dict[str, Any]:
@@ -3192,26 +3220,29 @@ def _unstructure_CallToolResult(o: CallToolResult) -> dict[str, Any]:
 
 
 def _structure_CancelledNotification(d: Any, path: str) -> CancelledNotification:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: CancelledNotification = _new(CancelledNotification)
-    v = d.get("method", _MISSING)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_CancelledNotification()
+    try:
+        v = d["method"]
+    except KeyError:
+        raise _missing("method", path) from None
     if v != "notifications/cancelled":
-        raise _const_error(v, "notifications/cancelled", "method", path)
-    _s_CancelledNotification__method(o, "notifications/cancelled")
-    v = d.get("params", _MISSING)
-    if v is _MISSING:
-        raise _missing("params", path)
+        raise _type_error("\"notifications/cancelled\"", v, path + "/method")
+    o.method = "notifications/cancelled"
+    try:
+        v = d["params"]
+    except KeyError:
+        raise _missing("params", path) from None
     try:
         v = _structure_CancelledNotificationParams(v, "")
     except ValidationError as e:
         raise _at(e, path + "/params") from None
-    _s_CancelledNotification__params(o, v)
-    if len(d) != 2:
-        _s_CancelledNotification__extra(o, _extra(d, _K_CancelledNotification, path))
-    else:
-        _s_CancelledNotification__extra(o, {})
-    return o
+    o.params = v
+    o.extra = _extra(d, _K_CancelledNotification, path) if len(d) != 2 else {}
+    o.__class__ = CancelledNotification
+    r: CancelledNotification = o
+    return r
 
 
 def _unstructure_CancelledNotification(o: CancelledNotification) -> dict[str, Any]:
@@ -3222,27 +3253,29 @@ def _unstructure_CancelledNotification(o: CancelledNotification) -> dict[str, An
 
 
 def _structure_CancelledNotificationParams(d: Any, path: str) -> CancelledNotificationParams:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: CancelledNotificationParams = _new(CancelledNotificationParams)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_CancelledNotificationParams()
     n = 1
-    v = d.get("reason", OMITTED)
-    if v is not OMITTED:
+    if "reason" in d:
+        v = d["reason"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/reason")
-    _s_CancelledNotificationParams__reason(o, v)
-    v = d.get("requestId", _MISSING)
-    if v is _MISSING:
-        raise _missing("requestId", path)
+        o.reason = v
+    else:
+        o.reason = OMITTED
+    try:
+        v = d["requestId"]
+    except KeyError:
+        raise _missing("requestId", path) from None
     if not (isinstance(v, str) or (v.__class__ is int or _is_int(v))):
         raise _type_error("string or integer", v, path + "/requestId")
-    _s_CancelledNotificationParams__request_id(o, v)
-    if len(d) != n:
-        _s_CancelledNotificationParams__extra(o, _extra(d, _K_CancelledNotificationParams, path))
-    else:
-        _s_CancelledNotificationParams__extra(o, {})
-    return o
+    o.request_id = v
+    o.extra = _extra(d, _K_CancelledNotificationParams, path) if len(d) != n else {}
+    o.__class__ = CancelledNotificationParams
+    r: CancelledNotificationParams = o
+    return r
 
 
 def _unstructure_CancelledNotificationParams(o: CancelledNotificationParams) -> dict[str, Any]:
@@ -3257,43 +3290,58 @@ def _unstructure_CancelledNotificationParams(o: CancelledNotificationParams) -> 
 
 
 def _structure_ClientCapabilities(d: Any, path: str) -> ClientCapabilities:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ClientCapabilities = _new(ClientCapabilities)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ClientCapabilities()
+    if not d:
+        o.experimental = OMITTED
+        o.roots = OMITTED
+        o.sampling = OMITTED
+        o.extra = {}
+        o.__class__ = ClientCapabilities
+        return o  # type: ignore[no-any-return]
     n = 0
-    v = d.get("experimental", OMITTED)
-    if v is not OMITTED:
+    if "experimental" in d:
+        v = d["experimental"]
         n += 1
         if not isinstance(v, dict):
-            raise _type_error("object", v, path + "/experimental")
-        _check_keys(v, path + "/experimental")
-        try:
-            v = {k: _structure__dict_str_Any(x, "") for k, x in v.items()}
-        except ValidationError:
-            raise _entry_error(v, _structure__dict_str_Any, path + "/experimental") from None
-    _s_ClientCapabilities__experimental(o, v)
-    v = d.get("roots", OMITTED)
-    if v is not OMITTED:
+            raise _invalid(v, _structure__dict_str_dict_str_Any, path + "/experimental")
+        for k0, x0 in v.items():
+            if not isinstance(k0, str):
+                raise _invalid(v, _structure__dict_str_dict_str_Any, path + "/experimental")
+            if not isinstance(x0, dict):
+                raise _invalid(v, _structure__dict_str_dict_str_Any, path + "/experimental")
+            for k1 in x0:
+                if not isinstance(k1, str):
+                    raise _invalid(v, _structure__dict_str_dict_str_Any, path + "/experimental")
+        o.experimental = v
+    else:
+        o.experimental = OMITTED
+    if "roots" in d:
+        v = d["roots"]
         n += 1
         try:
             v = _structure_ClientCapabilitiesRoots(v, "")
         except ValidationError as e:
             raise _at(e, path + "/roots") from None
-    _s_ClientCapabilities__roots(o, v)
-    v = d.get("sampling", OMITTED)
-    if v is not OMITTED:
+        o.roots = v
+    else:
+        o.roots = OMITTED
+    if "sampling" in d:
+        v = d["sampling"]
         n += 1
         if not isinstance(v, dict):
-            raise _type_error("object", v, path + "/sampling")
-        for k in v:
-            if not isinstance(k, str):
-                raise _key_error(k, path + "/sampling")
-    _s_ClientCapabilities__sampling(o, v)
-    if len(d) != n:
-        _s_ClientCapabilities__extra(o, _extra(d, _K_ClientCapabilities, path))
+            raise _invalid(v, _structure__dict_str_Any, path + "/sampling")
+        for k0 in v:
+            if not isinstance(k0, str):
+                raise _invalid(v, _structure__dict_str_Any, path + "/sampling")
+        o.sampling = v
     else:
-        _s_ClientCapabilities__extra(o, {})
-    return o
+        o.sampling = OMITTED
+    o.extra = _extra(d, _K_ClientCapabilities, path) if len(d) != n else {}
+    o.__class__ = ClientCapabilities
+    r: ClientCapabilities = o
+    return r
 
 
 def _unstructure_ClientCapabilities(o: ClientCapabilities) -> dict[str, Any]:
@@ -3314,21 +3362,27 @@ def _unstructure_ClientCapabilities(o: ClientCapabilities) -> dict[str, Any]:
 
 
 def _structure_ClientCapabilitiesRoots(d: Any, path: str) -> ClientCapabilitiesRoots:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ClientCapabilitiesRoots = _new(ClientCapabilitiesRoots)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ClientCapabilitiesRoots()
+    if not d:
+        o.list_changed = OMITTED
+        o.extra = {}
+        o.__class__ = ClientCapabilitiesRoots
+        return o  # type: ignore[no-any-return]
     n = 0
-    v = d.get("listChanged", OMITTED)
-    if v is not OMITTED:
+    if "listChanged" in d:
+        v = d["listChanged"]
         n += 1
         if not (v is True or v is False):
             raise _type_error("boolean", v, path + "/listChanged")
-    _s_ClientCapabilitiesRoots__list_changed(o, v)
-    if len(d) != n:
-        _s_ClientCapabilitiesRoots__extra(o, _extra(d, _K_ClientCapabilitiesRoots, path))
+        o.list_changed = v
     else:
-        _s_ClientCapabilitiesRoots__extra(o, {})
-    return o
+        o.list_changed = OMITTED
+    o.extra = _extra(d, _K_ClientCapabilitiesRoots, path) if len(d) != n else {}
+    o.__class__ = ClientCapabilitiesRoots
+    r: ClientCapabilitiesRoots = o
+    return r
 
 
 def _unstructure_ClientCapabilitiesRoots(o: ClientCapabilitiesRoots) -> dict[str, Any]:
@@ -3343,26 +3397,29 @@ def _unstructure_ClientCapabilitiesRoots(o: ClientCapabilitiesRoots) -> dict[str
 
 
 def _structure_CompleteRequest(d: Any, path: str) -> CompleteRequest:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: CompleteRequest = _new(CompleteRequest)
-    v = d.get("method", _MISSING)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_CompleteRequest()
+    try:
+        v = d["method"]
+    except KeyError:
+        raise _missing("method", path) from None
     if v != "completion/complete":
-        raise _const_error(v, "completion/complete", "method", path)
-    _s_CompleteRequest__method(o, "completion/complete")
-    v = d.get("params", _MISSING)
-    if v is _MISSING:
-        raise _missing("params", path)
+        raise _type_error("\"completion/complete\"", v, path + "/method")
+    o.method = "completion/complete"
+    try:
+        v = d["params"]
+    except KeyError:
+        raise _missing("params", path) from None
     try:
         v = _structure_CompleteRequestParams(v, "")
     except ValidationError as e:
         raise _at(e, path + "/params") from None
-    _s_CompleteRequest__params(o, v)
-    if len(d) != 2:
-        _s_CompleteRequest__extra(o, _extra(d, _K_CompleteRequest, path))
-    else:
-        _s_CompleteRequest__extra(o, {})
-    return o
+    o.params = v
+    o.extra = _extra(d, _K_CompleteRequest, path) if len(d) != 2 else {}
+    o.__class__ = CompleteRequest
+    r: CompleteRequest = o
+    return r
 
 
 def _unstructure_CompleteRequest(o: CompleteRequest) -> dict[str, Any]:
@@ -3373,30 +3430,31 @@ def _unstructure_CompleteRequest(o: CompleteRequest) -> dict[str, Any]:
 
 
 def _structure_CompleteRequestParams(d: Any, path: str) -> CompleteRequestParams:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: CompleteRequestParams = _new(CompleteRequestParams)
-    v = d.get("argument", _MISSING)
-    if v is _MISSING:
-        raise _missing("argument", path)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_CompleteRequestParams()
+    try:
+        v = d["argument"]
+    except KeyError:
+        raise _missing("argument", path) from None
     try:
         v = _structure_CompleteRequestParamsArgument(v, "")
     except ValidationError as e:
         raise _at(e, path + "/argument") from None
-    _s_CompleteRequestParams__argument(o, v)
-    v = d.get("ref", _MISSING)
-    if v is _MISSING:
-        raise _missing("ref", path)
+    o.argument = v
+    try:
+        v = d["ref"]
+    except KeyError:
+        raise _missing("ref", path) from None
     try:
         v = _structure_CompleteRequestParamsRef(v, "")
     except ValidationError as e:
         raise _at(e, path + "/ref") from None
-    _s_CompleteRequestParams__ref(o, v)
-    if len(d) != 2:
-        _s_CompleteRequestParams__extra(o, _extra(d, _K_CompleteRequestParams, path))
-    else:
-        _s_CompleteRequestParams__extra(o, {})
-    return o
+    o.ref = v
+    o.extra = _extra(d, _K_CompleteRequestParams, path) if len(d) != 2 else {}
+    o.__class__ = CompleteRequestParams
+    r: CompleteRequestParams = o
+    return r
 
 
 def _unstructure_CompleteRequestParams(o: CompleteRequestParams) -> dict[str, Any]:
@@ -3407,26 +3465,27 @@ def _unstructure_CompleteRequestParams(o: CompleteRequestParams) -> dict[str, An
 
 
 def _structure_CompleteRequestParamsArgument(d: Any, path: str) -> CompleteRequestParamsArgument:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: CompleteRequestParamsArgument = _new(CompleteRequestParamsArgument)
-    v = d.get("name", _MISSING)
-    if v is _MISSING:
-        raise _missing("name", path)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_CompleteRequestParamsArgument()
+    try:
+        v = d["name"]
+    except KeyError:
+        raise _missing("name", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/name")
-    _s_CompleteRequestParamsArgument__name(o, v)
-    v = d.get("value", _MISSING)
-    if v is _MISSING:
-        raise _missing("value", path)
+    o.name = v
+    try:
+        v = d["value"]
+    except KeyError:
+        raise _missing("value", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/value")
-    _s_CompleteRequestParamsArgument__value(o, v)
-    if len(d) != 2:
-        _s_CompleteRequestParamsArgument__extra(o, _extra(d, _K_CompleteRequestParamsArgument, path))
-    else:
-        _s_CompleteRequestParamsArgument__extra(o, {})
-    return o
+    o.value = v
+    o.extra = _extra(d, _K_CompleteRequestParamsArgument, path) if len(d) != 2 else {}
+    o.__class__ = CompleteRequestParamsArgument
+    r: CompleteRequestParamsArgument = o
+    return r
 
 
 def _unstructure_CompleteRequestParamsArgument(o: CompleteRequestParamsArgument) -> dict[str, Any]:
@@ -3437,32 +3496,34 @@ def _unstructure_CompleteRequestParamsArgument(o: CompleteRequestParamsArgument)
 
 
 def _structure_CompleteResult(d: Any, path: str) -> CompleteResult:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: CompleteResult = _new(CompleteResult)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_CompleteResult()
     n = 1
-    v = d.get("_meta", OMITTED)
-    if v is not OMITTED:
+    if "_meta" in d:
+        v = d["_meta"]
         n += 1
         if not isinstance(v, dict):
-            raise _type_error("object", v, path + "/_meta")
-        for k in v:
-            if not isinstance(k, str):
-                raise _key_error(k, path + "/_meta")
-    _s_CompleteResult__meta(o, v)
-    v = d.get("completion", _MISSING)
-    if v is _MISSING:
-        raise _missing("completion", path)
+            raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        for k0 in v:
+            if not isinstance(k0, str):
+                raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        o.meta = v
+    else:
+        o.meta = OMITTED
+    try:
+        v = d["completion"]
+    except KeyError:
+        raise _missing("completion", path) from None
     try:
         v = _structure_CompleteResultCompletion(v, "")
     except ValidationError as e:
         raise _at(e, path + "/completion") from None
-    _s_CompleteResult__completion(o, v)
-    if len(d) != n:
-        _s_CompleteResult__extra(o, _extra(d, _K_CompleteResult, path))
-    else:
-        _s_CompleteResult__extra(o, {})
-    return o
+    o.completion = v
+    o.extra = _extra(d, _K_CompleteResult, path) if len(d) != n else {}
+    o.__class__ = CompleteResult
+    r: CompleteResult = o
+    return r
 
 
 def _unstructure_CompleteResult(o: CompleteResult) -> dict[str, Any]:
@@ -3477,36 +3538,40 @@ def _unstructure_CompleteResult(o: CompleteResult) -> dict[str, Any]:
 
 
 def _structure_CompleteResultCompletion(d: Any, path: str) -> CompleteResultCompletion:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: CompleteResultCompletion = _new(CompleteResultCompletion)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_CompleteResultCompletion()
     n = 1
-    v = d.get("hasMore", OMITTED)
-    if v is not OMITTED:
+    if "hasMore" in d:
+        v = d["hasMore"]
         n += 1
         if not (v is True or v is False):
             raise _type_error("boolean", v, path + "/hasMore")
-    _s_CompleteResultCompletion__has_more(o, v)
-    v = d.get("total", OMITTED)
-    if v is not OMITTED:
+        o.has_more = v
+    else:
+        o.has_more = OMITTED
+    if "total" in d:
+        v = d["total"]
         n += 1
         if not (v.__class__ is int or _is_int(v)):
             raise _type_error("integer", v, path + "/total")
-    _s_CompleteResultCompletion__total(o, v)
-    v = d.get("values", _MISSING)
-    if v is _MISSING:
-        raise _missing("values", path)
-    if not isinstance(v, list):
-        raise _type_error("array", v, path + "/values")
-    for x in v:
-        if not isinstance(x, str):
-            raise _bad_item(v, lambda x: isinstance(x, str), "string", path + "/values")
-    _s_CompleteResultCompletion__values(o, v)
-    if len(d) != n:
-        _s_CompleteResultCompletion__extra(o, _extra(d, _K_CompleteResultCompletion, path))
+        o.total = v
     else:
-        _s_CompleteResultCompletion__extra(o, {})
-    return o
+        o.total = OMITTED
+    try:
+        v = d["values"]
+    except KeyError:
+        raise _missing("values", path) from None
+    if not isinstance(v, list):
+        raise _invalid(v, _structure__list_str, path + "/values")
+    for x0 in v:
+        if not isinstance(x0, str):
+            raise _invalid(v, _structure__list_str, path + "/values")
+    o.values = v
+    o.extra = _extra(d, _K_CompleteResultCompletion, path) if len(d) != n else {}
+    o.__class__ = CompleteResultCompletion
+    r: CompleteResultCompletion = o
+    return r
 
 
 def _unstructure_CompleteResultCompletion(o: CompleteResultCompletion) -> dict[str, Any]:
@@ -3524,26 +3589,29 @@ def _unstructure_CompleteResultCompletion(o: CompleteResultCompletion) -> dict[s
 
 
 def _structure_CreateMessageRequest(d: Any, path: str) -> CreateMessageRequest:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: CreateMessageRequest = _new(CreateMessageRequest)
-    v = d.get("method", _MISSING)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_CreateMessageRequest()
+    try:
+        v = d["method"]
+    except KeyError:
+        raise _missing("method", path) from None
     if v != "sampling/createMessage":
-        raise _const_error(v, "sampling/createMessage", "method", path)
-    _s_CreateMessageRequest__method(o, "sampling/createMessage")
-    v = d.get("params", _MISSING)
-    if v is _MISSING:
-        raise _missing("params", path)
+        raise _type_error("\"sampling/createMessage\"", v, path + "/method")
+    o.method = "sampling/createMessage"
+    try:
+        v = d["params"]
+    except KeyError:
+        raise _missing("params", path) from None
     try:
         v = _structure_CreateMessageRequestParams(v, "")
     except ValidationError as e:
         raise _at(e, path + "/params") from None
-    _s_CreateMessageRequest__params(o, v)
-    if len(d) != 2:
-        _s_CreateMessageRequest__extra(o, _extra(d, _K_CreateMessageRequest, path))
-    else:
-        _s_CreateMessageRequest__extra(o, {})
-    return o
+    o.params = v
+    o.extra = _extra(d, _K_CreateMessageRequest, path) if len(d) != 2 else {}
+    o.__class__ = CreateMessageRequest
+    r: CreateMessageRequest = o
+    return r
 
 
 def _unstructure_CreateMessageRequest(o: CreateMessageRequest) -> dict[str, Any]:
@@ -3554,75 +3622,88 @@ def _unstructure_CreateMessageRequest(o: CreateMessageRequest) -> dict[str, Any]
 
 
 def _structure_CreateMessageRequestParams(d: Any, path: str) -> CreateMessageRequestParams:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: CreateMessageRequestParams = _new(CreateMessageRequestParams)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_CreateMessageRequestParams()
     n = 2
-    v = d.get("includeContext", OMITTED)
-    if v is not OMITTED:
+    if "includeContext" in d:
+        v = d["includeContext"]
         n += 1
         if not (isinstance(v, str) and v in {"allServers", "none", "thisServer"}):
             raise _type_error("one of \"allServers\", \"none\", \"thisServer\"", v, path + "/includeContext")
-    _s_CreateMessageRequestParams__include_context(o, v)
-    v = d.get("maxTokens", _MISSING)
-    if v is _MISSING:
-        raise _missing("maxTokens", path)
+        o.include_context = v
+    else:
+        o.include_context = OMITTED
+    try:
+        v = d["maxTokens"]
+    except KeyError:
+        raise _missing("maxTokens", path) from None
     if not (v.__class__ is int or _is_int(v)):
         raise _type_error("integer", v, path + "/maxTokens")
-    _s_CreateMessageRequestParams__max_tokens(o, v)
-    v = d.get("messages", _MISSING)
-    if v is _MISSING:
-        raise _missing("messages", path)
+    o.max_tokens = v
+    try:
+        v = d["messages"]
+    except KeyError:
+        raise _missing("messages", path) from None
     if not isinstance(v, list):
         raise _type_error("array", v, path + "/messages")
     try:
         v = [_structure_SamplingMessage(x, "") for x in v]
     except ValidationError:
         raise _item_error(v, _structure_SamplingMessage, path + "/messages") from None
-    _s_CreateMessageRequestParams__messages(o, v)
-    v = d.get("metadata", OMITTED)
-    if v is not OMITTED:
+    o.messages = v
+    if "metadata" in d:
+        v = d["metadata"]
         n += 1
         if not isinstance(v, dict):
-            raise _type_error("object", v, path + "/metadata")
-        for k in v:
-            if not isinstance(k, str):
-                raise _key_error(k, path + "/metadata")
-    _s_CreateMessageRequestParams__metadata(o, v)
-    v = d.get("modelPreferences", OMITTED)
-    if v is not OMITTED:
+            raise _invalid(v, _structure__dict_str_Any, path + "/metadata")
+        for k0 in v:
+            if not isinstance(k0, str):
+                raise _invalid(v, _structure__dict_str_Any, path + "/metadata")
+        o.metadata = v
+    else:
+        o.metadata = OMITTED
+    if "modelPreferences" in d:
+        v = d["modelPreferences"]
         n += 1
         try:
             v = _structure_ModelPreferences(v, "")
         except ValidationError as e:
             raise _at(e, path + "/modelPreferences") from None
-    _s_CreateMessageRequestParams__model_preferences(o, v)
-    v = d.get("stopSequences", OMITTED)
-    if v is not OMITTED:
+        o.model_preferences = v
+    else:
+        o.model_preferences = OMITTED
+    if "stopSequences" in d:
+        v = d["stopSequences"]
         n += 1
         if not isinstance(v, list):
-            raise _type_error("array", v, path + "/stopSequences")
-        for x in v:
-            if not isinstance(x, str):
-                raise _bad_item(v, lambda x: isinstance(x, str), "string", path + "/stopSequences")
-    _s_CreateMessageRequestParams__stop_sequences(o, v)
-    v = d.get("systemPrompt", OMITTED)
-    if v is not OMITTED:
+            raise _invalid(v, _structure__list_str, path + "/stopSequences")
+        for x0 in v:
+            if not isinstance(x0, str):
+                raise _invalid(v, _structure__list_str, path + "/stopSequences")
+        o.stop_sequences = v
+    else:
+        o.stop_sequences = OMITTED
+    if "systemPrompt" in d:
+        v = d["systemPrompt"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/systemPrompt")
-    _s_CreateMessageRequestParams__system_prompt(o, v)
-    v = d.get("temperature", OMITTED)
-    if v is not OMITTED:
+        o.system_prompt = v
+    else:
+        o.system_prompt = OMITTED
+    if "temperature" in d:
+        v = d["temperature"]
         n += 1
         if not (v.__class__ is float or v.__class__ is int or _is_number(v)):
             raise _type_error("number", v, path + "/temperature")
-    _s_CreateMessageRequestParams__temperature(o, v)
-    if len(d) != n:
-        _s_CreateMessageRequestParams__extra(o, _extra(d, _K_CreateMessageRequestParams, path))
+        o.temperature = v
     else:
-        _s_CreateMessageRequestParams__extra(o, {})
-    return o
+        o.temperature = OMITTED
+    o.extra = _extra(d, _K_CreateMessageRequestParams, path) if len(d) != n else {}
+    o.__class__ = CreateMessageRequestParams
+    r: CreateMessageRequestParams = o
+    return r
 
 
 def _unstructure_CreateMessageRequestParams(o: CreateMessageRequestParams) -> dict[str, Any]:
@@ -3652,50 +3733,56 @@ def _unstructure_CreateMessageRequestParams(o: CreateMessageRequestParams) -> di
 
 
 def _structure_CreateMessageResult(d: Any, path: str) -> CreateMessageResult:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: CreateMessageResult = _new(CreateMessageResult)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_CreateMessageResult()
     n = 3
-    v = d.get("_meta", OMITTED)
-    if v is not OMITTED:
+    if "_meta" in d:
+        v = d["_meta"]
         n += 1
         if not isinstance(v, dict):
-            raise _type_error("object", v, path + "/_meta")
-        for k in v:
-            if not isinstance(k, str):
-                raise _key_error(k, path + "/_meta")
-    _s_CreateMessageResult__meta(o, v)
-    v = d.get("content", _MISSING)
-    if v is _MISSING:
-        raise _missing("content", path)
+            raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        for k0 in v:
+            if not isinstance(k0, str):
+                raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        o.meta = v
+    else:
+        o.meta = OMITTED
+    try:
+        v = d["content"]
+    except KeyError:
+        raise _missing("content", path) from None
     try:
         v = _structure_CreateMessageResultContent(v, "")
     except ValidationError as e:
         raise _at(e, path + "/content") from None
-    _s_CreateMessageResult__content(o, v)
-    v = d.get("model", _MISSING)
-    if v is _MISSING:
-        raise _missing("model", path)
+    o.content = v
+    try:
+        v = d["model"]
+    except KeyError:
+        raise _missing("model", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/model")
-    _s_CreateMessageResult__model(o, v)
-    v = d.get("role", _MISSING)
-    if v is _MISSING:
-        raise _missing("role", path)
+    o.model = v
+    try:
+        v = d["role"]
+    except KeyError:
+        raise _missing("role", path) from None
     if not (isinstance(v, str) and v in {"assistant", "user"}):
         raise _type_error("one of \"assistant\", \"user\"", v, path + "/role")
-    _s_CreateMessageResult__role(o, v)
-    v = d.get("stopReason", OMITTED)
-    if v is not OMITTED:
+    o.role = v
+    if "stopReason" in d:
+        v = d["stopReason"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/stopReason")
-    _s_CreateMessageResult__stop_reason(o, v)
-    if len(d) != n:
-        _s_CreateMessageResult__extra(o, _extra(d, _K_CreateMessageResult, path))
+        o.stop_reason = v
     else:
-        _s_CreateMessageResult__extra(o, {})
-    return o
+        o.stop_reason = OMITTED
+    o.extra = _extra(d, _K_CreateMessageResult, path) if len(d) != n else {}
+    o.__class__ = CreateMessageResult
+    r: CreateMessageResult = o
+    return r
 
 
 def _unstructure_CreateMessageResult(o: CreateMessageResult) -> dict[str, Any]:
@@ -3713,35 +3800,40 @@ def _unstructure_CreateMessageResult(o: CreateMessageResult) -> dict[str, Any]:
 
 
 def _structure_EmbeddedResource(d: Any, path: str) -> EmbeddedResource:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: EmbeddedResource = _new(EmbeddedResource)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_EmbeddedResource()
     n = 2
-    v = d.get("annotations", OMITTED)
-    if v is not OMITTED:
+    if "annotations" in d:
+        v = d["annotations"]
         n += 1
         try:
             v = _structure_EmbeddedResourceAnnotations(v, "")
         except ValidationError as e:
             raise _at(e, path + "/annotations") from None
-    _s_EmbeddedResource__annotations(o, v)
-    v = d.get("resource", _MISSING)
-    if v is _MISSING:
-        raise _missing("resource", path)
+        o.annotations = v
+    else:
+        o.annotations = OMITTED
+    try:
+        v = d["resource"]
+    except KeyError:
+        raise _missing("resource", path) from None
     try:
         v = _structure_EmbeddedResourceResource(v, "")
     except ValidationError as e:
         raise _at(e, path + "/resource") from None
-    _s_EmbeddedResource__resource(o, v)
-    v = d.get("type", _MISSING)
+    o.resource = v
+    try:
+        v = d["type"]
+    except KeyError:
+        raise _missing("type", path) from None
     if v != "resource":
-        raise _const_error(v, "resource", "type", path)
-    _s_EmbeddedResource__type(o, "resource")
-    if len(d) != n:
-        _s_EmbeddedResource__extra(o, _extra(d, _K_EmbeddedResource, path))
-    else:
-        _s_EmbeddedResource__extra(o, {})
-    return o
+        raise _type_error("\"resource\"", v, path + "/type")
+    o.type = "resource"
+    o.extra = _extra(d, _K_EmbeddedResource, path) if len(d) != n else {}
+    o.__class__ = EmbeddedResource
+    r: EmbeddedResource = o
+    return r
 
 
 def _unstructure_EmbeddedResource(o: EmbeddedResource) -> dict[str, Any]:
@@ -3756,30 +3848,39 @@ def _unstructure_EmbeddedResource(o: EmbeddedResource) -> dict[str, Any]:
 
 
 def _structure_EmbeddedResourceAnnotations(d: Any, path: str) -> EmbeddedResourceAnnotations:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: EmbeddedResourceAnnotations = _new(EmbeddedResourceAnnotations)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_EmbeddedResourceAnnotations()
+    if not d:
+        o.audience = OMITTED
+        o.priority = OMITTED
+        o.extra = {}
+        o.__class__ = EmbeddedResourceAnnotations
+        return o  # type: ignore[no-any-return]
     n = 0
-    v = d.get("audience", OMITTED)
-    if v is not OMITTED:
+    if "audience" in d:
+        v = d["audience"]
         n += 1
         if not isinstance(v, list):
-            raise _type_error("array", v, path + "/audience")
-        for x in v:
-            if not (isinstance(x, str) and x in {"assistant", "user"}):
-                raise _bad_item(v, lambda x: (isinstance(x, str) and x in {"assistant", "user"}), "one of \"assistant\", \"user\"", path + "/audience")
-    _s_EmbeddedResourceAnnotations__audience(o, v)
-    v = d.get("priority", OMITTED)
-    if v is not OMITTED:
+            raise _invalid(v, _structure__list_Role, path + "/audience")
+        for x0 in v:
+            if not (isinstance(x0, str) and x0 in {"assistant", "user"}):
+                raise _invalid(v, _structure__list_Role, path + "/audience")
+        o.audience = v
+    else:
+        o.audience = OMITTED
+    if "priority" in d:
+        v = d["priority"]
         n += 1
         if not ((v.__class__ is float or v.__class__ is int or _is_number(v)) and v >= 0 and v <= 1):
             raise _type_error("number in [0, 1]", v, path + "/priority")
-    _s_EmbeddedResourceAnnotations__priority(o, v)
-    if len(d) != n:
-        _s_EmbeddedResourceAnnotations__extra(o, _extra(d, _K_EmbeddedResourceAnnotations, path))
+        o.priority = v
     else:
-        _s_EmbeddedResourceAnnotations__extra(o, {})
-    return o
+        o.priority = OMITTED
+    o.extra = _extra(d, _K_EmbeddedResourceAnnotations, path) if len(d) != n else {}
+    o.__class__ = EmbeddedResourceAnnotations
+    r: EmbeddedResourceAnnotations = o
+    return r
 
 
 def _unstructure_EmbeddedResourceAnnotations(o: EmbeddedResourceAnnotations) -> dict[str, Any]:
@@ -3797,26 +3898,29 @@ def _unstructure_EmbeddedResourceAnnotations(o: EmbeddedResourceAnnotations) -> 
 
 
 def _structure_GetPromptRequest(d: Any, path: str) -> GetPromptRequest:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: GetPromptRequest = _new(GetPromptRequest)
-    v = d.get("method", _MISSING)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_GetPromptRequest()
+    try:
+        v = d["method"]
+    except KeyError:
+        raise _missing("method", path) from None
     if v != "prompts/get":
-        raise _const_error(v, "prompts/get", "method", path)
-    _s_GetPromptRequest__method(o, "prompts/get")
-    v = d.get("params", _MISSING)
-    if v is _MISSING:
-        raise _missing("params", path)
+        raise _type_error("\"prompts/get\"", v, path + "/method")
+    o.method = "prompts/get"
+    try:
+        v = d["params"]
+    except KeyError:
+        raise _missing("params", path) from None
     try:
         v = _structure_GetPromptRequestParams(v, "")
     except ValidationError as e:
         raise _at(e, path + "/params") from None
-    _s_GetPromptRequest__params(o, v)
-    if len(d) != 2:
-        _s_GetPromptRequest__extra(o, _extra(d, _K_GetPromptRequest, path))
-    else:
-        _s_GetPromptRequest__extra(o, {})
-    return o
+    o.params = v
+    o.extra = _extra(d, _K_GetPromptRequest, path) if len(d) != 2 else {}
+    o.__class__ = GetPromptRequest
+    r: GetPromptRequest = o
+    return r
 
 
 def _unstructure_GetPromptRequest(o: GetPromptRequest) -> dict[str, Any]:
@@ -3827,30 +3931,34 @@ def _unstructure_GetPromptRequest(o: GetPromptRequest) -> dict[str, Any]:
 
 
 def _structure_GetPromptRequestParams(d: Any, path: str) -> GetPromptRequestParams:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: GetPromptRequestParams = _new(GetPromptRequestParams)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_GetPromptRequestParams()
     n = 1
-    v = d.get("arguments", OMITTED)
-    if v is not OMITTED:
+    if "arguments" in d:
+        v = d["arguments"]
         n += 1
         if not isinstance(v, dict):
-            raise _type_error("object", v, path + "/arguments")
-        for k, x in v.items():
-            if not isinstance(k, str) or not (isinstance(x, str)):
-                raise _bad_entry(v, lambda x: isinstance(x, str), "string", path + "/arguments")
-    _s_GetPromptRequestParams__arguments(o, v)
-    v = d.get("name", _MISSING)
-    if v is _MISSING:
-        raise _missing("name", path)
+            raise _invalid(v, _structure__dict_str_str, path + "/arguments")
+        for k0, x0 in v.items():
+            if not isinstance(k0, str):
+                raise _invalid(v, _structure__dict_str_str, path + "/arguments")
+            if not isinstance(x0, str):
+                raise _invalid(v, _structure__dict_str_str, path + "/arguments")
+        o.arguments = v
+    else:
+        o.arguments = OMITTED
+    try:
+        v = d["name"]
+    except KeyError:
+        raise _missing("name", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/name")
-    _s_GetPromptRequestParams__name(o, v)
-    if len(d) != n:
-        _s_GetPromptRequestParams__extra(o, _extra(d, _K_GetPromptRequestParams, path))
-    else:
-        _s_GetPromptRequestParams__extra(o, {})
-    return o
+    o.name = v
+    o.extra = _extra(d, _K_GetPromptRequestParams, path) if len(d) != n else {}
+    o.__class__ = GetPromptRequestParams
+    r: GetPromptRequestParams = o
+    return r
 
 
 def _unstructure_GetPromptRequestParams(o: GetPromptRequestParams) -> dict[str, Any]:
@@ -3865,40 +3973,44 @@ def _unstructure_GetPromptRequestParams(o: GetPromptRequestParams) -> dict[str, 
 
 
 def _structure_GetPromptResult(d: Any, path: str) -> GetPromptResult:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: GetPromptResult = _new(GetPromptResult)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_GetPromptResult()
     n = 1
-    v = d.get("_meta", OMITTED)
-    if v is not OMITTED:
+    if "_meta" in d:
+        v = d["_meta"]
         n += 1
         if not isinstance(v, dict):
-            raise _type_error("object", v, path + "/_meta")
-        for k in v:
-            if not isinstance(k, str):
-                raise _key_error(k, path + "/_meta")
-    _s_GetPromptResult__meta(o, v)
-    v = d.get("description", OMITTED)
-    if v is not OMITTED:
+            raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        for k0 in v:
+            if not isinstance(k0, str):
+                raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        o.meta = v
+    else:
+        o.meta = OMITTED
+    if "description" in d:
+        v = d["description"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/description")
-    _s_GetPromptResult__description(o, v)
-    v = d.get("messages", _MISSING)
-    if v is _MISSING:
-        raise _missing("messages", path)
+        o.description = v
+    else:
+        o.description = OMITTED
+    try:
+        v = d["messages"]
+    except KeyError:
+        raise _missing("messages", path) from None
     if not isinstance(v, list):
         raise _type_error("array", v, path + "/messages")
     try:
         v = [_structure_PromptMessage(x, "") for x in v]
     except ValidationError:
         raise _item_error(v, _structure_PromptMessage, path + "/messages") from None
-    _s_GetPromptResult__messages(o, v)
-    if len(d) != n:
-        _s_GetPromptResult__extra(o, _extra(d, _K_GetPromptResult, path))
-    else:
-        _s_GetPromptResult__extra(o, {})
-    return o
+    o.messages = v
+    o.extra = _extra(d, _K_GetPromptResult, path) if len(d) != n else {}
+    o.__class__ = GetPromptResult
+    r: GetPromptResult = o
+    return r
 
 
 def _unstructure_GetPromptResult(o: GetPromptResult) -> dict[str, Any]:
@@ -3916,39 +4028,45 @@ def _unstructure_GetPromptResult(o: GetPromptResult) -> dict[str, Any]:
 
 
 def _structure_ImageContent(d: Any, path: str) -> ImageContent:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ImageContent = _new(ImageContent)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ImageContent()
     n = 3
-    v = d.get("annotations", OMITTED)
-    if v is not OMITTED:
+    if "annotations" in d:
+        v = d["annotations"]
         n += 1
         try:
             v = _structure_ImageContentAnnotations(v, "")
         except ValidationError as e:
             raise _at(e, path + "/annotations") from None
-    _s_ImageContent__annotations(o, v)
-    v = d.get("data", _MISSING)
-    if v is _MISSING:
-        raise _missing("data", path)
+        o.annotations = v
+    else:
+        o.annotations = OMITTED
+    try:
+        v = d["data"]
+    except KeyError:
+        raise _missing("data", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/data")
-    _s_ImageContent__data(o, v)
-    v = d.get("mimeType", _MISSING)
-    if v is _MISSING:
-        raise _missing("mimeType", path)
+    o.data = v
+    try:
+        v = d["mimeType"]
+    except KeyError:
+        raise _missing("mimeType", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/mimeType")
-    _s_ImageContent__mime_type(o, v)
-    v = d.get("type", _MISSING)
+    o.mime_type = v
+    try:
+        v = d["type"]
+    except KeyError:
+        raise _missing("type", path) from None
     if v != "image":
-        raise _const_error(v, "image", "type", path)
-    _s_ImageContent__type(o, "image")
-    if len(d) != n:
-        _s_ImageContent__extra(o, _extra(d, _K_ImageContent, path))
-    else:
-        _s_ImageContent__extra(o, {})
-    return o
+        raise _type_error("\"image\"", v, path + "/type")
+    o.type = "image"
+    o.extra = _extra(d, _K_ImageContent, path) if len(d) != n else {}
+    o.__class__ = ImageContent
+    r: ImageContent = o
+    return r
 
 
 def _unstructure_ImageContent(o: ImageContent) -> dict[str, Any]:
@@ -3963,30 +4081,39 @@ def _unstructure_ImageContent(o: ImageContent) -> dict[str, Any]:
 
 
 def _structure_ImageContentAnnotations(d: Any, path: str) -> ImageContentAnnotations:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ImageContentAnnotations = _new(ImageContentAnnotations)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ImageContentAnnotations()
+    if not d:
+        o.audience = OMITTED
+        o.priority = OMITTED
+        o.extra = {}
+        o.__class__ = ImageContentAnnotations
+        return o  # type: ignore[no-any-return]
     n = 0
-    v = d.get("audience", OMITTED)
-    if v is not OMITTED:
+    if "audience" in d:
+        v = d["audience"]
         n += 1
         if not isinstance(v, list):
-            raise _type_error("array", v, path + "/audience")
-        for x in v:
-            if not (isinstance(x, str) and x in {"assistant", "user"}):
-                raise _bad_item(v, lambda x: (isinstance(x, str) and x in {"assistant", "user"}), "one of \"assistant\", \"user\"", path + "/audience")
-    _s_ImageContentAnnotations__audience(o, v)
-    v = d.get("priority", OMITTED)
-    if v is not OMITTED:
+            raise _invalid(v, _structure__list_Role, path + "/audience")
+        for x0 in v:
+            if not (isinstance(x0, str) and x0 in {"assistant", "user"}):
+                raise _invalid(v, _structure__list_Role, path + "/audience")
+        o.audience = v
+    else:
+        o.audience = OMITTED
+    if "priority" in d:
+        v = d["priority"]
         n += 1
         if not ((v.__class__ is float or v.__class__ is int or _is_number(v)) and v >= 0 and v <= 1):
             raise _type_error("number in [0, 1]", v, path + "/priority")
-    _s_ImageContentAnnotations__priority(o, v)
-    if len(d) != n:
-        _s_ImageContentAnnotations__extra(o, _extra(d, _K_ImageContentAnnotations, path))
+        o.priority = v
     else:
-        _s_ImageContentAnnotations__extra(o, {})
-    return o
+        o.priority = OMITTED
+    o.extra = _extra(d, _K_ImageContentAnnotations, path) if len(d) != n else {}
+    o.__class__ = ImageContentAnnotations
+    r: ImageContentAnnotations = o
+    return r
 
 
 def _unstructure_ImageContentAnnotations(o: ImageContentAnnotations) -> dict[str, Any]:
@@ -4004,26 +4131,27 @@ def _unstructure_ImageContentAnnotations(o: ImageContentAnnotations) -> dict[str
 
 
 def _structure_Implementation(d: Any, path: str) -> Implementation:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: Implementation = _new(Implementation)
-    v = d.get("name", _MISSING)
-    if v is _MISSING:
-        raise _missing("name", path)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_Implementation()
+    try:
+        v = d["name"]
+    except KeyError:
+        raise _missing("name", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/name")
-    _s_Implementation__name(o, v)
-    v = d.get("version", _MISSING)
-    if v is _MISSING:
-        raise _missing("version", path)
+    o.name = v
+    try:
+        v = d["version"]
+    except KeyError:
+        raise _missing("version", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/version")
-    _s_Implementation__version(o, v)
-    if len(d) != 2:
-        _s_Implementation__extra(o, _extra(d, _K_Implementation, path))
-    else:
-        _s_Implementation__extra(o, {})
-    return o
+    o.version = v
+    o.extra = _extra(d, _K_Implementation, path) if len(d) != 2 else {}
+    o.__class__ = Implementation
+    r: Implementation = o
+    return r
 
 
 def _unstructure_Implementation(o: Implementation) -> dict[str, Any]:
@@ -4034,26 +4162,29 @@ def _unstructure_Implementation(o: Implementation) -> dict[str, Any]:
 
 
 def _structure_InitializeRequest(d: Any, path: str) -> InitializeRequest:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: InitializeRequest = _new(InitializeRequest)
-    v = d.get("method", _MISSING)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_InitializeRequest()
+    try:
+        v = d["method"]
+    except KeyError:
+        raise _missing("method", path) from None
     if v != "initialize":
-        raise _const_error(v, "initialize", "method", path)
-    _s_InitializeRequest__method(o, "initialize")
-    v = d.get("params", _MISSING)
-    if v is _MISSING:
-        raise _missing("params", path)
+        raise _type_error("\"initialize\"", v, path + "/method")
+    o.method = "initialize"
+    try:
+        v = d["params"]
+    except KeyError:
+        raise _missing("params", path) from None
     try:
         v = _structure_InitializeRequestParams(v, "")
     except ValidationError as e:
         raise _at(e, path + "/params") from None
-    _s_InitializeRequest__params(o, v)
-    if len(d) != 2:
-        _s_InitializeRequest__extra(o, _extra(d, _K_InitializeRequest, path))
-    else:
-        _s_InitializeRequest__extra(o, {})
-    return o
+    o.params = v
+    o.extra = _extra(d, _K_InitializeRequest, path) if len(d) != 2 else {}
+    o.__class__ = InitializeRequest
+    r: InitializeRequest = o
+    return r
 
 
 def _unstructure_InitializeRequest(o: InitializeRequest) -> dict[str, Any]:
@@ -4064,36 +4195,38 @@ def _unstructure_InitializeRequest(o: InitializeRequest) -> dict[str, Any]:
 
 
 def _structure_InitializeRequestParams(d: Any, path: str) -> InitializeRequestParams:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: InitializeRequestParams = _new(InitializeRequestParams)
-    v = d.get("capabilities", _MISSING)
-    if v is _MISSING:
-        raise _missing("capabilities", path)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_InitializeRequestParams()
+    try:
+        v = d["capabilities"]
+    except KeyError:
+        raise _missing("capabilities", path) from None
     try:
         v = _structure_ClientCapabilities(v, "")
     except ValidationError as e:
         raise _at(e, path + "/capabilities") from None
-    _s_InitializeRequestParams__capabilities(o, v)
-    v = d.get("clientInfo", _MISSING)
-    if v is _MISSING:
-        raise _missing("clientInfo", path)
+    o.capabilities = v
+    try:
+        v = d["clientInfo"]
+    except KeyError:
+        raise _missing("clientInfo", path) from None
     try:
         v = _structure_Implementation(v, "")
     except ValidationError as e:
         raise _at(e, path + "/clientInfo") from None
-    _s_InitializeRequestParams__client_info(o, v)
-    v = d.get("protocolVersion", _MISSING)
-    if v is _MISSING:
-        raise _missing("protocolVersion", path)
+    o.client_info = v
+    try:
+        v = d["protocolVersion"]
+    except KeyError:
+        raise _missing("protocolVersion", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/protocolVersion")
-    _s_InitializeRequestParams__protocol_version(o, v)
-    if len(d) != 3:
-        _s_InitializeRequestParams__extra(o, _extra(d, _K_InitializeRequestParams, path))
-    else:
-        _s_InitializeRequestParams__extra(o, {})
-    return o
+    o.protocol_version = v
+    o.extra = _extra(d, _K_InitializeRequestParams, path) if len(d) != 3 else {}
+    o.__class__ = InitializeRequestParams
+    r: InitializeRequestParams = o
+    return r
 
 
 def _unstructure_InitializeRequestParams(o: InitializeRequestParams) -> dict[str, Any]:
@@ -4104,52 +4237,58 @@ def _unstructure_InitializeRequestParams(o: InitializeRequestParams) -> dict[str
 
 
 def _structure_InitializeResult(d: Any, path: str) -> InitializeResult:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: InitializeResult = _new(InitializeResult)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_InitializeResult()
     n = 3
-    v = d.get("_meta", OMITTED)
-    if v is not OMITTED:
+    if "_meta" in d:
+        v = d["_meta"]
         n += 1
         if not isinstance(v, dict):
-            raise _type_error("object", v, path + "/_meta")
-        for k in v:
-            if not isinstance(k, str):
-                raise _key_error(k, path + "/_meta")
-    _s_InitializeResult__meta(o, v)
-    v = d.get("capabilities", _MISSING)
-    if v is _MISSING:
-        raise _missing("capabilities", path)
+            raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        for k0 in v:
+            if not isinstance(k0, str):
+                raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        o.meta = v
+    else:
+        o.meta = OMITTED
+    try:
+        v = d["capabilities"]
+    except KeyError:
+        raise _missing("capabilities", path) from None
     try:
         v = _structure_ServerCapabilities(v, "")
     except ValidationError as e:
         raise _at(e, path + "/capabilities") from None
-    _s_InitializeResult__capabilities(o, v)
-    v = d.get("instructions", OMITTED)
-    if v is not OMITTED:
+    o.capabilities = v
+    if "instructions" in d:
+        v = d["instructions"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/instructions")
-    _s_InitializeResult__instructions(o, v)
-    v = d.get("protocolVersion", _MISSING)
-    if v is _MISSING:
-        raise _missing("protocolVersion", path)
+        o.instructions = v
+    else:
+        o.instructions = OMITTED
+    try:
+        v = d["protocolVersion"]
+    except KeyError:
+        raise _missing("protocolVersion", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/protocolVersion")
-    _s_InitializeResult__protocol_version(o, v)
-    v = d.get("serverInfo", _MISSING)
-    if v is _MISSING:
-        raise _missing("serverInfo", path)
+    o.protocol_version = v
+    try:
+        v = d["serverInfo"]
+    except KeyError:
+        raise _missing("serverInfo", path) from None
     try:
         v = _structure_Implementation(v, "")
     except ValidationError as e:
         raise _at(e, path + "/serverInfo") from None
-    _s_InitializeResult__server_info(o, v)
-    if len(d) != n:
-        _s_InitializeResult__extra(o, _extra(d, _K_InitializeResult, path))
-    else:
-        _s_InitializeResult__extra(o, {})
-    return o
+    o.server_info = v
+    o.extra = _extra(d, _K_InitializeResult, path) if len(d) != n else {}
+    o.__class__ = InitializeResult
+    r: InitializeResult = o
+    return r
 
 
 def _unstructure_InitializeResult(o: InitializeResult) -> dict[str, Any]:
@@ -4167,27 +4306,31 @@ def _unstructure_InitializeResult(o: InitializeResult) -> dict[str, Any]:
 
 
 def _structure_InitializedNotification(d: Any, path: str) -> InitializedNotification:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: InitializedNotification = _new(InitializedNotification)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_InitializedNotification()
     n = 1
-    v = d.get("method", _MISSING)
+    try:
+        v = d["method"]
+    except KeyError:
+        raise _missing("method", path) from None
     if v != "notifications/initialized":
-        raise _const_error(v, "notifications/initialized", "method", path)
-    _s_InitializedNotification__method(o, "notifications/initialized")
-    v = d.get("params", OMITTED)
-    if v is not OMITTED:
+        raise _type_error("\"notifications/initialized\"", v, path + "/method")
+    o.method = "notifications/initialized"
+    if "params" in d:
+        v = d["params"]
         n += 1
         try:
             v = _structure_InitializedNotificationParams(v, "")
         except ValidationError as e:
             raise _at(e, path + "/params") from None
-    _s_InitializedNotification__params(o, v)
-    if len(d) != n:
-        _s_InitializedNotification__extra(o, _extra(d, _K_InitializedNotification, path))
+        o.params = v
     else:
-        _s_InitializedNotification__extra(o, {})
-    return o
+        o.params = OMITTED
+    o.extra = _extra(d, _K_InitializedNotification, path) if len(d) != n else {}
+    o.__class__ = InitializedNotification
+    r: InitializedNotification = o
+    return r
 
 
 def _unstructure_InitializedNotification(o: InitializedNotification) -> dict[str, Any]:
@@ -4202,24 +4345,30 @@ def _unstructure_InitializedNotification(o: InitializedNotification) -> dict[str
 
 
 def _structure_InitializedNotificationParams(d: Any, path: str) -> InitializedNotificationParams:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: InitializedNotificationParams = _new(InitializedNotificationParams)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_InitializedNotificationParams()
+    if not d:
+        o.meta = OMITTED
+        o.extra = {}
+        o.__class__ = InitializedNotificationParams
+        return o  # type: ignore[no-any-return]
     n = 0
-    v = d.get("_meta", OMITTED)
-    if v is not OMITTED:
+    if "_meta" in d:
+        v = d["_meta"]
         n += 1
         if not isinstance(v, dict):
-            raise _type_error("object", v, path + "/_meta")
-        for k in v:
-            if not isinstance(k, str):
-                raise _key_error(k, path + "/_meta")
-    _s_InitializedNotificationParams__meta(o, v)
-    if len(d) != n:
-        _s_InitializedNotificationParams__extra(o, _extra(d, _K_InitializedNotificationParams, path))
+            raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        for k0 in v:
+            if not isinstance(k0, str):
+                raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        o.meta = v
     else:
-        _s_InitializedNotificationParams__extra(o, {})
-    return o
+        o.meta = OMITTED
+    o.extra = _extra(d, _K_InitializedNotificationParams, path) if len(d) != n else {}
+    o.__class__ = InitializedNotificationParams
+    r: InitializedNotificationParams = o
+    return r
 
 
 def _unstructure_InitializedNotificationParams(o: InitializedNotificationParams) -> dict[str, Any]:
@@ -4234,32 +4383,36 @@ def _unstructure_InitializedNotificationParams(o: InitializedNotificationParams)
 
 
 def _structure_JSONRPCError(d: Any, path: str) -> JSONRPCError:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: JSONRPCError = _new(JSONRPCError)
-    v = d.get("error", _MISSING)
-    if v is _MISSING:
-        raise _missing("error", path)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_JSONRPCError()
+    try:
+        v = d["error"]
+    except KeyError:
+        raise _missing("error", path) from None
     try:
         v = _structure_JSONRPCErrorError(v, "")
     except ValidationError as e:
         raise _at(e, path + "/error") from None
-    _s_JSONRPCError__error(o, v)
-    v = d.get("id", _MISSING)
-    if v is _MISSING:
-        raise _missing("id", path)
+    o.error = v
+    try:
+        v = d["id"]
+    except KeyError:
+        raise _missing("id", path) from None
     if not (isinstance(v, str) or (v.__class__ is int or _is_int(v))):
         raise _type_error("string or integer", v, path + "/id")
-    _s_JSONRPCError__id(o, v)
-    v = d.get("jsonrpc", _MISSING)
+    o.id = v
+    try:
+        v = d["jsonrpc"]
+    except KeyError:
+        raise _missing("jsonrpc", path) from None
     if v != "2.0":
-        raise _const_error(v, "2.0", "jsonrpc", path)
-    _s_JSONRPCError__jsonrpc(o, "2.0")
-    if len(d) != 3:
-        _s_JSONRPCError__extra(o, _extra(d, _K_JSONRPCError, path))
-    else:
-        _s_JSONRPCError__extra(o, {})
-    return o
+        raise _type_error("\"2.0\"", v, path + "/jsonrpc")
+    o.jsonrpc = "2.0"
+    o.extra = _extra(d, _K_JSONRPCError, path) if len(d) != 3 else {}
+    o.__class__ = JSONRPCError
+    r: JSONRPCError = o
+    return r
 
 
 def _unstructure_JSONRPCError(o: JSONRPCError) -> dict[str, Any]:
@@ -4270,31 +4423,34 @@ def _unstructure_JSONRPCError(o: JSONRPCError) -> dict[str, Any]:
 
 
 def _structure_JSONRPCErrorError(d: Any, path: str) -> JSONRPCErrorError:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: JSONRPCErrorError = _new(JSONRPCErrorError)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_JSONRPCErrorError()
     n = 2
-    v = d.get("code", _MISSING)
-    if v is _MISSING:
-        raise _missing("code", path)
+    try:
+        v = d["code"]
+    except KeyError:
+        raise _missing("code", path) from None
     if not (v.__class__ is int or _is_int(v)):
         raise _type_error("integer", v, path + "/code")
-    _s_JSONRPCErrorError__code(o, v)
-    v = d.get("data", OMITTED)
-    if v is not OMITTED:
+    o.code = v
+    if "data" in d:
+        v = d["data"]
         n += 1
-    _s_JSONRPCErrorError__data(o, v)
-    v = d.get("message", _MISSING)
-    if v is _MISSING:
-        raise _missing("message", path)
+        o.data = v
+    else:
+        o.data = OMITTED
+    try:
+        v = d["message"]
+    except KeyError:
+        raise _missing("message", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/message")
-    _s_JSONRPCErrorError__message(o, v)
-    if len(d) != n:
-        _s_JSONRPCErrorError__extra(o, _extra(d, _K_JSONRPCErrorError, path))
-    else:
-        _s_JSONRPCErrorError__extra(o, {})
-    return o
+    o.message = v
+    o.extra = _extra(d, _K_JSONRPCErrorError, path) if len(d) != n else {}
+    o.__class__ = JSONRPCErrorError
+    r: JSONRPCErrorError = o
+    return r
 
 
 def _unstructure_JSONRPCErrorError(o: JSONRPCErrorError) -> dict[str, Any]:
@@ -4309,33 +4465,38 @@ def _unstructure_JSONRPCErrorError(o: JSONRPCErrorError) -> dict[str, Any]:
 
 
 def _structure_JSONRPCNotification(d: Any, path: str) -> JSONRPCNotification:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: JSONRPCNotification = _new(JSONRPCNotification)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_JSONRPCNotification()
     n = 2
-    v = d.get("jsonrpc", _MISSING)
+    try:
+        v = d["jsonrpc"]
+    except KeyError:
+        raise _missing("jsonrpc", path) from None
     if v != "2.0":
-        raise _const_error(v, "2.0", "jsonrpc", path)
-    _s_JSONRPCNotification__jsonrpc(o, "2.0")
-    v = d.get("method", _MISSING)
-    if v is _MISSING:
-        raise _missing("method", path)
+        raise _type_error("\"2.0\"", v, path + "/jsonrpc")
+    o.jsonrpc = "2.0"
+    try:
+        v = d["method"]
+    except KeyError:
+        raise _missing("method", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/method")
-    _s_JSONRPCNotification__method(o, v)
-    v = d.get("params", OMITTED)
-    if v is not OMITTED:
+    o.method = v
+    if "params" in d:
+        v = d["params"]
         n += 1
         try:
             v = _structure_JSONRPCNotificationParams(v, "")
         except ValidationError as e:
             raise _at(e, path + "/params") from None
-    _s_JSONRPCNotification__params(o, v)
-    if len(d) != n:
-        _s_JSONRPCNotification__extra(o, _extra(d, _K_JSONRPCNotification, path))
+        o.params = v
     else:
-        _s_JSONRPCNotification__extra(o, {})
-    return o
+        o.params = OMITTED
+    o.extra = _extra(d, _K_JSONRPCNotification, path) if len(d) != n else {}
+    o.__class__ = JSONRPCNotification
+    r: JSONRPCNotification = o
+    return r
 
 
 def _unstructure_JSONRPCNotification(o: JSONRPCNotification) -> dict[str, Any]:
@@ -4350,24 +4511,30 @@ def _unstructure_JSONRPCNotification(o: JSONRPCNotification) -> dict[str, Any]:
 
 
 def _structure_JSONRPCNotificationParams(d: Any, path: str) -> JSONRPCNotificationParams:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: JSONRPCNotificationParams = _new(JSONRPCNotificationParams)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_JSONRPCNotificationParams()
+    if not d:
+        o.meta = OMITTED
+        o.extra = {}
+        o.__class__ = JSONRPCNotificationParams
+        return o  # type: ignore[no-any-return]
     n = 0
-    v = d.get("_meta", OMITTED)
-    if v is not OMITTED:
+    if "_meta" in d:
+        v = d["_meta"]
         n += 1
         if not isinstance(v, dict):
-            raise _type_error("object", v, path + "/_meta")
-        for k in v:
-            if not isinstance(k, str):
-                raise _key_error(k, path + "/_meta")
-    _s_JSONRPCNotificationParams__meta(o, v)
-    if len(d) != n:
-        _s_JSONRPCNotificationParams__extra(o, _extra(d, _K_JSONRPCNotificationParams, path))
+            raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        for k0 in v:
+            if not isinstance(k0, str):
+                raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        o.meta = v
     else:
-        _s_JSONRPCNotificationParams__extra(o, {})
-    return o
+        o.meta = OMITTED
+    o.extra = _extra(d, _K_JSONRPCNotificationParams, path) if len(d) != n else {}
+    o.__class__ = JSONRPCNotificationParams
+    r: JSONRPCNotificationParams = o
+    return r
 
 
 def _unstructure_JSONRPCNotificationParams(o: JSONRPCNotificationParams) -> dict[str, Any]:
@@ -4382,39 +4549,45 @@ def _unstructure_JSONRPCNotificationParams(o: JSONRPCNotificationParams) -> dict
 
 
 def _structure_JSONRPCRequest(d: Any, path: str) -> JSONRPCRequest:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: JSONRPCRequest = _new(JSONRPCRequest)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_JSONRPCRequest()
     n = 3
-    v = d.get("id", _MISSING)
-    if v is _MISSING:
-        raise _missing("id", path)
+    try:
+        v = d["id"]
+    except KeyError:
+        raise _missing("id", path) from None
     if not (isinstance(v, str) or (v.__class__ is int or _is_int(v))):
         raise _type_error("string or integer", v, path + "/id")
-    _s_JSONRPCRequest__id(o, v)
-    v = d.get("jsonrpc", _MISSING)
+    o.id = v
+    try:
+        v = d["jsonrpc"]
+    except KeyError:
+        raise _missing("jsonrpc", path) from None
     if v != "2.0":
-        raise _const_error(v, "2.0", "jsonrpc", path)
-    _s_JSONRPCRequest__jsonrpc(o, "2.0")
-    v = d.get("method", _MISSING)
-    if v is _MISSING:
-        raise _missing("method", path)
+        raise _type_error("\"2.0\"", v, path + "/jsonrpc")
+    o.jsonrpc = "2.0"
+    try:
+        v = d["method"]
+    except KeyError:
+        raise _missing("method", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/method")
-    _s_JSONRPCRequest__method(o, v)
-    v = d.get("params", OMITTED)
-    if v is not OMITTED:
+    o.method = v
+    if "params" in d:
+        v = d["params"]
         n += 1
         try:
             v = _structure_JSONRPCRequestParams(v, "")
         except ValidationError as e:
             raise _at(e, path + "/params") from None
-    _s_JSONRPCRequest__params(o, v)
-    if len(d) != n:
-        _s_JSONRPCRequest__extra(o, _extra(d, _K_JSONRPCRequest, path))
+        o.params = v
     else:
-        _s_JSONRPCRequest__extra(o, {})
-    return o
+        o.params = OMITTED
+    o.extra = _extra(d, _K_JSONRPCRequest, path) if len(d) != n else {}
+    o.__class__ = JSONRPCRequest
+    r: JSONRPCRequest = o
+    return r
 
 
 def _unstructure_JSONRPCRequest(o: JSONRPCRequest) -> dict[str, Any]:
@@ -4429,23 +4602,29 @@ def _unstructure_JSONRPCRequest(o: JSONRPCRequest) -> dict[str, Any]:
 
 
 def _structure_JSONRPCRequestParams(d: Any, path: str) -> JSONRPCRequestParams:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: JSONRPCRequestParams = _new(JSONRPCRequestParams)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_JSONRPCRequestParams()
+    if not d:
+        o.meta = OMITTED
+        o.extra = {}
+        o.__class__ = JSONRPCRequestParams
+        return o  # type: ignore[no-any-return]
     n = 0
-    v = d.get("_meta", OMITTED)
-    if v is not OMITTED:
+    if "_meta" in d:
+        v = d["_meta"]
         n += 1
         try:
             v = _structure_JSONRPCRequestParamsMeta(v, "")
         except ValidationError as e:
             raise _at(e, path + "/_meta") from None
-    _s_JSONRPCRequestParams__meta(o, v)
-    if len(d) != n:
-        _s_JSONRPCRequestParams__extra(o, _extra(d, _K_JSONRPCRequestParams, path))
+        o.meta = v
     else:
-        _s_JSONRPCRequestParams__extra(o, {})
-    return o
+        o.meta = OMITTED
+    o.extra = _extra(d, _K_JSONRPCRequestParams, path) if len(d) != n else {}
+    o.__class__ = JSONRPCRequestParams
+    r: JSONRPCRequestParams = o
+    return r
 
 
 def _unstructure_JSONRPCRequestParams(o: JSONRPCRequestParams) -> dict[str, Any]:
@@ -4460,21 +4639,27 @@ def _unstructure_JSONRPCRequestParams(o: JSONRPCRequestParams) -> dict[str, Any]
 
 
 def _structure_JSONRPCRequestParamsMeta(d: Any, path: str) -> JSONRPCRequestParamsMeta:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: JSONRPCRequestParamsMeta = _new(JSONRPCRequestParamsMeta)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_JSONRPCRequestParamsMeta()
+    if not d:
+        o.progress_token = OMITTED
+        o.extra = {}
+        o.__class__ = JSONRPCRequestParamsMeta
+        return o  # type: ignore[no-any-return]
     n = 0
-    v = d.get("progressToken", OMITTED)
-    if v is not OMITTED:
+    if "progressToken" in d:
+        v = d["progressToken"]
         n += 1
         if not (isinstance(v, str) or (v.__class__ is int or _is_int(v))):
             raise _type_error("string or integer", v, path + "/progressToken")
-    _s_JSONRPCRequestParamsMeta__progress_token(o, v)
-    if len(d) != n:
-        _s_JSONRPCRequestParamsMeta__extra(o, _extra(d, _K_JSONRPCRequestParamsMeta, path))
+        o.progress_token = v
     else:
-        _s_JSONRPCRequestParamsMeta__extra(o, {})
-    return o
+        o.progress_token = OMITTED
+    o.extra = _extra(d, _K_JSONRPCRequestParamsMeta, path) if len(d) != n else {}
+    o.__class__ = JSONRPCRequestParamsMeta
+    r: JSONRPCRequestParamsMeta = o
+    return r
 
 
 def _unstructure_JSONRPCRequestParamsMeta(o: JSONRPCRequestParamsMeta) -> dict[str, Any]:
@@ -4489,32 +4674,36 @@ def _unstructure_JSONRPCRequestParamsMeta(o: JSONRPCRequestParamsMeta) -> dict[s
 
 
 def _structure_JSONRPCResponse(d: Any, path: str) -> JSONRPCResponse:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: JSONRPCResponse = _new(JSONRPCResponse)
-    v = d.get("id", _MISSING)
-    if v is _MISSING:
-        raise _missing("id", path)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_JSONRPCResponse()
+    try:
+        v = d["id"]
+    except KeyError:
+        raise _missing("id", path) from None
     if not (isinstance(v, str) or (v.__class__ is int or _is_int(v))):
         raise _type_error("string or integer", v, path + "/id")
-    _s_JSONRPCResponse__id(o, v)
-    v = d.get("jsonrpc", _MISSING)
+    o.id = v
+    try:
+        v = d["jsonrpc"]
+    except KeyError:
+        raise _missing("jsonrpc", path) from None
     if v != "2.0":
-        raise _const_error(v, "2.0", "jsonrpc", path)
-    _s_JSONRPCResponse__jsonrpc(o, "2.0")
-    v = d.get("result", _MISSING)
-    if v is _MISSING:
-        raise _missing("result", path)
+        raise _type_error("\"2.0\"", v, path + "/jsonrpc")
+    o.jsonrpc = "2.0"
+    try:
+        v = d["result"]
+    except KeyError:
+        raise _missing("result", path) from None
     try:
         v = _structure_Result(v, "")
     except ValidationError as e:
         raise _at(e, path + "/result") from None
-    _s_JSONRPCResponse__result(o, v)
-    if len(d) != 3:
-        _s_JSONRPCResponse__extra(o, _extra(d, _K_JSONRPCResponse, path))
-    else:
-        _s_JSONRPCResponse__extra(o, {})
-    return o
+    o.result = v
+    o.extra = _extra(d, _K_JSONRPCResponse, path) if len(d) != 3 else {}
+    o.__class__ = JSONRPCResponse
+    r: JSONRPCResponse = o
+    return r
 
 
 def _unstructure_JSONRPCResponse(o: JSONRPCResponse) -> dict[str, Any]:
@@ -4525,27 +4714,31 @@ def _unstructure_JSONRPCResponse(o: JSONRPCResponse) -> dict[str, Any]:
 
 
 def _structure_ListPromptsRequest(d: Any, path: str) -> ListPromptsRequest:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ListPromptsRequest = _new(ListPromptsRequest)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ListPromptsRequest()
     n = 1
-    v = d.get("method", _MISSING)
+    try:
+        v = d["method"]
+    except KeyError:
+        raise _missing("method", path) from None
     if v != "prompts/list":
-        raise _const_error(v, "prompts/list", "method", path)
-    _s_ListPromptsRequest__method(o, "prompts/list")
-    v = d.get("params", OMITTED)
-    if v is not OMITTED:
+        raise _type_error("\"prompts/list\"", v, path + "/method")
+    o.method = "prompts/list"
+    if "params" in d:
+        v = d["params"]
         n += 1
         try:
             v = _structure_ListPromptsRequestParams(v, "")
         except ValidationError as e:
             raise _at(e, path + "/params") from None
-    _s_ListPromptsRequest__params(o, v)
-    if len(d) != n:
-        _s_ListPromptsRequest__extra(o, _extra(d, _K_ListPromptsRequest, path))
+        o.params = v
     else:
-        _s_ListPromptsRequest__extra(o, {})
-    return o
+        o.params = OMITTED
+    o.extra = _extra(d, _K_ListPromptsRequest, path) if len(d) != n else {}
+    o.__class__ = ListPromptsRequest
+    r: ListPromptsRequest = o
+    return r
 
 
 def _unstructure_ListPromptsRequest(o: ListPromptsRequest) -> dict[str, Any]:
@@ -4560,21 +4753,27 @@ def _unstructure_ListPromptsRequest(o: ListPromptsRequest) -> dict[str, Any]:
 
 
 def _structure_ListPromptsRequestParams(d: Any, path: str) -> ListPromptsRequestParams:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ListPromptsRequestParams = _new(ListPromptsRequestParams)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ListPromptsRequestParams()
+    if not d:
+        o.cursor = OMITTED
+        o.extra = {}
+        o.__class__ = ListPromptsRequestParams
+        return o  # type: ignore[no-any-return]
     n = 0
-    v = d.get("cursor", OMITTED)
-    if v is not OMITTED:
+    if "cursor" in d:
+        v = d["cursor"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/cursor")
-    _s_ListPromptsRequestParams__cursor(o, v)
-    if len(d) != n:
-        _s_ListPromptsRequestParams__extra(o, _extra(d, _K_ListPromptsRequestParams, path))
+        o.cursor = v
     else:
-        _s_ListPromptsRequestParams__extra(o, {})
-    return o
+        o.cursor = OMITTED
+    o.extra = _extra(d, _K_ListPromptsRequestParams, path) if len(d) != n else {}
+    o.__class__ = ListPromptsRequestParams
+    r: ListPromptsRequestParams = o
+    return r
 
 
 def _unstructure_ListPromptsRequestParams(o: ListPromptsRequestParams) -> dict[str, Any]:
@@ -4589,40 +4788,44 @@ def _unstructure_ListPromptsRequestParams(o: ListPromptsRequestParams) -> dict[s
 
 
 def _structure_ListPromptsResult(d: Any, path: str) -> ListPromptsResult:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ListPromptsResult = _new(ListPromptsResult)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ListPromptsResult()
     n = 1
-    v = d.get("_meta", OMITTED)
-    if v is not OMITTED:
+    if "_meta" in d:
+        v = d["_meta"]
         n += 1
         if not isinstance(v, dict):
-            raise _type_error("object", v, path + "/_meta")
-        for k in v:
-            if not isinstance(k, str):
-                raise _key_error(k, path + "/_meta")
-    _s_ListPromptsResult__meta(o, v)
-    v = d.get("nextCursor", OMITTED)
-    if v is not OMITTED:
+            raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        for k0 in v:
+            if not isinstance(k0, str):
+                raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        o.meta = v
+    else:
+        o.meta = OMITTED
+    if "nextCursor" in d:
+        v = d["nextCursor"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/nextCursor")
-    _s_ListPromptsResult__next_cursor(o, v)
-    v = d.get("prompts", _MISSING)
-    if v is _MISSING:
-        raise _missing("prompts", path)
+        o.next_cursor = v
+    else:
+        o.next_cursor = OMITTED
+    try:
+        v = d["prompts"]
+    except KeyError:
+        raise _missing("prompts", path) from None
     if not isinstance(v, list):
         raise _type_error("array", v, path + "/prompts")
     try:
         v = [_structure_Prompt(x, "") for x in v]
     except ValidationError:
         raise _item_error(v, _structure_Prompt, path + "/prompts") from None
-    _s_ListPromptsResult__prompts(o, v)
-    if len(d) != n:
-        _s_ListPromptsResult__extra(o, _extra(d, _K_ListPromptsResult, path))
-    else:
-        _s_ListPromptsResult__extra(o, {})
-    return o
+    o.prompts = v
+    o.extra = _extra(d, _K_ListPromptsResult, path) if len(d) != n else {}
+    o.__class__ = ListPromptsResult
+    r: ListPromptsResult = o
+    return r
 
 
 def _unstructure_ListPromptsResult(o: ListPromptsResult) -> dict[str, Any]:
@@ -4640,27 +4843,31 @@ def _unstructure_ListPromptsResult(o: ListPromptsResult) -> dict[str, Any]:
 
 
 def _structure_ListResourceTemplatesRequest(d: Any, path: str) -> ListResourceTemplatesRequest:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ListResourceTemplatesRequest = _new(ListResourceTemplatesRequest)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ListResourceTemplatesRequest()
     n = 1
-    v = d.get("method", _MISSING)
+    try:
+        v = d["method"]
+    except KeyError:
+        raise _missing("method", path) from None
     if v != "resources/templates/list":
-        raise _const_error(v, "resources/templates/list", "method", path)
-    _s_ListResourceTemplatesRequest__method(o, "resources/templates/list")
-    v = d.get("params", OMITTED)
-    if v is not OMITTED:
+        raise _type_error("\"resources/templates/list\"", v, path + "/method")
+    o.method = "resources/templates/list"
+    if "params" in d:
+        v = d["params"]
         n += 1
         try:
             v = _structure_ListResourceTemplatesRequestParams(v, "")
         except ValidationError as e:
             raise _at(e, path + "/params") from None
-    _s_ListResourceTemplatesRequest__params(o, v)
-    if len(d) != n:
-        _s_ListResourceTemplatesRequest__extra(o, _extra(d, _K_ListResourceTemplatesRequest, path))
+        o.params = v
     else:
-        _s_ListResourceTemplatesRequest__extra(o, {})
-    return o
+        o.params = OMITTED
+    o.extra = _extra(d, _K_ListResourceTemplatesRequest, path) if len(d) != n else {}
+    o.__class__ = ListResourceTemplatesRequest
+    r: ListResourceTemplatesRequest = o
+    return r
 
 
 def _unstructure_ListResourceTemplatesRequest(o: ListResourceTemplatesRequest) -> dict[str, Any]:
@@ -4675,21 +4882,27 @@ def _unstructure_ListResourceTemplatesRequest(o: ListResourceTemplatesRequest) -
 
 
 def _structure_ListResourceTemplatesRequestParams(d: Any, path: str) -> ListResourceTemplatesRequestParams:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ListResourceTemplatesRequestParams = _new(ListResourceTemplatesRequestParams)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ListResourceTemplatesRequestParams()
+    if not d:
+        o.cursor = OMITTED
+        o.extra = {}
+        o.__class__ = ListResourceTemplatesRequestParams
+        return o  # type: ignore[no-any-return]
     n = 0
-    v = d.get("cursor", OMITTED)
-    if v is not OMITTED:
+    if "cursor" in d:
+        v = d["cursor"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/cursor")
-    _s_ListResourceTemplatesRequestParams__cursor(o, v)
-    if len(d) != n:
-        _s_ListResourceTemplatesRequestParams__extra(o, _extra(d, _K_ListResourceTemplatesRequestParams, path))
+        o.cursor = v
     else:
-        _s_ListResourceTemplatesRequestParams__extra(o, {})
-    return o
+        o.cursor = OMITTED
+    o.extra = _extra(d, _K_ListResourceTemplatesRequestParams, path) if len(d) != n else {}
+    o.__class__ = ListResourceTemplatesRequestParams
+    r: ListResourceTemplatesRequestParams = o
+    return r
 
 
 def _unstructure_ListResourceTemplatesRequestParams(o: ListResourceTemplatesRequestParams) -> dict[str, Any]:
@@ -4704,40 +4917,44 @@ def _unstructure_ListResourceTemplatesRequestParams(o: ListResourceTemplatesRequ
 
 
 def _structure_ListResourceTemplatesResult(d: Any, path: str) -> ListResourceTemplatesResult:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ListResourceTemplatesResult = _new(ListResourceTemplatesResult)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ListResourceTemplatesResult()
     n = 1
-    v = d.get("_meta", OMITTED)
-    if v is not OMITTED:
+    if "_meta" in d:
+        v = d["_meta"]
         n += 1
         if not isinstance(v, dict):
-            raise _type_error("object", v, path + "/_meta")
-        for k in v:
-            if not isinstance(k, str):
-                raise _key_error(k, path + "/_meta")
-    _s_ListResourceTemplatesResult__meta(o, v)
-    v = d.get("nextCursor", OMITTED)
-    if v is not OMITTED:
+            raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        for k0 in v:
+            if not isinstance(k0, str):
+                raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        o.meta = v
+    else:
+        o.meta = OMITTED
+    if "nextCursor" in d:
+        v = d["nextCursor"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/nextCursor")
-    _s_ListResourceTemplatesResult__next_cursor(o, v)
-    v = d.get("resourceTemplates", _MISSING)
-    if v is _MISSING:
-        raise _missing("resourceTemplates", path)
+        o.next_cursor = v
+    else:
+        o.next_cursor = OMITTED
+    try:
+        v = d["resourceTemplates"]
+    except KeyError:
+        raise _missing("resourceTemplates", path) from None
     if not isinstance(v, list):
         raise _type_error("array", v, path + "/resourceTemplates")
     try:
         v = [_structure_ResourceTemplate(x, "") for x in v]
     except ValidationError:
         raise _item_error(v, _structure_ResourceTemplate, path + "/resourceTemplates") from None
-    _s_ListResourceTemplatesResult__resource_templates(o, v)
-    if len(d) != n:
-        _s_ListResourceTemplatesResult__extra(o, _extra(d, _K_ListResourceTemplatesResult, path))
-    else:
-        _s_ListResourceTemplatesResult__extra(o, {})
-    return o
+    o.resource_templates = v
+    o.extra = _extra(d, _K_ListResourceTemplatesResult, path) if len(d) != n else {}
+    o.__class__ = ListResourceTemplatesResult
+    r: ListResourceTemplatesResult = o
+    return r
 
 
 def _unstructure_ListResourceTemplatesResult(o: ListResourceTemplatesResult) -> dict[str, Any]:
@@ -4755,27 +4972,31 @@ def _unstructure_ListResourceTemplatesResult(o: ListResourceTemplatesResult) -> 
 
 
 def _structure_ListResourcesRequest(d: Any, path: str) -> ListResourcesRequest:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ListResourcesRequest = _new(ListResourcesRequest)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ListResourcesRequest()
     n = 1
-    v = d.get("method", _MISSING)
+    try:
+        v = d["method"]
+    except KeyError:
+        raise _missing("method", path) from None
     if v != "resources/list":
-        raise _const_error(v, "resources/list", "method", path)
-    _s_ListResourcesRequest__method(o, "resources/list")
-    v = d.get("params", OMITTED)
-    if v is not OMITTED:
+        raise _type_error("\"resources/list\"", v, path + "/method")
+    o.method = "resources/list"
+    if "params" in d:
+        v = d["params"]
         n += 1
         try:
             v = _structure_ListResourcesRequestParams(v, "")
         except ValidationError as e:
             raise _at(e, path + "/params") from None
-    _s_ListResourcesRequest__params(o, v)
-    if len(d) != n:
-        _s_ListResourcesRequest__extra(o, _extra(d, _K_ListResourcesRequest, path))
+        o.params = v
     else:
-        _s_ListResourcesRequest__extra(o, {})
-    return o
+        o.params = OMITTED
+    o.extra = _extra(d, _K_ListResourcesRequest, path) if len(d) != n else {}
+    o.__class__ = ListResourcesRequest
+    r: ListResourcesRequest = o
+    return r
 
 
 def _unstructure_ListResourcesRequest(o: ListResourcesRequest) -> dict[str, Any]:
@@ -4790,21 +5011,27 @@ def _unstructure_ListResourcesRequest(o: ListResourcesRequest) -> dict[str, Any]
 
 
 def _structure_ListResourcesRequestParams(d: Any, path: str) -> ListResourcesRequestParams:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ListResourcesRequestParams = _new(ListResourcesRequestParams)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ListResourcesRequestParams()
+    if not d:
+        o.cursor = OMITTED
+        o.extra = {}
+        o.__class__ = ListResourcesRequestParams
+        return o  # type: ignore[no-any-return]
     n = 0
-    v = d.get("cursor", OMITTED)
-    if v is not OMITTED:
+    if "cursor" in d:
+        v = d["cursor"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/cursor")
-    _s_ListResourcesRequestParams__cursor(o, v)
-    if len(d) != n:
-        _s_ListResourcesRequestParams__extra(o, _extra(d, _K_ListResourcesRequestParams, path))
+        o.cursor = v
     else:
-        _s_ListResourcesRequestParams__extra(o, {})
-    return o
+        o.cursor = OMITTED
+    o.extra = _extra(d, _K_ListResourcesRequestParams, path) if len(d) != n else {}
+    o.__class__ = ListResourcesRequestParams
+    r: ListResourcesRequestParams = o
+    return r
 
 
 def _unstructure_ListResourcesRequestParams(o: ListResourcesRequestParams) -> dict[str, Any]:
@@ -4819,40 +5046,44 @@ def _unstructure_ListResourcesRequestParams(o: ListResourcesRequestParams) -> di
 
 
 def _structure_ListResourcesResult(d: Any, path: str) -> ListResourcesResult:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ListResourcesResult = _new(ListResourcesResult)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ListResourcesResult()
     n = 1
-    v = d.get("_meta", OMITTED)
-    if v is not OMITTED:
+    if "_meta" in d:
+        v = d["_meta"]
         n += 1
         if not isinstance(v, dict):
-            raise _type_error("object", v, path + "/_meta")
-        for k in v:
-            if not isinstance(k, str):
-                raise _key_error(k, path + "/_meta")
-    _s_ListResourcesResult__meta(o, v)
-    v = d.get("nextCursor", OMITTED)
-    if v is not OMITTED:
+            raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        for k0 in v:
+            if not isinstance(k0, str):
+                raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        o.meta = v
+    else:
+        o.meta = OMITTED
+    if "nextCursor" in d:
+        v = d["nextCursor"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/nextCursor")
-    _s_ListResourcesResult__next_cursor(o, v)
-    v = d.get("resources", _MISSING)
-    if v is _MISSING:
-        raise _missing("resources", path)
+        o.next_cursor = v
+    else:
+        o.next_cursor = OMITTED
+    try:
+        v = d["resources"]
+    except KeyError:
+        raise _missing("resources", path) from None
     if not isinstance(v, list):
         raise _type_error("array", v, path + "/resources")
     try:
         v = [_structure_Resource(x, "") for x in v]
     except ValidationError:
         raise _item_error(v, _structure_Resource, path + "/resources") from None
-    _s_ListResourcesResult__resources(o, v)
-    if len(d) != n:
-        _s_ListResourcesResult__extra(o, _extra(d, _K_ListResourcesResult, path))
-    else:
-        _s_ListResourcesResult__extra(o, {})
-    return o
+    o.resources = v
+    o.extra = _extra(d, _K_ListResourcesResult, path) if len(d) != n else {}
+    o.__class__ = ListResourcesResult
+    r: ListResourcesResult = o
+    return r
 
 
 def _unstructure_ListResourcesResult(o: ListResourcesResult) -> dict[str, Any]:
@@ -4870,27 +5101,31 @@ def _unstructure_ListResourcesResult(o: ListResourcesResult) -> dict[str, Any]:
 
 
 def _structure_ListRootsRequest(d: Any, path: str) -> ListRootsRequest:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ListRootsRequest = _new(ListRootsRequest)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ListRootsRequest()
     n = 1
-    v = d.get("method", _MISSING)
+    try:
+        v = d["method"]
+    except KeyError:
+        raise _missing("method", path) from None
     if v != "roots/list":
-        raise _const_error(v, "roots/list", "method", path)
-    _s_ListRootsRequest__method(o, "roots/list")
-    v = d.get("params", OMITTED)
-    if v is not OMITTED:
+        raise _type_error("\"roots/list\"", v, path + "/method")
+    o.method = "roots/list"
+    if "params" in d:
+        v = d["params"]
         n += 1
         try:
             v = _structure_ListRootsRequestParams(v, "")
         except ValidationError as e:
             raise _at(e, path + "/params") from None
-    _s_ListRootsRequest__params(o, v)
-    if len(d) != n:
-        _s_ListRootsRequest__extra(o, _extra(d, _K_ListRootsRequest, path))
+        o.params = v
     else:
-        _s_ListRootsRequest__extra(o, {})
-    return o
+        o.params = OMITTED
+    o.extra = _extra(d, _K_ListRootsRequest, path) if len(d) != n else {}
+    o.__class__ = ListRootsRequest
+    r: ListRootsRequest = o
+    return r
 
 
 def _unstructure_ListRootsRequest(o: ListRootsRequest) -> dict[str, Any]:
@@ -4905,23 +5140,29 @@ def _unstructure_ListRootsRequest(o: ListRootsRequest) -> dict[str, Any]:
 
 
 def _structure_ListRootsRequestParams(d: Any, path: str) -> ListRootsRequestParams:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ListRootsRequestParams = _new(ListRootsRequestParams)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ListRootsRequestParams()
+    if not d:
+        o.meta = OMITTED
+        o.extra = {}
+        o.__class__ = ListRootsRequestParams
+        return o  # type: ignore[no-any-return]
     n = 0
-    v = d.get("_meta", OMITTED)
-    if v is not OMITTED:
+    if "_meta" in d:
+        v = d["_meta"]
         n += 1
         try:
             v = _structure_ListRootsRequestParamsMeta(v, "")
         except ValidationError as e:
             raise _at(e, path + "/_meta") from None
-    _s_ListRootsRequestParams__meta(o, v)
-    if len(d) != n:
-        _s_ListRootsRequestParams__extra(o, _extra(d, _K_ListRootsRequestParams, path))
+        o.meta = v
     else:
-        _s_ListRootsRequestParams__extra(o, {})
-    return o
+        o.meta = OMITTED
+    o.extra = _extra(d, _K_ListRootsRequestParams, path) if len(d) != n else {}
+    o.__class__ = ListRootsRequestParams
+    r: ListRootsRequestParams = o
+    return r
 
 
 def _unstructure_ListRootsRequestParams(o: ListRootsRequestParams) -> dict[str, Any]:
@@ -4936,21 +5177,27 @@ def _unstructure_ListRootsRequestParams(o: ListRootsRequestParams) -> dict[str, 
 
 
 def _structure_ListRootsRequestParamsMeta(d: Any, path: str) -> ListRootsRequestParamsMeta:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ListRootsRequestParamsMeta = _new(ListRootsRequestParamsMeta)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ListRootsRequestParamsMeta()
+    if not d:
+        o.progress_token = OMITTED
+        o.extra = {}
+        o.__class__ = ListRootsRequestParamsMeta
+        return o  # type: ignore[no-any-return]
     n = 0
-    v = d.get("progressToken", OMITTED)
-    if v is not OMITTED:
+    if "progressToken" in d:
+        v = d["progressToken"]
         n += 1
         if not (isinstance(v, str) or (v.__class__ is int or _is_int(v))):
             raise _type_error("string or integer", v, path + "/progressToken")
-    _s_ListRootsRequestParamsMeta__progress_token(o, v)
-    if len(d) != n:
-        _s_ListRootsRequestParamsMeta__extra(o, _extra(d, _K_ListRootsRequestParamsMeta, path))
+        o.progress_token = v
     else:
-        _s_ListRootsRequestParamsMeta__extra(o, {})
-    return o
+        o.progress_token = OMITTED
+    o.extra = _extra(d, _K_ListRootsRequestParamsMeta, path) if len(d) != n else {}
+    o.__class__ = ListRootsRequestParamsMeta
+    r: ListRootsRequestParamsMeta = o
+    return r
 
 
 def _unstructure_ListRootsRequestParamsMeta(o: ListRootsRequestParamsMeta) -> dict[str, Any]:
@@ -4965,34 +5212,36 @@ def _unstructure_ListRootsRequestParamsMeta(o: ListRootsRequestParamsMeta) -> di
 
 
 def _structure_ListRootsResult(d: Any, path: str) -> ListRootsResult:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ListRootsResult = _new(ListRootsResult)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ListRootsResult()
     n = 1
-    v = d.get("_meta", OMITTED)
-    if v is not OMITTED:
+    if "_meta" in d:
+        v = d["_meta"]
         n += 1
         if not isinstance(v, dict):
-            raise _type_error("object", v, path + "/_meta")
-        for k in v:
-            if not isinstance(k, str):
-                raise _key_error(k, path + "/_meta")
-    _s_ListRootsResult__meta(o, v)
-    v = d.get("roots", _MISSING)
-    if v is _MISSING:
-        raise _missing("roots", path)
+            raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        for k0 in v:
+            if not isinstance(k0, str):
+                raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        o.meta = v
+    else:
+        o.meta = OMITTED
+    try:
+        v = d["roots"]
+    except KeyError:
+        raise _missing("roots", path) from None
     if not isinstance(v, list):
         raise _type_error("array", v, path + "/roots")
     try:
         v = [_structure_Root(x, "") for x in v]
     except ValidationError:
         raise _item_error(v, _structure_Root, path + "/roots") from None
-    _s_ListRootsResult__roots(o, v)
-    if len(d) != n:
-        _s_ListRootsResult__extra(o, _extra(d, _K_ListRootsResult, path))
-    else:
-        _s_ListRootsResult__extra(o, {})
-    return o
+    o.roots = v
+    o.extra = _extra(d, _K_ListRootsResult, path) if len(d) != n else {}
+    o.__class__ = ListRootsResult
+    r: ListRootsResult = o
+    return r
 
 
 def _unstructure_ListRootsResult(o: ListRootsResult) -> dict[str, Any]:
@@ -5007,27 +5256,31 @@ def _unstructure_ListRootsResult(o: ListRootsResult) -> dict[str, Any]:
 
 
 def _structure_ListToolsRequest(d: Any, path: str) -> ListToolsRequest:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ListToolsRequest = _new(ListToolsRequest)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ListToolsRequest()
     n = 1
-    v = d.get("method", _MISSING)
+    try:
+        v = d["method"]
+    except KeyError:
+        raise _missing("method", path) from None
     if v != "tools/list":
-        raise _const_error(v, "tools/list", "method", path)
-    _s_ListToolsRequest__method(o, "tools/list")
-    v = d.get("params", OMITTED)
-    if v is not OMITTED:
+        raise _type_error("\"tools/list\"", v, path + "/method")
+    o.method = "tools/list"
+    if "params" in d:
+        v = d["params"]
         n += 1
         try:
             v = _structure_ListToolsRequestParams(v, "")
         except ValidationError as e:
             raise _at(e, path + "/params") from None
-    _s_ListToolsRequest__params(o, v)
-    if len(d) != n:
-        _s_ListToolsRequest__extra(o, _extra(d, _K_ListToolsRequest, path))
+        o.params = v
     else:
-        _s_ListToolsRequest__extra(o, {})
-    return o
+        o.params = OMITTED
+    o.extra = _extra(d, _K_ListToolsRequest, path) if len(d) != n else {}
+    o.__class__ = ListToolsRequest
+    r: ListToolsRequest = o
+    return r
 
 
 def _unstructure_ListToolsRequest(o: ListToolsRequest) -> dict[str, Any]:
@@ -5042,21 +5295,27 @@ def _unstructure_ListToolsRequest(o: ListToolsRequest) -> dict[str, Any]:
 
 
 def _structure_ListToolsRequestParams(d: Any, path: str) -> ListToolsRequestParams:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ListToolsRequestParams = _new(ListToolsRequestParams)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ListToolsRequestParams()
+    if not d:
+        o.cursor = OMITTED
+        o.extra = {}
+        o.__class__ = ListToolsRequestParams
+        return o  # type: ignore[no-any-return]
     n = 0
-    v = d.get("cursor", OMITTED)
-    if v is not OMITTED:
+    if "cursor" in d:
+        v = d["cursor"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/cursor")
-    _s_ListToolsRequestParams__cursor(o, v)
-    if len(d) != n:
-        _s_ListToolsRequestParams__extra(o, _extra(d, _K_ListToolsRequestParams, path))
+        o.cursor = v
     else:
-        _s_ListToolsRequestParams__extra(o, {})
-    return o
+        o.cursor = OMITTED
+    o.extra = _extra(d, _K_ListToolsRequestParams, path) if len(d) != n else {}
+    o.__class__ = ListToolsRequestParams
+    r: ListToolsRequestParams = o
+    return r
 
 
 def _unstructure_ListToolsRequestParams(o: ListToolsRequestParams) -> dict[str, Any]:
@@ -5071,40 +5330,44 @@ def _unstructure_ListToolsRequestParams(o: ListToolsRequestParams) -> dict[str, 
 
 
 def _structure_ListToolsResult(d: Any, path: str) -> ListToolsResult:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ListToolsResult = _new(ListToolsResult)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ListToolsResult()
     n = 1
-    v = d.get("_meta", OMITTED)
-    if v is not OMITTED:
+    if "_meta" in d:
+        v = d["_meta"]
         n += 1
         if not isinstance(v, dict):
-            raise _type_error("object", v, path + "/_meta")
-        for k in v:
-            if not isinstance(k, str):
-                raise _key_error(k, path + "/_meta")
-    _s_ListToolsResult__meta(o, v)
-    v = d.get("nextCursor", OMITTED)
-    if v is not OMITTED:
+            raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        for k0 in v:
+            if not isinstance(k0, str):
+                raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        o.meta = v
+    else:
+        o.meta = OMITTED
+    if "nextCursor" in d:
+        v = d["nextCursor"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/nextCursor")
-    _s_ListToolsResult__next_cursor(o, v)
-    v = d.get("tools", _MISSING)
-    if v is _MISSING:
-        raise _missing("tools", path)
+        o.next_cursor = v
+    else:
+        o.next_cursor = OMITTED
+    try:
+        v = d["tools"]
+    except KeyError:
+        raise _missing("tools", path) from None
     if not isinstance(v, list):
         raise _type_error("array", v, path + "/tools")
     try:
         v = [_structure_Tool(x, "") for x in v]
     except ValidationError:
         raise _item_error(v, _structure_Tool, path + "/tools") from None
-    _s_ListToolsResult__tools(o, v)
-    if len(d) != n:
-        _s_ListToolsResult__extra(o, _extra(d, _K_ListToolsResult, path))
-    else:
-        _s_ListToolsResult__extra(o, {})
-    return o
+    o.tools = v
+    o.extra = _extra(d, _K_ListToolsResult, path) if len(d) != n else {}
+    o.__class__ = ListToolsResult
+    r: ListToolsResult = o
+    return r
 
 
 def _unstructure_ListToolsResult(o: ListToolsResult) -> dict[str, Any]:
@@ -5122,26 +5385,29 @@ def _unstructure_ListToolsResult(o: ListToolsResult) -> dict[str, Any]:
 
 
 def _structure_LoggingMessageNotification(d: Any, path: str) -> LoggingMessageNotification:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: LoggingMessageNotification = _new(LoggingMessageNotification)
-    v = d.get("method", _MISSING)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_LoggingMessageNotification()
+    try:
+        v = d["method"]
+    except KeyError:
+        raise _missing("method", path) from None
     if v != "notifications/message":
-        raise _const_error(v, "notifications/message", "method", path)
-    _s_LoggingMessageNotification__method(o, "notifications/message")
-    v = d.get("params", _MISSING)
-    if v is _MISSING:
-        raise _missing("params", path)
+        raise _type_error("\"notifications/message\"", v, path + "/method")
+    o.method = "notifications/message"
+    try:
+        v = d["params"]
+    except KeyError:
+        raise _missing("params", path) from None
     try:
         v = _structure_LoggingMessageNotificationParams(v, "")
     except ValidationError as e:
         raise _at(e, path + "/params") from None
-    _s_LoggingMessageNotification__params(o, v)
-    if len(d) != 2:
-        _s_LoggingMessageNotification__extra(o, _extra(d, _K_LoggingMessageNotification, path))
-    else:
-        _s_LoggingMessageNotification__extra(o, {})
-    return o
+    o.params = v
+    o.extra = _extra(d, _K_LoggingMessageNotification, path) if len(d) != 2 else {}
+    o.__class__ = LoggingMessageNotification
+    r: LoggingMessageNotification = o
+    return r
 
 
 def _unstructure_LoggingMessageNotification(o: LoggingMessageNotification) -> dict[str, Any]:
@@ -5152,31 +5418,34 @@ def _unstructure_LoggingMessageNotification(o: LoggingMessageNotification) -> di
 
 
 def _structure_LoggingMessageNotificationParams(d: Any, path: str) -> LoggingMessageNotificationParams:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: LoggingMessageNotificationParams = _new(LoggingMessageNotificationParams)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_LoggingMessageNotificationParams()
     n = 2
-    v = d.get("data", _MISSING)
-    if v is _MISSING:
-        raise _missing("data", path)
-    _s_LoggingMessageNotificationParams__data(o, v)
-    v = d.get("level", _MISSING)
-    if v is _MISSING:
-        raise _missing("level", path)
+    try:
+        v = d["data"]
+    except KeyError:
+        raise _missing("data", path) from None
+    o.data = v
+    try:
+        v = d["level"]
+    except KeyError:
+        raise _missing("level", path) from None
     if not (isinstance(v, str) and v in {"alert", "critical", "debug", "emergency", "error", "info", "notice", "warning"}):
         raise _type_error("one of \"alert\", \"critical\", \"debug\", \"emergency\", \"error\", \"info\", \"notice\", \"warning\"", v, path + "/level")
-    _s_LoggingMessageNotificationParams__level(o, v)
-    v = d.get("logger", OMITTED)
-    if v is not OMITTED:
+    o.level = v
+    if "logger" in d:
+        v = d["logger"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/logger")
-    _s_LoggingMessageNotificationParams__logger(o, v)
-    if len(d) != n:
-        _s_LoggingMessageNotificationParams__extra(o, _extra(d, _K_LoggingMessageNotificationParams, path))
+        o.logger = v
     else:
-        _s_LoggingMessageNotificationParams__extra(o, {})
-    return o
+        o.logger = OMITTED
+    o.extra = _extra(d, _K_LoggingMessageNotificationParams, path) if len(d) != n else {}
+    o.__class__ = LoggingMessageNotificationParams
+    r: LoggingMessageNotificationParams = o
+    return r
 
 
 def _unstructure_LoggingMessageNotificationParams(o: LoggingMessageNotificationParams) -> dict[str, Any]:
@@ -5191,21 +5460,27 @@ def _unstructure_LoggingMessageNotificationParams(o: LoggingMessageNotificationP
 
 
 def _structure_ModelHint(d: Any, path: str) -> ModelHint:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ModelHint = _new(ModelHint)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ModelHint()
+    if not d:
+        o.name = OMITTED
+        o.extra = {}
+        o.__class__ = ModelHint
+        return o  # type: ignore[no-any-return]
     n = 0
-    v = d.get("name", OMITTED)
-    if v is not OMITTED:
+    if "name" in d:
+        v = d["name"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/name")
-    _s_ModelHint__name(o, v)
-    if len(d) != n:
-        _s_ModelHint__extra(o, _extra(d, _K_ModelHint, path))
+        o.name = v
     else:
-        _s_ModelHint__extra(o, {})
-    return o
+        o.name = OMITTED
+    o.extra = _extra(d, _K_ModelHint, path) if len(d) != n else {}
+    o.__class__ = ModelHint
+    r: ModelHint = o
+    return r
 
 
 def _unstructure_ModelHint(o: ModelHint) -> dict[str, Any]:
@@ -5220,18 +5495,28 @@ def _unstructure_ModelHint(o: ModelHint) -> dict[str, Any]:
 
 
 def _structure_ModelPreferences(d: Any, path: str) -> ModelPreferences:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ModelPreferences = _new(ModelPreferences)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ModelPreferences()
+    if not d:
+        o.cost_priority = OMITTED
+        o.hints = OMITTED
+        o.intelligence_priority = OMITTED
+        o.speed_priority = OMITTED
+        o.extra = {}
+        o.__class__ = ModelPreferences
+        return o  # type: ignore[no-any-return]
     n = 0
-    v = d.get("costPriority", OMITTED)
-    if v is not OMITTED:
+    if "costPriority" in d:
+        v = d["costPriority"]
         n += 1
         if not ((v.__class__ is float or v.__class__ is int or _is_number(v)) and v >= 0 and v <= 1):
             raise _type_error("number in [0, 1]", v, path + "/costPriority")
-    _s_ModelPreferences__cost_priority(o, v)
-    v = d.get("hints", OMITTED)
-    if v is not OMITTED:
+        o.cost_priority = v
+    else:
+        o.cost_priority = OMITTED
+    if "hints" in d:
+        v = d["hints"]
         n += 1
         if not isinstance(v, list):
             raise _type_error("array", v, path + "/hints")
@@ -5239,24 +5524,29 @@ def _structure_ModelPreferences(d: Any, path: str) -> ModelPreferences:
             v = [_structure_ModelHint(x, "") for x in v]
         except ValidationError:
             raise _item_error(v, _structure_ModelHint, path + "/hints") from None
-    _s_ModelPreferences__hints(o, v)
-    v = d.get("intelligencePriority", OMITTED)
-    if v is not OMITTED:
+        o.hints = v
+    else:
+        o.hints = OMITTED
+    if "intelligencePriority" in d:
+        v = d["intelligencePriority"]
         n += 1
         if not ((v.__class__ is float or v.__class__ is int or _is_number(v)) and v >= 0 and v <= 1):
             raise _type_error("number in [0, 1]", v, path + "/intelligencePriority")
-    _s_ModelPreferences__intelligence_priority(o, v)
-    v = d.get("speedPriority", OMITTED)
-    if v is not OMITTED:
+        o.intelligence_priority = v
+    else:
+        o.intelligence_priority = OMITTED
+    if "speedPriority" in d:
+        v = d["speedPriority"]
         n += 1
         if not ((v.__class__ is float or v.__class__ is int or _is_number(v)) and v >= 0 and v <= 1):
             raise _type_error("number in [0, 1]", v, path + "/speedPriority")
-    _s_ModelPreferences__speed_priority(o, v)
-    if len(d) != n:
-        _s_ModelPreferences__extra(o, _extra(d, _K_ModelPreferences, path))
+        o.speed_priority = v
     else:
-        _s_ModelPreferences__extra(o, {})
-    return o
+        o.speed_priority = OMITTED
+    o.extra = _extra(d, _K_ModelPreferences, path) if len(d) != n else {}
+    o.__class__ = ModelPreferences
+    r: ModelPreferences = o
+    return r
 
 
 def _unstructure_ModelPreferences(o: ModelPreferences) -> dict[str, Any]:
@@ -5280,29 +5570,31 @@ def _unstructure_ModelPreferences(o: ModelPreferences) -> dict[str, Any]:
 
 
 def _structure_Notification(d: Any, path: str) -> Notification:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: Notification = _new(Notification)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_Notification()
     n = 1
-    v = d.get("method", _MISSING)
-    if v is _MISSING:
-        raise _missing("method", path)
+    try:
+        v = d["method"]
+    except KeyError:
+        raise _missing("method", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/method")
-    _s_Notification__method(o, v)
-    v = d.get("params", OMITTED)
-    if v is not OMITTED:
+    o.method = v
+    if "params" in d:
+        v = d["params"]
         n += 1
         try:
             v = _structure_NotificationParams(v, "")
         except ValidationError as e:
             raise _at(e, path + "/params") from None
-    _s_Notification__params(o, v)
-    if len(d) != n:
-        _s_Notification__extra(o, _extra(d, _K_Notification, path))
+        o.params = v
     else:
-        _s_Notification__extra(o, {})
-    return o
+        o.params = OMITTED
+    o.extra = _extra(d, _K_Notification, path) if len(d) != n else {}
+    o.__class__ = Notification
+    r: Notification = o
+    return r
 
 
 def _unstructure_Notification(o: Notification) -> dict[str, Any]:
@@ -5317,24 +5609,30 @@ def _unstructure_Notification(o: Notification) -> dict[str, Any]:
 
 
 def _structure_NotificationParams(d: Any, path: str) -> NotificationParams:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: NotificationParams = _new(NotificationParams)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_NotificationParams()
+    if not d:
+        o.meta = OMITTED
+        o.extra = {}
+        o.__class__ = NotificationParams
+        return o  # type: ignore[no-any-return]
     n = 0
-    v = d.get("_meta", OMITTED)
-    if v is not OMITTED:
+    if "_meta" in d:
+        v = d["_meta"]
         n += 1
         if not isinstance(v, dict):
-            raise _type_error("object", v, path + "/_meta")
-        for k in v:
-            if not isinstance(k, str):
-                raise _key_error(k, path + "/_meta")
-    _s_NotificationParams__meta(o, v)
-    if len(d) != n:
-        _s_NotificationParams__extra(o, _extra(d, _K_NotificationParams, path))
+            raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        for k0 in v:
+            if not isinstance(k0, str):
+                raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        o.meta = v
     else:
-        _s_NotificationParams__extra(o, {})
-    return o
+        o.meta = OMITTED
+    o.extra = _extra(d, _K_NotificationParams, path) if len(d) != n else {}
+    o.__class__ = NotificationParams
+    r: NotificationParams = o
+    return r
 
 
 def _unstructure_NotificationParams(o: NotificationParams) -> dict[str, Any]:
@@ -5349,29 +5647,31 @@ def _unstructure_NotificationParams(o: NotificationParams) -> dict[str, Any]:
 
 
 def _structure_PaginatedRequest(d: Any, path: str) -> PaginatedRequest:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: PaginatedRequest = _new(PaginatedRequest)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_PaginatedRequest()
     n = 1
-    v = d.get("method", _MISSING)
-    if v is _MISSING:
-        raise _missing("method", path)
+    try:
+        v = d["method"]
+    except KeyError:
+        raise _missing("method", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/method")
-    _s_PaginatedRequest__method(o, v)
-    v = d.get("params", OMITTED)
-    if v is not OMITTED:
+    o.method = v
+    if "params" in d:
+        v = d["params"]
         n += 1
         try:
             v = _structure_PaginatedRequestParams(v, "")
         except ValidationError as e:
             raise _at(e, path + "/params") from None
-    _s_PaginatedRequest__params(o, v)
-    if len(d) != n:
-        _s_PaginatedRequest__extra(o, _extra(d, _K_PaginatedRequest, path))
+        o.params = v
     else:
-        _s_PaginatedRequest__extra(o, {})
-    return o
+        o.params = OMITTED
+    o.extra = _extra(d, _K_PaginatedRequest, path) if len(d) != n else {}
+    o.__class__ = PaginatedRequest
+    r: PaginatedRequest = o
+    return r
 
 
 def _unstructure_PaginatedRequest(o: PaginatedRequest) -> dict[str, Any]:
@@ -5386,21 +5686,27 @@ def _unstructure_PaginatedRequest(o: PaginatedRequest) -> dict[str, Any]:
 
 
 def _structure_PaginatedRequestParams(d: Any, path: str) -> PaginatedRequestParams:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: PaginatedRequestParams = _new(PaginatedRequestParams)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_PaginatedRequestParams()
+    if not d:
+        o.cursor = OMITTED
+        o.extra = {}
+        o.__class__ = PaginatedRequestParams
+        return o  # type: ignore[no-any-return]
     n = 0
-    v = d.get("cursor", OMITTED)
-    if v is not OMITTED:
+    if "cursor" in d:
+        v = d["cursor"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/cursor")
-    _s_PaginatedRequestParams__cursor(o, v)
-    if len(d) != n:
-        _s_PaginatedRequestParams__extra(o, _extra(d, _K_PaginatedRequestParams, path))
+        o.cursor = v
     else:
-        _s_PaginatedRequestParams__extra(o, {})
-    return o
+        o.cursor = OMITTED
+    o.extra = _extra(d, _K_PaginatedRequestParams, path) if len(d) != n else {}
+    o.__class__ = PaginatedRequestParams
+    r: PaginatedRequestParams = o
+    return r
 
 
 def _unstructure_PaginatedRequestParams(o: PaginatedRequestParams) -> dict[str, Any]:
@@ -5415,30 +5721,39 @@ def _unstructure_PaginatedRequestParams(o: PaginatedRequestParams) -> dict[str, 
 
 
 def _structure_PaginatedResult(d: Any, path: str) -> PaginatedResult:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: PaginatedResult = _new(PaginatedResult)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_PaginatedResult()
+    if not d:
+        o.meta = OMITTED
+        o.next_cursor = OMITTED
+        o.extra = {}
+        o.__class__ = PaginatedResult
+        return o  # type: ignore[no-any-return]
     n = 0
-    v = d.get("_meta", OMITTED)
-    if v is not OMITTED:
+    if "_meta" in d:
+        v = d["_meta"]
         n += 1
         if not isinstance(v, dict):
-            raise _type_error("object", v, path + "/_meta")
-        for k in v:
-            if not isinstance(k, str):
-                raise _key_error(k, path + "/_meta")
-    _s_PaginatedResult__meta(o, v)
-    v = d.get("nextCursor", OMITTED)
-    if v is not OMITTED:
+            raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        for k0 in v:
+            if not isinstance(k0, str):
+                raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        o.meta = v
+    else:
+        o.meta = OMITTED
+    if "nextCursor" in d:
+        v = d["nextCursor"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/nextCursor")
-    _s_PaginatedResult__next_cursor(o, v)
-    if len(d) != n:
-        _s_PaginatedResult__extra(o, _extra(d, _K_PaginatedResult, path))
+        o.next_cursor = v
     else:
-        _s_PaginatedResult__extra(o, {})
-    return o
+        o.next_cursor = OMITTED
+    o.extra = _extra(d, _K_PaginatedResult, path) if len(d) != n else {}
+    o.__class__ = PaginatedResult
+    r: PaginatedResult = o
+    return r
 
 
 def _unstructure_PaginatedResult(o: PaginatedResult) -> dict[str, Any]:
@@ -5456,27 +5771,31 @@ def _unstructure_PaginatedResult(o: PaginatedResult) -> dict[str, Any]:
 
 
 def _structure_PingRequest(d: Any, path: str) -> PingRequest:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: PingRequest = _new(PingRequest)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_PingRequest()
     n = 1
-    v = d.get("method", _MISSING)
+    try:
+        v = d["method"]
+    except KeyError:
+        raise _missing("method", path) from None
     if v != "ping":
-        raise _const_error(v, "ping", "method", path)
-    _s_PingRequest__method(o, "ping")
-    v = d.get("params", OMITTED)
-    if v is not OMITTED:
+        raise _type_error("\"ping\"", v, path + "/method")
+    o.method = "ping"
+    if "params" in d:
+        v = d["params"]
         n += 1
         try:
             v = _structure_PingRequestParams(v, "")
         except ValidationError as e:
             raise _at(e, path + "/params") from None
-    _s_PingRequest__params(o, v)
-    if len(d) != n:
-        _s_PingRequest__extra(o, _extra(d, _K_PingRequest, path))
+        o.params = v
     else:
-        _s_PingRequest__extra(o, {})
-    return o
+        o.params = OMITTED
+    o.extra = _extra(d, _K_PingRequest, path) if len(d) != n else {}
+    o.__class__ = PingRequest
+    r: PingRequest = o
+    return r
 
 
 def _unstructure_PingRequest(o: PingRequest) -> dict[str, Any]:
@@ -5491,23 +5810,29 @@ def _unstructure_PingRequest(o: PingRequest) -> dict[str, Any]:
 
 
 def _structure_PingRequestParams(d: Any, path: str) -> PingRequestParams:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: PingRequestParams = _new(PingRequestParams)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_PingRequestParams()
+    if not d:
+        o.meta = OMITTED
+        o.extra = {}
+        o.__class__ = PingRequestParams
+        return o  # type: ignore[no-any-return]
     n = 0
-    v = d.get("_meta", OMITTED)
-    if v is not OMITTED:
+    if "_meta" in d:
+        v = d["_meta"]
         n += 1
         try:
             v = _structure_PingRequestParamsMeta(v, "")
         except ValidationError as e:
             raise _at(e, path + "/_meta") from None
-    _s_PingRequestParams__meta(o, v)
-    if len(d) != n:
-        _s_PingRequestParams__extra(o, _extra(d, _K_PingRequestParams, path))
+        o.meta = v
     else:
-        _s_PingRequestParams__extra(o, {})
-    return o
+        o.meta = OMITTED
+    o.extra = _extra(d, _K_PingRequestParams, path) if len(d) != n else {}
+    o.__class__ = PingRequestParams
+    r: PingRequestParams = o
+    return r
 
 
 def _unstructure_PingRequestParams(o: PingRequestParams) -> dict[str, Any]:
@@ -5522,21 +5847,27 @@ def _unstructure_PingRequestParams(o: PingRequestParams) -> dict[str, Any]:
 
 
 def _structure_PingRequestParamsMeta(d: Any, path: str) -> PingRequestParamsMeta:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: PingRequestParamsMeta = _new(PingRequestParamsMeta)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_PingRequestParamsMeta()
+    if not d:
+        o.progress_token = OMITTED
+        o.extra = {}
+        o.__class__ = PingRequestParamsMeta
+        return o  # type: ignore[no-any-return]
     n = 0
-    v = d.get("progressToken", OMITTED)
-    if v is not OMITTED:
+    if "progressToken" in d:
+        v = d["progressToken"]
         n += 1
         if not (isinstance(v, str) or (v.__class__ is int or _is_int(v))):
             raise _type_error("string or integer", v, path + "/progressToken")
-    _s_PingRequestParamsMeta__progress_token(o, v)
-    if len(d) != n:
-        _s_PingRequestParamsMeta__extra(o, _extra(d, _K_PingRequestParamsMeta, path))
+        o.progress_token = v
     else:
-        _s_PingRequestParamsMeta__extra(o, {})
-    return o
+        o.progress_token = OMITTED
+    o.extra = _extra(d, _K_PingRequestParamsMeta, path) if len(d) != n else {}
+    o.__class__ = PingRequestParamsMeta
+    r: PingRequestParamsMeta = o
+    return r
 
 
 def _unstructure_PingRequestParamsMeta(o: PingRequestParamsMeta) -> dict[str, Any]:
@@ -5551,26 +5882,29 @@ def _unstructure_PingRequestParamsMeta(o: PingRequestParamsMeta) -> dict[str, An
 
 
 def _structure_ProgressNotification(d: Any, path: str) -> ProgressNotification:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ProgressNotification = _new(ProgressNotification)
-    v = d.get("method", _MISSING)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ProgressNotification()
+    try:
+        v = d["method"]
+    except KeyError:
+        raise _missing("method", path) from None
     if v != "notifications/progress":
-        raise _const_error(v, "notifications/progress", "method", path)
-    _s_ProgressNotification__method(o, "notifications/progress")
-    v = d.get("params", _MISSING)
-    if v is _MISSING:
-        raise _missing("params", path)
+        raise _type_error("\"notifications/progress\"", v, path + "/method")
+    o.method = "notifications/progress"
+    try:
+        v = d["params"]
+    except KeyError:
+        raise _missing("params", path) from None
     try:
         v = _structure_ProgressNotificationParams(v, "")
     except ValidationError as e:
         raise _at(e, path + "/params") from None
-    _s_ProgressNotification__params(o, v)
-    if len(d) != 2:
-        _s_ProgressNotification__extra(o, _extra(d, _K_ProgressNotification, path))
-    else:
-        _s_ProgressNotification__extra(o, {})
-    return o
+    o.params = v
+    o.extra = _extra(d, _K_ProgressNotification, path) if len(d) != 2 else {}
+    o.__class__ = ProgressNotification
+    r: ProgressNotification = o
+    return r
 
 
 def _unstructure_ProgressNotification(o: ProgressNotification) -> dict[str, Any]:
@@ -5581,33 +5915,36 @@ def _unstructure_ProgressNotification(o: ProgressNotification) -> dict[str, Any]
 
 
 def _structure_ProgressNotificationParams(d: Any, path: str) -> ProgressNotificationParams:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ProgressNotificationParams = _new(ProgressNotificationParams)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ProgressNotificationParams()
     n = 2
-    v = d.get("progress", _MISSING)
-    if v is _MISSING:
-        raise _missing("progress", path)
+    try:
+        v = d["progress"]
+    except KeyError:
+        raise _missing("progress", path) from None
     if not (v.__class__ is float or v.__class__ is int or _is_number(v)):
         raise _type_error("number", v, path + "/progress")
-    _s_ProgressNotificationParams__progress(o, v)
-    v = d.get("progressToken", _MISSING)
-    if v is _MISSING:
-        raise _missing("progressToken", path)
+    o.progress = v
+    try:
+        v = d["progressToken"]
+    except KeyError:
+        raise _missing("progressToken", path) from None
     if not (isinstance(v, str) or (v.__class__ is int or _is_int(v))):
         raise _type_error("string or integer", v, path + "/progressToken")
-    _s_ProgressNotificationParams__progress_token(o, v)
-    v = d.get("total", OMITTED)
-    if v is not OMITTED:
+    o.progress_token = v
+    if "total" in d:
+        v = d["total"]
         n += 1
         if not (v.__class__ is float or v.__class__ is int or _is_number(v)):
             raise _type_error("number", v, path + "/total")
-    _s_ProgressNotificationParams__total(o, v)
-    if len(d) != n:
-        _s_ProgressNotificationParams__extra(o, _extra(d, _K_ProgressNotificationParams, path))
+        o.total = v
     else:
-        _s_ProgressNotificationParams__extra(o, {})
-    return o
+        o.total = OMITTED
+    o.extra = _extra(d, _K_ProgressNotificationParams, path) if len(d) != n else {}
+    o.__class__ = ProgressNotificationParams
+    r: ProgressNotificationParams = o
+    return r
 
 
 def _unstructure_ProgressNotificationParams(o: ProgressNotificationParams) -> dict[str, Any]:
@@ -5622,12 +5959,12 @@ def _unstructure_ProgressNotificationParams(o: ProgressNotificationParams) -> di
 
 
 def _structure_Prompt(d: Any, path: str) -> Prompt:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: Prompt = _new(Prompt)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_Prompt()
     n = 1
-    v = d.get("arguments", OMITTED)
-    if v is not OMITTED:
+    if "arguments" in d:
+        v = d["arguments"]
         n += 1
         if not isinstance(v, list):
             raise _type_error("array", v, path + "/arguments")
@@ -5635,24 +5972,28 @@ def _structure_Prompt(d: Any, path: str) -> Prompt:
             v = [_structure_PromptArgument(x, "") for x in v]
         except ValidationError:
             raise _item_error(v, _structure_PromptArgument, path + "/arguments") from None
-    _s_Prompt__arguments(o, v)
-    v = d.get("description", OMITTED)
-    if v is not OMITTED:
+        o.arguments = v
+    else:
+        o.arguments = OMITTED
+    if "description" in d:
+        v = d["description"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/description")
-    _s_Prompt__description(o, v)
-    v = d.get("name", _MISSING)
-    if v is _MISSING:
-        raise _missing("name", path)
+        o.description = v
+    else:
+        o.description = OMITTED
+    try:
+        v = d["name"]
+    except KeyError:
+        raise _missing("name", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/name")
-    _s_Prompt__name(o, v)
-    if len(d) != n:
-        _s_Prompt__extra(o, _extra(d, _K_Prompt, path))
-    else:
-        _s_Prompt__extra(o, {})
-    return o
+    o.name = v
+    o.extra = _extra(d, _K_Prompt, path) if len(d) != n else {}
+    o.__class__ = Prompt
+    r: Prompt = o
+    return r
 
 
 def _unstructure_Prompt(o: Prompt) -> dict[str, Any]:
@@ -5670,33 +6011,37 @@ def _unstructure_Prompt(o: Prompt) -> dict[str, Any]:
 
 
 def _structure_PromptArgument(d: Any, path: str) -> PromptArgument:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: PromptArgument = _new(PromptArgument)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_PromptArgument()
     n = 1
-    v = d.get("description", OMITTED)
-    if v is not OMITTED:
+    if "description" in d:
+        v = d["description"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/description")
-    _s_PromptArgument__description(o, v)
-    v = d.get("name", _MISSING)
-    if v is _MISSING:
-        raise _missing("name", path)
+        o.description = v
+    else:
+        o.description = OMITTED
+    try:
+        v = d["name"]
+    except KeyError:
+        raise _missing("name", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/name")
-    _s_PromptArgument__name(o, v)
-    v = d.get("required", OMITTED)
-    if v is not OMITTED:
+    o.name = v
+    if "required" in d:
+        v = d["required"]
         n += 1
         if not (v is True or v is False):
             raise _type_error("boolean", v, path + "/required")
-    _s_PromptArgument__required(o, v)
-    if len(d) != n:
-        _s_PromptArgument__extra(o, _extra(d, _K_PromptArgument, path))
+        o.required = v
     else:
-        _s_PromptArgument__extra(o, {})
-    return o
+        o.required = OMITTED
+    o.extra = _extra(d, _K_PromptArgument, path) if len(d) != n else {}
+    o.__class__ = PromptArgument
+    r: PromptArgument = o
+    return r
 
 
 def _unstructure_PromptArgument(o: PromptArgument) -> dict[str, Any]:
@@ -5714,27 +6059,31 @@ def _unstructure_PromptArgument(o: PromptArgument) -> dict[str, Any]:
 
 
 def _structure_PromptListChangedNotification(d: Any, path: str) -> PromptListChangedNotification:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: PromptListChangedNotification = _new(PromptListChangedNotification)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_PromptListChangedNotification()
     n = 1
-    v = d.get("method", _MISSING)
+    try:
+        v = d["method"]
+    except KeyError:
+        raise _missing("method", path) from None
     if v != "notifications/prompts/list_changed":
-        raise _const_error(v, "notifications/prompts/list_changed", "method", path)
-    _s_PromptListChangedNotification__method(o, "notifications/prompts/list_changed")
-    v = d.get("params", OMITTED)
-    if v is not OMITTED:
+        raise _type_error("\"notifications/prompts/list_changed\"", v, path + "/method")
+    o.method = "notifications/prompts/list_changed"
+    if "params" in d:
+        v = d["params"]
         n += 1
         try:
             v = _structure_PromptListChangedNotificationParams(v, "")
         except ValidationError as e:
             raise _at(e, path + "/params") from None
-    _s_PromptListChangedNotification__params(o, v)
-    if len(d) != n:
-        _s_PromptListChangedNotification__extra(o, _extra(d, _K_PromptListChangedNotification, path))
+        o.params = v
     else:
-        _s_PromptListChangedNotification__extra(o, {})
-    return o
+        o.params = OMITTED
+    o.extra = _extra(d, _K_PromptListChangedNotification, path) if len(d) != n else {}
+    o.__class__ = PromptListChangedNotification
+    r: PromptListChangedNotification = o
+    return r
 
 
 def _unstructure_PromptListChangedNotification(o: PromptListChangedNotification) -> dict[str, Any]:
@@ -5749,24 +6098,30 @@ def _unstructure_PromptListChangedNotification(o: PromptListChangedNotification)
 
 
 def _structure_PromptListChangedNotificationParams(d: Any, path: str) -> PromptListChangedNotificationParams:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: PromptListChangedNotificationParams = _new(PromptListChangedNotificationParams)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_PromptListChangedNotificationParams()
+    if not d:
+        o.meta = OMITTED
+        o.extra = {}
+        o.__class__ = PromptListChangedNotificationParams
+        return o  # type: ignore[no-any-return]
     n = 0
-    v = d.get("_meta", OMITTED)
-    if v is not OMITTED:
+    if "_meta" in d:
+        v = d["_meta"]
         n += 1
         if not isinstance(v, dict):
-            raise _type_error("object", v, path + "/_meta")
-        for k in v:
-            if not isinstance(k, str):
-                raise _key_error(k, path + "/_meta")
-    _s_PromptListChangedNotificationParams__meta(o, v)
-    if len(d) != n:
-        _s_PromptListChangedNotificationParams__extra(o, _extra(d, _K_PromptListChangedNotificationParams, path))
+            raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        for k0 in v:
+            if not isinstance(k0, str):
+                raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        o.meta = v
     else:
-        _s_PromptListChangedNotificationParams__extra(o, {})
-    return o
+        o.meta = OMITTED
+    o.extra = _extra(d, _K_PromptListChangedNotificationParams, path) if len(d) != n else {}
+    o.__class__ = PromptListChangedNotificationParams
+    r: PromptListChangedNotificationParams = o
+    return r
 
 
 def _unstructure_PromptListChangedNotificationParams(o: PromptListChangedNotificationParams) -> dict[str, Any]:
@@ -5781,28 +6136,29 @@ def _unstructure_PromptListChangedNotificationParams(o: PromptListChangedNotific
 
 
 def _structure_PromptMessage(d: Any, path: str) -> PromptMessage:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: PromptMessage = _new(PromptMessage)
-    v = d.get("content", _MISSING)
-    if v is _MISSING:
-        raise _missing("content", path)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_PromptMessage()
+    try:
+        v = d["content"]
+    except KeyError:
+        raise _missing("content", path) from None
     try:
         v = _structure_PromptMessageContent(v, "")
     except ValidationError as e:
         raise _at(e, path + "/content") from None
-    _s_PromptMessage__content(o, v)
-    v = d.get("role", _MISSING)
-    if v is _MISSING:
-        raise _missing("role", path)
+    o.content = v
+    try:
+        v = d["role"]
+    except KeyError:
+        raise _missing("role", path) from None
     if not (isinstance(v, str) and v in {"assistant", "user"}):
         raise _type_error("one of \"assistant\", \"user\"", v, path + "/role")
-    _s_PromptMessage__role(o, v)
-    if len(d) != 2:
-        _s_PromptMessage__extra(o, _extra(d, _K_PromptMessage, path))
-    else:
-        _s_PromptMessage__extra(o, {})
-    return o
+    o.role = v
+    o.extra = _extra(d, _K_PromptMessage, path) if len(d) != 2 else {}
+    o.__class__ = PromptMessage
+    r: PromptMessage = o
+    return r
 
 
 def _unstructure_PromptMessage(o: PromptMessage) -> dict[str, Any]:
@@ -5813,24 +6169,27 @@ def _unstructure_PromptMessage(o: PromptMessage) -> dict[str, Any]:
 
 
 def _structure_PromptReference(d: Any, path: str) -> PromptReference:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: PromptReference = _new(PromptReference)
-    v = d.get("name", _MISSING)
-    if v is _MISSING:
-        raise _missing("name", path)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_PromptReference()
+    try:
+        v = d["name"]
+    except KeyError:
+        raise _missing("name", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/name")
-    _s_PromptReference__name(o, v)
-    v = d.get("type", _MISSING)
+    o.name = v
+    try:
+        v = d["type"]
+    except KeyError:
+        raise _missing("type", path) from None
     if v != "ref/prompt":
-        raise _const_error(v, "ref/prompt", "type", path)
-    _s_PromptReference__type(o, "ref/prompt")
-    if len(d) != 2:
-        _s_PromptReference__extra(o, _extra(d, _K_PromptReference, path))
-    else:
-        _s_PromptReference__extra(o, {})
-    return o
+        raise _type_error("\"ref/prompt\"", v, path + "/type")
+    o.type = "ref/prompt"
+    o.extra = _extra(d, _K_PromptReference, path) if len(d) != 2 else {}
+    o.__class__ = PromptReference
+    r: PromptReference = o
+    return r
 
 
 def _unstructure_PromptReference(o: PromptReference) -> dict[str, Any]:
@@ -5841,26 +6200,29 @@ def _unstructure_PromptReference(o: PromptReference) -> dict[str, Any]:
 
 
 def _structure_ReadResourceRequest(d: Any, path: str) -> ReadResourceRequest:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ReadResourceRequest = _new(ReadResourceRequest)
-    v = d.get("method", _MISSING)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ReadResourceRequest()
+    try:
+        v = d["method"]
+    except KeyError:
+        raise _missing("method", path) from None
     if v != "resources/read":
-        raise _const_error(v, "resources/read", "method", path)
-    _s_ReadResourceRequest__method(o, "resources/read")
-    v = d.get("params", _MISSING)
-    if v is _MISSING:
-        raise _missing("params", path)
+        raise _type_error("\"resources/read\"", v, path + "/method")
+    o.method = "resources/read"
+    try:
+        v = d["params"]
+    except KeyError:
+        raise _missing("params", path) from None
     try:
         v = _structure_ReadResourceRequestParams(v, "")
     except ValidationError as e:
         raise _at(e, path + "/params") from None
-    _s_ReadResourceRequest__params(o, v)
-    if len(d) != 2:
-        _s_ReadResourceRequest__extra(o, _extra(d, _K_ReadResourceRequest, path))
-    else:
-        _s_ReadResourceRequest__extra(o, {})
-    return o
+    o.params = v
+    o.extra = _extra(d, _K_ReadResourceRequest, path) if len(d) != 2 else {}
+    o.__class__ = ReadResourceRequest
+    r: ReadResourceRequest = o
+    return r
 
 
 def _unstructure_ReadResourceRequest(o: ReadResourceRequest) -> dict[str, Any]:
@@ -5871,20 +6233,20 @@ def _unstructure_ReadResourceRequest(o: ReadResourceRequest) -> dict[str, Any]:
 
 
 def _structure_ReadResourceRequestParams(d: Any, path: str) -> ReadResourceRequestParams:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ReadResourceRequestParams = _new(ReadResourceRequestParams)
-    v = d.get("uri", _MISSING)
-    if v is _MISSING:
-        raise _missing("uri", path)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ReadResourceRequestParams()
+    try:
+        v = d["uri"]
+    except KeyError:
+        raise _missing("uri", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/uri")
-    _s_ReadResourceRequestParams__uri(o, v)
-    if len(d) != 1:
-        _s_ReadResourceRequestParams__extra(o, _extra(d, _K_ReadResourceRequestParams, path))
-    else:
-        _s_ReadResourceRequestParams__extra(o, {})
-    return o
+    o.uri = v
+    o.extra = _extra(d, _K_ReadResourceRequestParams, path) if len(d) != 1 else {}
+    o.__class__ = ReadResourceRequestParams
+    r: ReadResourceRequestParams = o
+    return r
 
 
 def _unstructure_ReadResourceRequestParams(o: ReadResourceRequestParams) -> dict[str, Any]:
@@ -5895,34 +6257,36 @@ def _unstructure_ReadResourceRequestParams(o: ReadResourceRequestParams) -> dict
 
 
 def _structure_ReadResourceResult(d: Any, path: str) -> ReadResourceResult:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ReadResourceResult = _new(ReadResourceResult)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ReadResourceResult()
     n = 1
-    v = d.get("_meta", OMITTED)
-    if v is not OMITTED:
+    if "_meta" in d:
+        v = d["_meta"]
         n += 1
         if not isinstance(v, dict):
-            raise _type_error("object", v, path + "/_meta")
-        for k in v:
-            if not isinstance(k, str):
-                raise _key_error(k, path + "/_meta")
-    _s_ReadResourceResult__meta(o, v)
-    v = d.get("contents", _MISSING)
-    if v is _MISSING:
-        raise _missing("contents", path)
+            raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        for k0 in v:
+            if not isinstance(k0, str):
+                raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        o.meta = v
+    else:
+        o.meta = OMITTED
+    try:
+        v = d["contents"]
+    except KeyError:
+        raise _missing("contents", path) from None
     if not isinstance(v, list):
         raise _type_error("array", v, path + "/contents")
     try:
         v = [_structure_ReadResourceResultContentsItem(x, "") for x in v]
     except ValidationError:
         raise _item_error(v, _structure_ReadResourceResultContentsItem, path + "/contents") from None
-    _s_ReadResourceResult__contents(o, v)
-    if len(d) != n:
-        _s_ReadResourceResult__extra(o, _extra(d, _K_ReadResourceResult, path))
-    else:
-        _s_ReadResourceResult__extra(o, {})
-    return o
+    o.contents = v
+    o.extra = _extra(d, _K_ReadResourceResult, path) if len(d) != n else {}
+    o.__class__ = ReadResourceResult
+    r: ReadResourceResult = o
+    return r
 
 
 def _unstructure_ReadResourceResult(o: ReadResourceResult) -> dict[str, Any]:
@@ -5937,29 +6301,31 @@ def _unstructure_ReadResourceResult(o: ReadResourceResult) -> dict[str, Any]:
 
 
 def _structure_Request(d: Any, path: str) -> Request:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: Request = _new(Request)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_Request()
     n = 1
-    v = d.get("method", _MISSING)
-    if v is _MISSING:
-        raise _missing("method", path)
+    try:
+        v = d["method"]
+    except KeyError:
+        raise _missing("method", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/method")
-    _s_Request__method(o, v)
-    v = d.get("params", OMITTED)
-    if v is not OMITTED:
+    o.method = v
+    if "params" in d:
+        v = d["params"]
         n += 1
         try:
             v = _structure_RequestParams(v, "")
         except ValidationError as e:
             raise _at(e, path + "/params") from None
-    _s_Request__params(o, v)
-    if len(d) != n:
-        _s_Request__extra(o, _extra(d, _K_Request, path))
+        o.params = v
     else:
-        _s_Request__extra(o, {})
-    return o
+        o.params = OMITTED
+    o.extra = _extra(d, _K_Request, path) if len(d) != n else {}
+    o.__class__ = Request
+    r: Request = o
+    return r
 
 
 def _unstructure_Request(o: Request) -> dict[str, Any]:
@@ -5974,23 +6340,29 @@ def _unstructure_Request(o: Request) -> dict[str, Any]:
 
 
 def _structure_RequestParams(d: Any, path: str) -> RequestParams:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: RequestParams = _new(RequestParams)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_RequestParams()
+    if not d:
+        o.meta = OMITTED
+        o.extra = {}
+        o.__class__ = RequestParams
+        return o  # type: ignore[no-any-return]
     n = 0
-    v = d.get("_meta", OMITTED)
-    if v is not OMITTED:
+    if "_meta" in d:
+        v = d["_meta"]
         n += 1
         try:
             v = _structure_RequestParamsMeta(v, "")
         except ValidationError as e:
             raise _at(e, path + "/_meta") from None
-    _s_RequestParams__meta(o, v)
-    if len(d) != n:
-        _s_RequestParams__extra(o, _extra(d, _K_RequestParams, path))
+        o.meta = v
     else:
-        _s_RequestParams__extra(o, {})
-    return o
+        o.meta = OMITTED
+    o.extra = _extra(d, _K_RequestParams, path) if len(d) != n else {}
+    o.__class__ = RequestParams
+    r: RequestParams = o
+    return r
 
 
 def _unstructure_RequestParams(o: RequestParams) -> dict[str, Any]:
@@ -6005,21 +6377,27 @@ def _unstructure_RequestParams(o: RequestParams) -> dict[str, Any]:
 
 
 def _structure_RequestParamsMeta(d: Any, path: str) -> RequestParamsMeta:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: RequestParamsMeta = _new(RequestParamsMeta)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_RequestParamsMeta()
+    if not d:
+        o.progress_token = OMITTED
+        o.extra = {}
+        o.__class__ = RequestParamsMeta
+        return o  # type: ignore[no-any-return]
     n = 0
-    v = d.get("progressToken", OMITTED)
-    if v is not OMITTED:
+    if "progressToken" in d:
+        v = d["progressToken"]
         n += 1
         if not (isinstance(v, str) or (v.__class__ is int or _is_int(v))):
             raise _type_error("string or integer", v, path + "/progressToken")
-    _s_RequestParamsMeta__progress_token(o, v)
-    if len(d) != n:
-        _s_RequestParamsMeta__extra(o, _extra(d, _K_RequestParamsMeta, path))
+        o.progress_token = v
     else:
-        _s_RequestParamsMeta__extra(o, {})
-    return o
+        o.progress_token = OMITTED
+    o.extra = _extra(d, _K_RequestParamsMeta, path) if len(d) != n else {}
+    o.__class__ = RequestParamsMeta
+    r: RequestParamsMeta = o
+    return r
 
 
 def _unstructure_RequestParamsMeta(o: RequestParamsMeta) -> dict[str, Any]:
@@ -6034,53 +6412,62 @@ def _unstructure_RequestParamsMeta(o: RequestParamsMeta) -> dict[str, Any]:
 
 
 def _structure_Resource(d: Any, path: str) -> Resource:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: Resource = _new(Resource)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_Resource()
     n = 2
-    v = d.get("annotations", OMITTED)
-    if v is not OMITTED:
+    if "annotations" in d:
+        v = d["annotations"]
         n += 1
         try:
             v = _structure_ResourceAnnotations(v, "")
         except ValidationError as e:
             raise _at(e, path + "/annotations") from None
-    _s_Resource__annotations(o, v)
-    v = d.get("description", OMITTED)
-    if v is not OMITTED:
+        o.annotations = v
+    else:
+        o.annotations = OMITTED
+    if "description" in d:
+        v = d["description"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/description")
-    _s_Resource__description(o, v)
-    v = d.get("mimeType", OMITTED)
-    if v is not OMITTED:
+        o.description = v
+    else:
+        o.description = OMITTED
+    if "mimeType" in d:
+        v = d["mimeType"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/mimeType")
-    _s_Resource__mime_type(o, v)
-    v = d.get("name", _MISSING)
-    if v is _MISSING:
-        raise _missing("name", path)
+        o.mime_type = v
+    else:
+        o.mime_type = OMITTED
+    try:
+        v = d["name"]
+    except KeyError:
+        raise _missing("name", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/name")
-    _s_Resource__name(o, v)
-    v = d.get("size", OMITTED)
-    if v is not OMITTED:
+    o.name = v
+    if "size" in d:
+        v = d["size"]
         n += 1
         if not (v.__class__ is int or _is_int(v)):
             raise _type_error("integer", v, path + "/size")
-    _s_Resource__size(o, v)
-    v = d.get("uri", _MISSING)
-    if v is _MISSING:
-        raise _missing("uri", path)
+        o.size = v
+    else:
+        o.size = OMITTED
+    try:
+        v = d["uri"]
+    except KeyError:
+        raise _missing("uri", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/uri")
-    _s_Resource__uri(o, v)
-    if len(d) != n:
-        _s_Resource__extra(o, _extra(d, _K_Resource, path))
-    else:
-        _s_Resource__extra(o, {})
-    return o
+    o.uri = v
+    o.extra = _extra(d, _K_Resource, path) if len(d) != n else {}
+    o.__class__ = Resource
+    r: Resource = o
+    return r
 
 
 def _unstructure_Resource(o: Resource) -> dict[str, Any]:
@@ -6104,30 +6491,39 @@ def _unstructure_Resource(o: Resource) -> dict[str, Any]:
 
 
 def _structure_ResourceAnnotations(d: Any, path: str) -> ResourceAnnotations:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ResourceAnnotations = _new(ResourceAnnotations)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ResourceAnnotations()
+    if not d:
+        o.audience = OMITTED
+        o.priority = OMITTED
+        o.extra = {}
+        o.__class__ = ResourceAnnotations
+        return o  # type: ignore[no-any-return]
     n = 0
-    v = d.get("audience", OMITTED)
-    if v is not OMITTED:
+    if "audience" in d:
+        v = d["audience"]
         n += 1
         if not isinstance(v, list):
-            raise _type_error("array", v, path + "/audience")
-        for x in v:
-            if not (isinstance(x, str) and x in {"assistant", "user"}):
-                raise _bad_item(v, lambda x: (isinstance(x, str) and x in {"assistant", "user"}), "one of \"assistant\", \"user\"", path + "/audience")
-    _s_ResourceAnnotations__audience(o, v)
-    v = d.get("priority", OMITTED)
-    if v is not OMITTED:
+            raise _invalid(v, _structure__list_Role, path + "/audience")
+        for x0 in v:
+            if not (isinstance(x0, str) and x0 in {"assistant", "user"}):
+                raise _invalid(v, _structure__list_Role, path + "/audience")
+        o.audience = v
+    else:
+        o.audience = OMITTED
+    if "priority" in d:
+        v = d["priority"]
         n += 1
         if not ((v.__class__ is float or v.__class__ is int or _is_number(v)) and v >= 0 and v <= 1):
             raise _type_error("number in [0, 1]", v, path + "/priority")
-    _s_ResourceAnnotations__priority(o, v)
-    if len(d) != n:
-        _s_ResourceAnnotations__extra(o, _extra(d, _K_ResourceAnnotations, path))
+        o.priority = v
     else:
-        _s_ResourceAnnotations__extra(o, {})
-    return o
+        o.priority = OMITTED
+    o.extra = _extra(d, _K_ResourceAnnotations, path) if len(d) != n else {}
+    o.__class__ = ResourceAnnotations
+    r: ResourceAnnotations = o
+    return r
 
 
 def _unstructure_ResourceAnnotations(o: ResourceAnnotations) -> dict[str, Any]:
@@ -6145,27 +6541,29 @@ def _unstructure_ResourceAnnotations(o: ResourceAnnotations) -> dict[str, Any]:
 
 
 def _structure_ResourceContents(d: Any, path: str) -> ResourceContents:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ResourceContents = _new(ResourceContents)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ResourceContents()
     n = 1
-    v = d.get("mimeType", OMITTED)
-    if v is not OMITTED:
+    if "mimeType" in d:
+        v = d["mimeType"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/mimeType")
-    _s_ResourceContents__mime_type(o, v)
-    v = d.get("uri", _MISSING)
-    if v is _MISSING:
-        raise _missing("uri", path)
+        o.mime_type = v
+    else:
+        o.mime_type = OMITTED
+    try:
+        v = d["uri"]
+    except KeyError:
+        raise _missing("uri", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/uri")
-    _s_ResourceContents__uri(o, v)
-    if len(d) != n:
-        _s_ResourceContents__extra(o, _extra(d, _K_ResourceContents, path))
-    else:
-        _s_ResourceContents__extra(o, {})
-    return o
+    o.uri = v
+    o.extra = _extra(d, _K_ResourceContents, path) if len(d) != n else {}
+    o.__class__ = ResourceContents
+    r: ResourceContents = o
+    return r
 
 
 def _unstructure_ResourceContents(o: ResourceContents) -> dict[str, Any]:
@@ -6180,27 +6578,31 @@ def _unstructure_ResourceContents(o: ResourceContents) -> dict[str, Any]:
 
 
 def _structure_ResourceListChangedNotification(d: Any, path: str) -> ResourceListChangedNotification:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ResourceListChangedNotification = _new(ResourceListChangedNotification)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ResourceListChangedNotification()
     n = 1
-    v = d.get("method", _MISSING)
+    try:
+        v = d["method"]
+    except KeyError:
+        raise _missing("method", path) from None
     if v != "notifications/resources/list_changed":
-        raise _const_error(v, "notifications/resources/list_changed", "method", path)
-    _s_ResourceListChangedNotification__method(o, "notifications/resources/list_changed")
-    v = d.get("params", OMITTED)
-    if v is not OMITTED:
+        raise _type_error("\"notifications/resources/list_changed\"", v, path + "/method")
+    o.method = "notifications/resources/list_changed"
+    if "params" in d:
+        v = d["params"]
         n += 1
         try:
             v = _structure_ResourceListChangedNotificationParams(v, "")
         except ValidationError as e:
             raise _at(e, path + "/params") from None
-    _s_ResourceListChangedNotification__params(o, v)
-    if len(d) != n:
-        _s_ResourceListChangedNotification__extra(o, _extra(d, _K_ResourceListChangedNotification, path))
+        o.params = v
     else:
-        _s_ResourceListChangedNotification__extra(o, {})
-    return o
+        o.params = OMITTED
+    o.extra = _extra(d, _K_ResourceListChangedNotification, path) if len(d) != n else {}
+    o.__class__ = ResourceListChangedNotification
+    r: ResourceListChangedNotification = o
+    return r
 
 
 def _unstructure_ResourceListChangedNotification(o: ResourceListChangedNotification) -> dict[str, Any]:
@@ -6215,24 +6617,30 @@ def _unstructure_ResourceListChangedNotification(o: ResourceListChangedNotificat
 
 
 def _structure_ResourceListChangedNotificationParams(d: Any, path: str) -> ResourceListChangedNotificationParams:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ResourceListChangedNotificationParams = _new(ResourceListChangedNotificationParams)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ResourceListChangedNotificationParams()
+    if not d:
+        o.meta = OMITTED
+        o.extra = {}
+        o.__class__ = ResourceListChangedNotificationParams
+        return o  # type: ignore[no-any-return]
     n = 0
-    v = d.get("_meta", OMITTED)
-    if v is not OMITTED:
+    if "_meta" in d:
+        v = d["_meta"]
         n += 1
         if not isinstance(v, dict):
-            raise _type_error("object", v, path + "/_meta")
-        for k in v:
-            if not isinstance(k, str):
-                raise _key_error(k, path + "/_meta")
-    _s_ResourceListChangedNotificationParams__meta(o, v)
-    if len(d) != n:
-        _s_ResourceListChangedNotificationParams__extra(o, _extra(d, _K_ResourceListChangedNotificationParams, path))
+            raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        for k0 in v:
+            if not isinstance(k0, str):
+                raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        o.meta = v
     else:
-        _s_ResourceListChangedNotificationParams__extra(o, {})
-    return o
+        o.meta = OMITTED
+    o.extra = _extra(d, _K_ResourceListChangedNotificationParams, path) if len(d) != n else {}
+    o.__class__ = ResourceListChangedNotificationParams
+    r: ResourceListChangedNotificationParams = o
+    return r
 
 
 def _unstructure_ResourceListChangedNotificationParams(o: ResourceListChangedNotificationParams) -> dict[str, Any]:
@@ -6247,24 +6655,27 @@ def _unstructure_ResourceListChangedNotificationParams(o: ResourceListChangedNot
 
 
 def _structure_ResourceReference(d: Any, path: str) -> ResourceReference:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ResourceReference = _new(ResourceReference)
-    v = d.get("type", _MISSING)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ResourceReference()
+    try:
+        v = d["type"]
+    except KeyError:
+        raise _missing("type", path) from None
     if v != "ref/resource":
-        raise _const_error(v, "ref/resource", "type", path)
-    _s_ResourceReference__type(o, "ref/resource")
-    v = d.get("uri", _MISSING)
-    if v is _MISSING:
-        raise _missing("uri", path)
+        raise _type_error("\"ref/resource\"", v, path + "/type")
+    o.type = "ref/resource"
+    try:
+        v = d["uri"]
+    except KeyError:
+        raise _missing("uri", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/uri")
-    _s_ResourceReference__uri(o, v)
-    if len(d) != 2:
-        _s_ResourceReference__extra(o, _extra(d, _K_ResourceReference, path))
-    else:
-        _s_ResourceReference__extra(o, {})
-    return o
+    o.uri = v
+    o.extra = _extra(d, _K_ResourceReference, path) if len(d) != 2 else {}
+    o.__class__ = ResourceReference
+    r: ResourceReference = o
+    return r
 
 
 def _unstructure_ResourceReference(o: ResourceReference) -> dict[str, Any]:
@@ -6275,47 +6686,54 @@ def _unstructure_ResourceReference(o: ResourceReference) -> dict[str, Any]:
 
 
 def _structure_ResourceTemplate(d: Any, path: str) -> ResourceTemplate:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ResourceTemplate = _new(ResourceTemplate)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ResourceTemplate()
     n = 2
-    v = d.get("annotations", OMITTED)
-    if v is not OMITTED:
+    if "annotations" in d:
+        v = d["annotations"]
         n += 1
         try:
             v = _structure_ResourceTemplateAnnotations(v, "")
         except ValidationError as e:
             raise _at(e, path + "/annotations") from None
-    _s_ResourceTemplate__annotations(o, v)
-    v = d.get("description", OMITTED)
-    if v is not OMITTED:
+        o.annotations = v
+    else:
+        o.annotations = OMITTED
+    if "description" in d:
+        v = d["description"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/description")
-    _s_ResourceTemplate__description(o, v)
-    v = d.get("mimeType", OMITTED)
-    if v is not OMITTED:
+        o.description = v
+    else:
+        o.description = OMITTED
+    if "mimeType" in d:
+        v = d["mimeType"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/mimeType")
-    _s_ResourceTemplate__mime_type(o, v)
-    v = d.get("name", _MISSING)
-    if v is _MISSING:
-        raise _missing("name", path)
+        o.mime_type = v
+    else:
+        o.mime_type = OMITTED
+    try:
+        v = d["name"]
+    except KeyError:
+        raise _missing("name", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/name")
-    _s_ResourceTemplate__name(o, v)
-    v = d.get("uriTemplate", _MISSING)
-    if v is _MISSING:
-        raise _missing("uriTemplate", path)
+    o.name = v
+    try:
+        v = d["uriTemplate"]
+    except KeyError:
+        raise _missing("uriTemplate", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/uriTemplate")
-    _s_ResourceTemplate__uri_template(o, v)
-    if len(d) != n:
-        _s_ResourceTemplate__extra(o, _extra(d, _K_ResourceTemplate, path))
-    else:
-        _s_ResourceTemplate__extra(o, {})
-    return o
+    o.uri_template = v
+    o.extra = _extra(d, _K_ResourceTemplate, path) if len(d) != n else {}
+    o.__class__ = ResourceTemplate
+    r: ResourceTemplate = o
+    return r
 
 
 def _unstructure_ResourceTemplate(o: ResourceTemplate) -> dict[str, Any]:
@@ -6336,30 +6754,39 @@ def _unstructure_ResourceTemplate(o: ResourceTemplate) -> dict[str, Any]:
 
 
 def _structure_ResourceTemplateAnnotations(d: Any, path: str) -> ResourceTemplateAnnotations:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ResourceTemplateAnnotations = _new(ResourceTemplateAnnotations)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ResourceTemplateAnnotations()
+    if not d:
+        o.audience = OMITTED
+        o.priority = OMITTED
+        o.extra = {}
+        o.__class__ = ResourceTemplateAnnotations
+        return o  # type: ignore[no-any-return]
     n = 0
-    v = d.get("audience", OMITTED)
-    if v is not OMITTED:
+    if "audience" in d:
+        v = d["audience"]
         n += 1
         if not isinstance(v, list):
-            raise _type_error("array", v, path + "/audience")
-        for x in v:
-            if not (isinstance(x, str) and x in {"assistant", "user"}):
-                raise _bad_item(v, lambda x: (isinstance(x, str) and x in {"assistant", "user"}), "one of \"assistant\", \"user\"", path + "/audience")
-    _s_ResourceTemplateAnnotations__audience(o, v)
-    v = d.get("priority", OMITTED)
-    if v is not OMITTED:
+            raise _invalid(v, _structure__list_Role, path + "/audience")
+        for x0 in v:
+            if not (isinstance(x0, str) and x0 in {"assistant", "user"}):
+                raise _invalid(v, _structure__list_Role, path + "/audience")
+        o.audience = v
+    else:
+        o.audience = OMITTED
+    if "priority" in d:
+        v = d["priority"]
         n += 1
         if not ((v.__class__ is float or v.__class__ is int or _is_number(v)) and v >= 0 and v <= 1):
             raise _type_error("number in [0, 1]", v, path + "/priority")
-    _s_ResourceTemplateAnnotations__priority(o, v)
-    if len(d) != n:
-        _s_ResourceTemplateAnnotations__extra(o, _extra(d, _K_ResourceTemplateAnnotations, path))
+        o.priority = v
     else:
-        _s_ResourceTemplateAnnotations__extra(o, {})
-    return o
+        o.priority = OMITTED
+    o.extra = _extra(d, _K_ResourceTemplateAnnotations, path) if len(d) != n else {}
+    o.__class__ = ResourceTemplateAnnotations
+    r: ResourceTemplateAnnotations = o
+    return r
 
 
 def _unstructure_ResourceTemplateAnnotations(o: ResourceTemplateAnnotations) -> dict[str, Any]:
@@ -6377,26 +6804,29 @@ def _unstructure_ResourceTemplateAnnotations(o: ResourceTemplateAnnotations) -> 
 
 
 def _structure_ResourceUpdatedNotification(d: Any, path: str) -> ResourceUpdatedNotification:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ResourceUpdatedNotification = _new(ResourceUpdatedNotification)
-    v = d.get("method", _MISSING)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ResourceUpdatedNotification()
+    try:
+        v = d["method"]
+    except KeyError:
+        raise _missing("method", path) from None
     if v != "notifications/resources/updated":
-        raise _const_error(v, "notifications/resources/updated", "method", path)
-    _s_ResourceUpdatedNotification__method(o, "notifications/resources/updated")
-    v = d.get("params", _MISSING)
-    if v is _MISSING:
-        raise _missing("params", path)
+        raise _type_error("\"notifications/resources/updated\"", v, path + "/method")
+    o.method = "notifications/resources/updated"
+    try:
+        v = d["params"]
+    except KeyError:
+        raise _missing("params", path) from None
     try:
         v = _structure_ResourceUpdatedNotificationParams(v, "")
     except ValidationError as e:
         raise _at(e, path + "/params") from None
-    _s_ResourceUpdatedNotification__params(o, v)
-    if len(d) != 2:
-        _s_ResourceUpdatedNotification__extra(o, _extra(d, _K_ResourceUpdatedNotification, path))
-    else:
-        _s_ResourceUpdatedNotification__extra(o, {})
-    return o
+    o.params = v
+    o.extra = _extra(d, _K_ResourceUpdatedNotification, path) if len(d) != 2 else {}
+    o.__class__ = ResourceUpdatedNotification
+    r: ResourceUpdatedNotification = o
+    return r
 
 
 def _unstructure_ResourceUpdatedNotification(o: ResourceUpdatedNotification) -> dict[str, Any]:
@@ -6407,20 +6837,20 @@ def _unstructure_ResourceUpdatedNotification(o: ResourceUpdatedNotification) -> 
 
 
 def _structure_ResourceUpdatedNotificationParams(d: Any, path: str) -> ResourceUpdatedNotificationParams:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ResourceUpdatedNotificationParams = _new(ResourceUpdatedNotificationParams)
-    v = d.get("uri", _MISSING)
-    if v is _MISSING:
-        raise _missing("uri", path)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ResourceUpdatedNotificationParams()
+    try:
+        v = d["uri"]
+    except KeyError:
+        raise _missing("uri", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/uri")
-    _s_ResourceUpdatedNotificationParams__uri(o, v)
-    if len(d) != 1:
-        _s_ResourceUpdatedNotificationParams__extra(o, _extra(d, _K_ResourceUpdatedNotificationParams, path))
-    else:
-        _s_ResourceUpdatedNotificationParams__extra(o, {})
-    return o
+    o.uri = v
+    o.extra = _extra(d, _K_ResourceUpdatedNotificationParams, path) if len(d) != 1 else {}
+    o.__class__ = ResourceUpdatedNotificationParams
+    r: ResourceUpdatedNotificationParams = o
+    return r
 
 
 def _unstructure_ResourceUpdatedNotificationParams(o: ResourceUpdatedNotificationParams) -> dict[str, Any]:
@@ -6431,24 +6861,30 @@ def _unstructure_ResourceUpdatedNotificationParams(o: ResourceUpdatedNotificatio
 
 
 def _structure_Result(d: Any, path: str) -> Result:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: Result = _new(Result)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_Result()
+    if not d:
+        o.meta = OMITTED
+        o.extra = {}
+        o.__class__ = Result
+        return o  # type: ignore[no-any-return]
     n = 0
-    v = d.get("_meta", OMITTED)
-    if v is not OMITTED:
+    if "_meta" in d:
+        v = d["_meta"]
         n += 1
         if not isinstance(v, dict):
-            raise _type_error("object", v, path + "/_meta")
-        for k in v:
-            if not isinstance(k, str):
-                raise _key_error(k, path + "/_meta")
-    _s_Result__meta(o, v)
-    if len(d) != n:
-        _s_Result__extra(o, _extra(d, _K_Result, path))
+            raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        for k0 in v:
+            if not isinstance(k0, str):
+                raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        o.meta = v
     else:
-        _s_Result__extra(o, {})
-    return o
+        o.meta = OMITTED
+    o.extra = _extra(d, _K_Result, path) if len(d) != n else {}
+    o.__class__ = Result
+    r: Result = o
+    return r
 
 
 def _unstructure_Result(o: Result) -> dict[str, Any]:
@@ -6463,27 +6899,29 @@ def _unstructure_Result(o: Result) -> dict[str, Any]:
 
 
 def _structure_Root(d: Any, path: str) -> Root:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: Root = _new(Root)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_Root()
     n = 1
-    v = d.get("name", OMITTED)
-    if v is not OMITTED:
+    if "name" in d:
+        v = d["name"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/name")
-    _s_Root__name(o, v)
-    v = d.get("uri", _MISSING)
-    if v is _MISSING:
-        raise _missing("uri", path)
+        o.name = v
+    else:
+        o.name = OMITTED
+    try:
+        v = d["uri"]
+    except KeyError:
+        raise _missing("uri", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/uri")
-    _s_Root__uri(o, v)
-    if len(d) != n:
-        _s_Root__extra(o, _extra(d, _K_Root, path))
-    else:
-        _s_Root__extra(o, {})
-    return o
+    o.uri = v
+    o.extra = _extra(d, _K_Root, path) if len(d) != n else {}
+    o.__class__ = Root
+    r: Root = o
+    return r
 
 
 def _unstructure_Root(o: Root) -> dict[str, Any]:
@@ -6498,27 +6936,31 @@ def _unstructure_Root(o: Root) -> dict[str, Any]:
 
 
 def _structure_RootsListChangedNotification(d: Any, path: str) -> RootsListChangedNotification:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: RootsListChangedNotification = _new(RootsListChangedNotification)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_RootsListChangedNotification()
     n = 1
-    v = d.get("method", _MISSING)
+    try:
+        v = d["method"]
+    except KeyError:
+        raise _missing("method", path) from None
     if v != "notifications/roots/list_changed":
-        raise _const_error(v, "notifications/roots/list_changed", "method", path)
-    _s_RootsListChangedNotification__method(o, "notifications/roots/list_changed")
-    v = d.get("params", OMITTED)
-    if v is not OMITTED:
+        raise _type_error("\"notifications/roots/list_changed\"", v, path + "/method")
+    o.method = "notifications/roots/list_changed"
+    if "params" in d:
+        v = d["params"]
         n += 1
         try:
             v = _structure_RootsListChangedNotificationParams(v, "")
         except ValidationError as e:
             raise _at(e, path + "/params") from None
-    _s_RootsListChangedNotification__params(o, v)
-    if len(d) != n:
-        _s_RootsListChangedNotification__extra(o, _extra(d, _K_RootsListChangedNotification, path))
+        o.params = v
     else:
-        _s_RootsListChangedNotification__extra(o, {})
-    return o
+        o.params = OMITTED
+    o.extra = _extra(d, _K_RootsListChangedNotification, path) if len(d) != n else {}
+    o.__class__ = RootsListChangedNotification
+    r: RootsListChangedNotification = o
+    return r
 
 
 def _unstructure_RootsListChangedNotification(o: RootsListChangedNotification) -> dict[str, Any]:
@@ -6533,24 +6975,30 @@ def _unstructure_RootsListChangedNotification(o: RootsListChangedNotification) -
 
 
 def _structure_RootsListChangedNotificationParams(d: Any, path: str) -> RootsListChangedNotificationParams:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: RootsListChangedNotificationParams = _new(RootsListChangedNotificationParams)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_RootsListChangedNotificationParams()
+    if not d:
+        o.meta = OMITTED
+        o.extra = {}
+        o.__class__ = RootsListChangedNotificationParams
+        return o  # type: ignore[no-any-return]
     n = 0
-    v = d.get("_meta", OMITTED)
-    if v is not OMITTED:
+    if "_meta" in d:
+        v = d["_meta"]
         n += 1
         if not isinstance(v, dict):
-            raise _type_error("object", v, path + "/_meta")
-        for k in v:
-            if not isinstance(k, str):
-                raise _key_error(k, path + "/_meta")
-    _s_RootsListChangedNotificationParams__meta(o, v)
-    if len(d) != n:
-        _s_RootsListChangedNotificationParams__extra(o, _extra(d, _K_RootsListChangedNotificationParams, path))
+            raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        for k0 in v:
+            if not isinstance(k0, str):
+                raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        o.meta = v
     else:
-        _s_RootsListChangedNotificationParams__extra(o, {})
-    return o
+        o.meta = OMITTED
+    o.extra = _extra(d, _K_RootsListChangedNotificationParams, path) if len(d) != n else {}
+    o.__class__ = RootsListChangedNotificationParams
+    r: RootsListChangedNotificationParams = o
+    return r
 
 
 def _unstructure_RootsListChangedNotificationParams(o: RootsListChangedNotificationParams) -> dict[str, Any]:
@@ -6565,28 +7013,29 @@ def _unstructure_RootsListChangedNotificationParams(o: RootsListChangedNotificat
 
 
 def _structure_SamplingMessage(d: Any, path: str) -> SamplingMessage:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: SamplingMessage = _new(SamplingMessage)
-    v = d.get("content", _MISSING)
-    if v is _MISSING:
-        raise _missing("content", path)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_SamplingMessage()
+    try:
+        v = d["content"]
+    except KeyError:
+        raise _missing("content", path) from None
     try:
         v = _structure_SamplingMessageContent(v, "")
     except ValidationError as e:
         raise _at(e, path + "/content") from None
-    _s_SamplingMessage__content(o, v)
-    v = d.get("role", _MISSING)
-    if v is _MISSING:
-        raise _missing("role", path)
+    o.content = v
+    try:
+        v = d["role"]
+    except KeyError:
+        raise _missing("role", path) from None
     if not (isinstance(v, str) and v in {"assistant", "user"}):
         raise _type_error("one of \"assistant\", \"user\"", v, path + "/role")
-    _s_SamplingMessage__role(o, v)
-    if len(d) != 2:
-        _s_SamplingMessage__extra(o, _extra(d, _K_SamplingMessage, path))
-    else:
-        _s_SamplingMessage__extra(o, {})
-    return o
+    o.role = v
+    o.extra = _extra(d, _K_SamplingMessage, path) if len(d) != 2 else {}
+    o.__class__ = SamplingMessage
+    r: SamplingMessage = o
+    return r
 
 
 def _unstructure_SamplingMessage(o: SamplingMessage) -> dict[str, Any]:
@@ -6597,59 +7046,80 @@ def _unstructure_SamplingMessage(o: SamplingMessage) -> dict[str, Any]:
 
 
 def _structure_ServerCapabilities(d: Any, path: str) -> ServerCapabilities:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ServerCapabilities = _new(ServerCapabilities)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ServerCapabilities()
+    if not d:
+        o.experimental = OMITTED
+        o.logging = OMITTED
+        o.prompts = OMITTED
+        o.resources = OMITTED
+        o.tools = OMITTED
+        o.extra = {}
+        o.__class__ = ServerCapabilities
+        return o  # type: ignore[no-any-return]
     n = 0
-    v = d.get("experimental", OMITTED)
-    if v is not OMITTED:
+    if "experimental" in d:
+        v = d["experimental"]
         n += 1
         if not isinstance(v, dict):
-            raise _type_error("object", v, path + "/experimental")
-        _check_keys(v, path + "/experimental")
-        try:
-            v = {k: _structure__dict_str_Any(x, "") for k, x in v.items()}
-        except ValidationError:
-            raise _entry_error(v, _structure__dict_str_Any, path + "/experimental") from None
-    _s_ServerCapabilities__experimental(o, v)
-    v = d.get("logging", OMITTED)
-    if v is not OMITTED:
+            raise _invalid(v, _structure__dict_str_dict_str_Any, path + "/experimental")
+        for k0, x0 in v.items():
+            if not isinstance(k0, str):
+                raise _invalid(v, _structure__dict_str_dict_str_Any, path + "/experimental")
+            if not isinstance(x0, dict):
+                raise _invalid(v, _structure__dict_str_dict_str_Any, path + "/experimental")
+            for k1 in x0:
+                if not isinstance(k1, str):
+                    raise _invalid(v, _structure__dict_str_dict_str_Any, path + "/experimental")
+        o.experimental = v
+    else:
+        o.experimental = OMITTED
+    if "logging" in d:
+        v = d["logging"]
         n += 1
         if not isinstance(v, dict):
-            raise _type_error("object", v, path + "/logging")
-        for k in v:
-            if not isinstance(k, str):
-                raise _key_error(k, path + "/logging")
-    _s_ServerCapabilities__logging(o, v)
-    v = d.get("prompts", OMITTED)
-    if v is not OMITTED:
+            raise _invalid(v, _structure__dict_str_Any, path + "/logging")
+        for k0 in v:
+            if not isinstance(k0, str):
+                raise _invalid(v, _structure__dict_str_Any, path + "/logging")
+        o.logging = v
+    else:
+        o.logging = OMITTED
+    if "prompts" in d:
+        v = d["prompts"]
         n += 1
         try:
             v = _structure_ServerCapabilitiesPrompts(v, "")
         except ValidationError as e:
             raise _at(e, path + "/prompts") from None
-    _s_ServerCapabilities__prompts(o, v)
-    v = d.get("resources", OMITTED)
-    if v is not OMITTED:
+        o.prompts = v
+    else:
+        o.prompts = OMITTED
+    if "resources" in d:
+        v = d["resources"]
         n += 1
         try:
             v = _structure_ServerCapabilitiesResources(v, "")
         except ValidationError as e:
             raise _at(e, path + "/resources") from None
-    _s_ServerCapabilities__resources(o, v)
-    v = d.get("tools", OMITTED)
-    if v is not OMITTED:
+        o.resources = v
+    else:
+        o.resources = OMITTED
+    if "tools" in d:
+        v = d["tools"]
         n += 1
         try:
             v = _structure_ServerCapabilitiesTools(v, "")
         except ValidationError as e:
             raise _at(e, path + "/tools") from None
-    _s_ServerCapabilities__tools(o, v)
-    if len(d) != n:
-        _s_ServerCapabilities__extra(o, _extra(d, _K_ServerCapabilities, path))
+        o.tools = v
     else:
-        _s_ServerCapabilities__extra(o, {})
-    return o
+        o.tools = OMITTED
+    o.extra = _extra(d, _K_ServerCapabilities, path) if len(d) != n else {}
+    o.__class__ = ServerCapabilities
+    r: ServerCapabilities = o
+    return r
 
 
 def _unstructure_ServerCapabilities(o: ServerCapabilities) -> dict[str, Any]:
@@ -6676,21 +7146,27 @@ def _unstructure_ServerCapabilities(o: ServerCapabilities) -> dict[str, Any]:
 
 
 def _structure_ServerCapabilitiesPrompts(d: Any, path: str) -> ServerCapabilitiesPrompts:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ServerCapabilitiesPrompts = _new(ServerCapabilitiesPrompts)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ServerCapabilitiesPrompts()
+    if not d:
+        o.list_changed = OMITTED
+        o.extra = {}
+        o.__class__ = ServerCapabilitiesPrompts
+        return o  # type: ignore[no-any-return]
     n = 0
-    v = d.get("listChanged", OMITTED)
-    if v is not OMITTED:
+    if "listChanged" in d:
+        v = d["listChanged"]
         n += 1
         if not (v is True or v is False):
             raise _type_error("boolean", v, path + "/listChanged")
-    _s_ServerCapabilitiesPrompts__list_changed(o, v)
-    if len(d) != n:
-        _s_ServerCapabilitiesPrompts__extra(o, _extra(d, _K_ServerCapabilitiesPrompts, path))
+        o.list_changed = v
     else:
-        _s_ServerCapabilitiesPrompts__extra(o, {})
-    return o
+        o.list_changed = OMITTED
+    o.extra = _extra(d, _K_ServerCapabilitiesPrompts, path) if len(d) != n else {}
+    o.__class__ = ServerCapabilitiesPrompts
+    r: ServerCapabilitiesPrompts = o
+    return r
 
 
 def _unstructure_ServerCapabilitiesPrompts(o: ServerCapabilitiesPrompts) -> dict[str, Any]:
@@ -6705,27 +7181,36 @@ def _unstructure_ServerCapabilitiesPrompts(o: ServerCapabilitiesPrompts) -> dict
 
 
 def _structure_ServerCapabilitiesResources(d: Any, path: str) -> ServerCapabilitiesResources:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ServerCapabilitiesResources = _new(ServerCapabilitiesResources)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ServerCapabilitiesResources()
+    if not d:
+        o.list_changed = OMITTED
+        o.subscribe = OMITTED
+        o.extra = {}
+        o.__class__ = ServerCapabilitiesResources
+        return o  # type: ignore[no-any-return]
     n = 0
-    v = d.get("listChanged", OMITTED)
-    if v is not OMITTED:
+    if "listChanged" in d:
+        v = d["listChanged"]
         n += 1
         if not (v is True or v is False):
             raise _type_error("boolean", v, path + "/listChanged")
-    _s_ServerCapabilitiesResources__list_changed(o, v)
-    v = d.get("subscribe", OMITTED)
-    if v is not OMITTED:
+        o.list_changed = v
+    else:
+        o.list_changed = OMITTED
+    if "subscribe" in d:
+        v = d["subscribe"]
         n += 1
         if not (v is True or v is False):
             raise _type_error("boolean", v, path + "/subscribe")
-    _s_ServerCapabilitiesResources__subscribe(o, v)
-    if len(d) != n:
-        _s_ServerCapabilitiesResources__extra(o, _extra(d, _K_ServerCapabilitiesResources, path))
+        o.subscribe = v
     else:
-        _s_ServerCapabilitiesResources__extra(o, {})
-    return o
+        o.subscribe = OMITTED
+    o.extra = _extra(d, _K_ServerCapabilitiesResources, path) if len(d) != n else {}
+    o.__class__ = ServerCapabilitiesResources
+    r: ServerCapabilitiesResources = o
+    return r
 
 
 def _unstructure_ServerCapabilitiesResources(o: ServerCapabilitiesResources) -> dict[str, Any]:
@@ -6743,21 +7228,27 @@ def _unstructure_ServerCapabilitiesResources(o: ServerCapabilitiesResources) -> 
 
 
 def _structure_ServerCapabilitiesTools(d: Any, path: str) -> ServerCapabilitiesTools:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ServerCapabilitiesTools = _new(ServerCapabilitiesTools)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ServerCapabilitiesTools()
+    if not d:
+        o.list_changed = OMITTED
+        o.extra = {}
+        o.__class__ = ServerCapabilitiesTools
+        return o  # type: ignore[no-any-return]
     n = 0
-    v = d.get("listChanged", OMITTED)
-    if v is not OMITTED:
+    if "listChanged" in d:
+        v = d["listChanged"]
         n += 1
         if not (v is True or v is False):
             raise _type_error("boolean", v, path + "/listChanged")
-    _s_ServerCapabilitiesTools__list_changed(o, v)
-    if len(d) != n:
-        _s_ServerCapabilitiesTools__extra(o, _extra(d, _K_ServerCapabilitiesTools, path))
+        o.list_changed = v
     else:
-        _s_ServerCapabilitiesTools__extra(o, {})
-    return o
+        o.list_changed = OMITTED
+    o.extra = _extra(d, _K_ServerCapabilitiesTools, path) if len(d) != n else {}
+    o.__class__ = ServerCapabilitiesTools
+    r: ServerCapabilitiesTools = o
+    return r
 
 
 def _unstructure_ServerCapabilitiesTools(o: ServerCapabilitiesTools) -> dict[str, Any]:
@@ -6772,26 +7263,29 @@ def _unstructure_ServerCapabilitiesTools(o: ServerCapabilitiesTools) -> dict[str
 
 
 def _structure_SetLevelRequest(d: Any, path: str) -> SetLevelRequest:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: SetLevelRequest = _new(SetLevelRequest)
-    v = d.get("method", _MISSING)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_SetLevelRequest()
+    try:
+        v = d["method"]
+    except KeyError:
+        raise _missing("method", path) from None
     if v != "logging/setLevel":
-        raise _const_error(v, "logging/setLevel", "method", path)
-    _s_SetLevelRequest__method(o, "logging/setLevel")
-    v = d.get("params", _MISSING)
-    if v is _MISSING:
-        raise _missing("params", path)
+        raise _type_error("\"logging/setLevel\"", v, path + "/method")
+    o.method = "logging/setLevel"
+    try:
+        v = d["params"]
+    except KeyError:
+        raise _missing("params", path) from None
     try:
         v = _structure_SetLevelRequestParams(v, "")
     except ValidationError as e:
         raise _at(e, path + "/params") from None
-    _s_SetLevelRequest__params(o, v)
-    if len(d) != 2:
-        _s_SetLevelRequest__extra(o, _extra(d, _K_SetLevelRequest, path))
-    else:
-        _s_SetLevelRequest__extra(o, {})
-    return o
+    o.params = v
+    o.extra = _extra(d, _K_SetLevelRequest, path) if len(d) != 2 else {}
+    o.__class__ = SetLevelRequest
+    r: SetLevelRequest = o
+    return r
 
 
 def _unstructure_SetLevelRequest(o: SetLevelRequest) -> dict[str, Any]:
@@ -6802,20 +7296,20 @@ def _unstructure_SetLevelRequest(o: SetLevelRequest) -> dict[str, Any]:
 
 
 def _structure_SetLevelRequestParams(d: Any, path: str) -> SetLevelRequestParams:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: SetLevelRequestParams = _new(SetLevelRequestParams)
-    v = d.get("level", _MISSING)
-    if v is _MISSING:
-        raise _missing("level", path)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_SetLevelRequestParams()
+    try:
+        v = d["level"]
+    except KeyError:
+        raise _missing("level", path) from None
     if not (isinstance(v, str) and v in {"alert", "critical", "debug", "emergency", "error", "info", "notice", "warning"}):
         raise _type_error("one of \"alert\", \"critical\", \"debug\", \"emergency\", \"error\", \"info\", \"notice\", \"warning\"", v, path + "/level")
-    _s_SetLevelRequestParams__level(o, v)
-    if len(d) != 1:
-        _s_SetLevelRequestParams__extra(o, _extra(d, _K_SetLevelRequestParams, path))
-    else:
-        _s_SetLevelRequestParams__extra(o, {})
-    return o
+    o.level = v
+    o.extra = _extra(d, _K_SetLevelRequestParams, path) if len(d) != 1 else {}
+    o.__class__ = SetLevelRequestParams
+    r: SetLevelRequestParams = o
+    return r
 
 
 def _unstructure_SetLevelRequestParams(o: SetLevelRequestParams) -> dict[str, Any]:
@@ -6826,26 +7320,29 @@ def _unstructure_SetLevelRequestParams(o: SetLevelRequestParams) -> dict[str, An
 
 
 def _structure_SubscribeRequest(d: Any, path: str) -> SubscribeRequest:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: SubscribeRequest = _new(SubscribeRequest)
-    v = d.get("method", _MISSING)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_SubscribeRequest()
+    try:
+        v = d["method"]
+    except KeyError:
+        raise _missing("method", path) from None
     if v != "resources/subscribe":
-        raise _const_error(v, "resources/subscribe", "method", path)
-    _s_SubscribeRequest__method(o, "resources/subscribe")
-    v = d.get("params", _MISSING)
-    if v is _MISSING:
-        raise _missing("params", path)
+        raise _type_error("\"resources/subscribe\"", v, path + "/method")
+    o.method = "resources/subscribe"
+    try:
+        v = d["params"]
+    except KeyError:
+        raise _missing("params", path) from None
     try:
         v = _structure_SubscribeRequestParams(v, "")
     except ValidationError as e:
         raise _at(e, path + "/params") from None
-    _s_SubscribeRequest__params(o, v)
-    if len(d) != 2:
-        _s_SubscribeRequest__extra(o, _extra(d, _K_SubscribeRequest, path))
-    else:
-        _s_SubscribeRequest__extra(o, {})
-    return o
+    o.params = v
+    o.extra = _extra(d, _K_SubscribeRequest, path) if len(d) != 2 else {}
+    o.__class__ = SubscribeRequest
+    r: SubscribeRequest = o
+    return r
 
 
 def _unstructure_SubscribeRequest(o: SubscribeRequest) -> dict[str, Any]:
@@ -6856,20 +7353,20 @@ def _unstructure_SubscribeRequest(o: SubscribeRequest) -> dict[str, Any]:
 
 
 def _structure_SubscribeRequestParams(d: Any, path: str) -> SubscribeRequestParams:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: SubscribeRequestParams = _new(SubscribeRequestParams)
-    v = d.get("uri", _MISSING)
-    if v is _MISSING:
-        raise _missing("uri", path)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_SubscribeRequestParams()
+    try:
+        v = d["uri"]
+    except KeyError:
+        raise _missing("uri", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/uri")
-    _s_SubscribeRequestParams__uri(o, v)
-    if len(d) != 1:
-        _s_SubscribeRequestParams__extra(o, _extra(d, _K_SubscribeRequestParams, path))
-    else:
-        _s_SubscribeRequestParams__extra(o, {})
-    return o
+    o.uri = v
+    o.extra = _extra(d, _K_SubscribeRequestParams, path) if len(d) != 1 else {}
+    o.__class__ = SubscribeRequestParams
+    r: SubscribeRequestParams = o
+    return r
 
 
 def _unstructure_SubscribeRequestParams(o: SubscribeRequestParams) -> dict[str, Any]:
@@ -6880,33 +7377,38 @@ def _unstructure_SubscribeRequestParams(o: SubscribeRequestParams) -> dict[str, 
 
 
 def _structure_TextContent(d: Any, path: str) -> TextContent:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: TextContent = _new(TextContent)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_TextContent()
     n = 2
-    v = d.get("annotations", OMITTED)
-    if v is not OMITTED:
+    if "annotations" in d:
+        v = d["annotations"]
         n += 1
         try:
             v = _structure_TextContentAnnotations(v, "")
         except ValidationError as e:
             raise _at(e, path + "/annotations") from None
-    _s_TextContent__annotations(o, v)
-    v = d.get("text", _MISSING)
-    if v is _MISSING:
-        raise _missing("text", path)
+        o.annotations = v
+    else:
+        o.annotations = OMITTED
+    try:
+        v = d["text"]
+    except KeyError:
+        raise _missing("text", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/text")
-    _s_TextContent__text(o, v)
-    v = d.get("type", _MISSING)
+    o.text = v
+    try:
+        v = d["type"]
+    except KeyError:
+        raise _missing("type", path) from None
     if v != "text":
-        raise _const_error(v, "text", "type", path)
-    _s_TextContent__type(o, "text")
-    if len(d) != n:
-        _s_TextContent__extra(o, _extra(d, _K_TextContent, path))
-    else:
-        _s_TextContent__extra(o, {})
-    return o
+        raise _type_error("\"text\"", v, path + "/type")
+    o.type = "text"
+    o.extra = _extra(d, _K_TextContent, path) if len(d) != n else {}
+    o.__class__ = TextContent
+    r: TextContent = o
+    return r
 
 
 def _unstructure_TextContent(o: TextContent) -> dict[str, Any]:
@@ -6921,30 +7423,39 @@ def _unstructure_TextContent(o: TextContent) -> dict[str, Any]:
 
 
 def _structure_TextContentAnnotations(d: Any, path: str) -> TextContentAnnotations:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: TextContentAnnotations = _new(TextContentAnnotations)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_TextContentAnnotations()
+    if not d:
+        o.audience = OMITTED
+        o.priority = OMITTED
+        o.extra = {}
+        o.__class__ = TextContentAnnotations
+        return o  # type: ignore[no-any-return]
     n = 0
-    v = d.get("audience", OMITTED)
-    if v is not OMITTED:
+    if "audience" in d:
+        v = d["audience"]
         n += 1
         if not isinstance(v, list):
-            raise _type_error("array", v, path + "/audience")
-        for x in v:
-            if not (isinstance(x, str) and x in {"assistant", "user"}):
-                raise _bad_item(v, lambda x: (isinstance(x, str) and x in {"assistant", "user"}), "one of \"assistant\", \"user\"", path + "/audience")
-    _s_TextContentAnnotations__audience(o, v)
-    v = d.get("priority", OMITTED)
-    if v is not OMITTED:
+            raise _invalid(v, _structure__list_Role, path + "/audience")
+        for x0 in v:
+            if not (isinstance(x0, str) and x0 in {"assistant", "user"}):
+                raise _invalid(v, _structure__list_Role, path + "/audience")
+        o.audience = v
+    else:
+        o.audience = OMITTED
+    if "priority" in d:
+        v = d["priority"]
         n += 1
         if not ((v.__class__ is float or v.__class__ is int or _is_number(v)) and v >= 0 and v <= 1):
             raise _type_error("number in [0, 1]", v, path + "/priority")
-    _s_TextContentAnnotations__priority(o, v)
-    if len(d) != n:
-        _s_TextContentAnnotations__extra(o, _extra(d, _K_TextContentAnnotations, path))
+        o.priority = v
     else:
-        _s_TextContentAnnotations__extra(o, {})
-    return o
+        o.priority = OMITTED
+    o.extra = _extra(d, _K_TextContentAnnotations, path) if len(d) != n else {}
+    o.__class__ = TextContentAnnotations
+    r: TextContentAnnotations = o
+    return r
 
 
 def _unstructure_TextContentAnnotations(o: TextContentAnnotations) -> dict[str, Any]:
@@ -6962,33 +7473,36 @@ def _unstructure_TextContentAnnotations(o: TextContentAnnotations) -> dict[str, 
 
 
 def _structure_TextResourceContents(d: Any, path: str) -> TextResourceContents:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: TextResourceContents = _new(TextResourceContents)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_TextResourceContents()
     n = 2
-    v = d.get("mimeType", OMITTED)
-    if v is not OMITTED:
+    if "mimeType" in d:
+        v = d["mimeType"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/mimeType")
-    _s_TextResourceContents__mime_type(o, v)
-    v = d.get("text", _MISSING)
-    if v is _MISSING:
-        raise _missing("text", path)
+        o.mime_type = v
+    else:
+        o.mime_type = OMITTED
+    try:
+        v = d["text"]
+    except KeyError:
+        raise _missing("text", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/text")
-    _s_TextResourceContents__text(o, v)
-    v = d.get("uri", _MISSING)
-    if v is _MISSING:
-        raise _missing("uri", path)
+    o.text = v
+    try:
+        v = d["uri"]
+    except KeyError:
+        raise _missing("uri", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/uri")
-    _s_TextResourceContents__uri(o, v)
-    if len(d) != n:
-        _s_TextResourceContents__extra(o, _extra(d, _K_TextResourceContents, path))
-    else:
-        _s_TextResourceContents__extra(o, {})
-    return o
+    o.uri = v
+    o.extra = _extra(d, _K_TextResourceContents, path) if len(d) != n else {}
+    o.__class__ = TextResourceContents
+    r: TextResourceContents = o
+    return r
 
 
 def _unstructure_TextResourceContents(o: TextResourceContents) -> dict[str, Any]:
@@ -7003,35 +7517,38 @@ def _unstructure_TextResourceContents(o: TextResourceContents) -> dict[str, Any]
 
 
 def _structure_Tool(d: Any, path: str) -> Tool:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: Tool = _new(Tool)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_Tool()
     n = 2
-    v = d.get("description", OMITTED)
-    if v is not OMITTED:
+    if "description" in d:
+        v = d["description"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/description")
-    _s_Tool__description(o, v)
-    v = d.get("inputSchema", _MISSING)
-    if v is _MISSING:
-        raise _missing("inputSchema", path)
+        o.description = v
+    else:
+        o.description = OMITTED
+    try:
+        v = d["inputSchema"]
+    except KeyError:
+        raise _missing("inputSchema", path) from None
     try:
         v = _structure_ToolInputSchema(v, "")
     except ValidationError as e:
         raise _at(e, path + "/inputSchema") from None
-    _s_Tool__input_schema(o, v)
-    v = d.get("name", _MISSING)
-    if v is _MISSING:
-        raise _missing("name", path)
+    o.input_schema = v
+    try:
+        v = d["name"]
+    except KeyError:
+        raise _missing("name", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/name")
-    _s_Tool__name(o, v)
-    if len(d) != n:
-        _s_Tool__extra(o, _extra(d, _K_Tool, path))
-    else:
-        _s_Tool__extra(o, {})
-    return o
+    o.name = v
+    o.extra = _extra(d, _K_Tool, path) if len(d) != n else {}
+    o.__class__ = Tool
+    r: Tool = o
+    return r
 
 
 def _unstructure_Tool(o: Tool) -> dict[str, Any]:
@@ -7046,39 +7563,48 @@ def _unstructure_Tool(o: Tool) -> dict[str, Any]:
 
 
 def _structure_ToolInputSchema(d: Any, path: str) -> ToolInputSchema:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ToolInputSchema = _new(ToolInputSchema)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ToolInputSchema()
     n = 1
-    v = d.get("properties", OMITTED)
-    if v is not OMITTED:
+    if "properties" in d:
+        v = d["properties"]
         n += 1
         if not isinstance(v, dict):
-            raise _type_error("object", v, path + "/properties")
-        _check_keys(v, path + "/properties")
-        try:
-            v = {k: _structure__dict_str_Any(x, "") for k, x in v.items()}
-        except ValidationError:
-            raise _entry_error(v, _structure__dict_str_Any, path + "/properties") from None
-    _s_ToolInputSchema__properties(o, v)
-    v = d.get("required", OMITTED)
-    if v is not OMITTED:
+            raise _invalid(v, _structure__dict_str_dict_str_Any, path + "/properties")
+        for k0, x0 in v.items():
+            if not isinstance(k0, str):
+                raise _invalid(v, _structure__dict_str_dict_str_Any, path + "/properties")
+            if not isinstance(x0, dict):
+                raise _invalid(v, _structure__dict_str_dict_str_Any, path + "/properties")
+            for k1 in x0:
+                if not isinstance(k1, str):
+                    raise _invalid(v, _structure__dict_str_dict_str_Any, path + "/properties")
+        o.properties = v
+    else:
+        o.properties = OMITTED
+    if "required" in d:
+        v = d["required"]
         n += 1
         if not isinstance(v, list):
-            raise _type_error("array", v, path + "/required")
-        for x in v:
-            if not isinstance(x, str):
-                raise _bad_item(v, lambda x: isinstance(x, str), "string", path + "/required")
-    _s_ToolInputSchema__required(o, v)
-    v = d.get("type", _MISSING)
-    if v != "object":
-        raise _const_error(v, "object", "type", path)
-    _s_ToolInputSchema__type(o, "object")
-    if len(d) != n:
-        _s_ToolInputSchema__extra(o, _extra(d, _K_ToolInputSchema, path))
+            raise _invalid(v, _structure__list_str, path + "/required")
+        for x0 in v:
+            if not isinstance(x0, str):
+                raise _invalid(v, _structure__list_str, path + "/required")
+        o.required = v
     else:
-        _s_ToolInputSchema__extra(o, {})
-    return o
+        o.required = OMITTED
+    try:
+        v = d["type"]
+    except KeyError:
+        raise _missing("type", path) from None
+    if v != "object":
+        raise _type_error("\"object\"", v, path + "/type")
+    o.type = "object"
+    o.extra = _extra(d, _K_ToolInputSchema, path) if len(d) != n else {}
+    o.__class__ = ToolInputSchema
+    r: ToolInputSchema = o
+    return r
 
 
 def _unstructure_ToolInputSchema(o: ToolInputSchema) -> dict[str, Any]:
@@ -7096,27 +7622,31 @@ def _unstructure_ToolInputSchema(o: ToolInputSchema) -> dict[str, Any]:
 
 
 def _structure_ToolListChangedNotification(d: Any, path: str) -> ToolListChangedNotification:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ToolListChangedNotification = _new(ToolListChangedNotification)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ToolListChangedNotification()
     n = 1
-    v = d.get("method", _MISSING)
+    try:
+        v = d["method"]
+    except KeyError:
+        raise _missing("method", path) from None
     if v != "notifications/tools/list_changed":
-        raise _const_error(v, "notifications/tools/list_changed", "method", path)
-    _s_ToolListChangedNotification__method(o, "notifications/tools/list_changed")
-    v = d.get("params", OMITTED)
-    if v is not OMITTED:
+        raise _type_error("\"notifications/tools/list_changed\"", v, path + "/method")
+    o.method = "notifications/tools/list_changed"
+    if "params" in d:
+        v = d["params"]
         n += 1
         try:
             v = _structure_ToolListChangedNotificationParams(v, "")
         except ValidationError as e:
             raise _at(e, path + "/params") from None
-    _s_ToolListChangedNotification__params(o, v)
-    if len(d) != n:
-        _s_ToolListChangedNotification__extra(o, _extra(d, _K_ToolListChangedNotification, path))
+        o.params = v
     else:
-        _s_ToolListChangedNotification__extra(o, {})
-    return o
+        o.params = OMITTED
+    o.extra = _extra(d, _K_ToolListChangedNotification, path) if len(d) != n else {}
+    o.__class__ = ToolListChangedNotification
+    r: ToolListChangedNotification = o
+    return r
 
 
 def _unstructure_ToolListChangedNotification(o: ToolListChangedNotification) -> dict[str, Any]:
@@ -7131,24 +7661,30 @@ def _unstructure_ToolListChangedNotification(o: ToolListChangedNotification) -> 
 
 
 def _structure_ToolListChangedNotificationParams(d: Any, path: str) -> ToolListChangedNotificationParams:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ToolListChangedNotificationParams = _new(ToolListChangedNotificationParams)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ToolListChangedNotificationParams()
+    if not d:
+        o.meta = OMITTED
+        o.extra = {}
+        o.__class__ = ToolListChangedNotificationParams
+        return o  # type: ignore[no-any-return]
     n = 0
-    v = d.get("_meta", OMITTED)
-    if v is not OMITTED:
+    if "_meta" in d:
+        v = d["_meta"]
         n += 1
         if not isinstance(v, dict):
-            raise _type_error("object", v, path + "/_meta")
-        for k in v:
-            if not isinstance(k, str):
-                raise _key_error(k, path + "/_meta")
-    _s_ToolListChangedNotificationParams__meta(o, v)
-    if len(d) != n:
-        _s_ToolListChangedNotificationParams__extra(o, _extra(d, _K_ToolListChangedNotificationParams, path))
+            raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        for k0 in v:
+            if not isinstance(k0, str):
+                raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        o.meta = v
     else:
-        _s_ToolListChangedNotificationParams__extra(o, {})
-    return o
+        o.meta = OMITTED
+    o.extra = _extra(d, _K_ToolListChangedNotificationParams, path) if len(d) != n else {}
+    o.__class__ = ToolListChangedNotificationParams
+    r: ToolListChangedNotificationParams = o
+    return r
 
 
 def _unstructure_ToolListChangedNotificationParams(o: ToolListChangedNotificationParams) -> dict[str, Any]:
@@ -7163,26 +7699,29 @@ def _unstructure_ToolListChangedNotificationParams(o: ToolListChangedNotificatio
 
 
 def _structure_UnsubscribeRequest(d: Any, path: str) -> UnsubscribeRequest:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: UnsubscribeRequest = _new(UnsubscribeRequest)
-    v = d.get("method", _MISSING)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_UnsubscribeRequest()
+    try:
+        v = d["method"]
+    except KeyError:
+        raise _missing("method", path) from None
     if v != "resources/unsubscribe":
-        raise _const_error(v, "resources/unsubscribe", "method", path)
-    _s_UnsubscribeRequest__method(o, "resources/unsubscribe")
-    v = d.get("params", _MISSING)
-    if v is _MISSING:
-        raise _missing("params", path)
+        raise _type_error("\"resources/unsubscribe\"", v, path + "/method")
+    o.method = "resources/unsubscribe"
+    try:
+        v = d["params"]
+    except KeyError:
+        raise _missing("params", path) from None
     try:
         v = _structure_UnsubscribeRequestParams(v, "")
     except ValidationError as e:
         raise _at(e, path + "/params") from None
-    _s_UnsubscribeRequest__params(o, v)
-    if len(d) != 2:
-        _s_UnsubscribeRequest__extra(o, _extra(d, _K_UnsubscribeRequest, path))
-    else:
-        _s_UnsubscribeRequest__extra(o, {})
-    return o
+    o.params = v
+    o.extra = _extra(d, _K_UnsubscribeRequest, path) if len(d) != 2 else {}
+    o.__class__ = UnsubscribeRequest
+    r: UnsubscribeRequest = o
+    return r
 
 
 def _unstructure_UnsubscribeRequest(o: UnsubscribeRequest) -> dict[str, Any]:
@@ -7193,20 +7732,20 @@ def _unstructure_UnsubscribeRequest(o: UnsubscribeRequest) -> dict[str, Any]:
 
 
 def _structure_UnsubscribeRequestParams(d: Any, path: str) -> UnsubscribeRequestParams:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: UnsubscribeRequestParams = _new(UnsubscribeRequestParams)
-    v = d.get("uri", _MISSING)
-    if v is _MISSING:
-        raise _missing("uri", path)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_UnsubscribeRequestParams()
+    try:
+        v = d["uri"]
+    except KeyError:
+        raise _missing("uri", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/uri")
-    _s_UnsubscribeRequestParams__uri(o, v)
-    if len(d) != 1:
-        _s_UnsubscribeRequestParams__extra(o, _extra(d, _K_UnsubscribeRequestParams, path))
-    else:
-        _s_UnsubscribeRequestParams__extra(o, {})
-    return o
+    o.uri = v
+    o.extra = _extra(d, _K_UnsubscribeRequestParams, path) if len(d) != 1 else {}
+    o.__class__ = UnsubscribeRequestParams
+    r: UnsubscribeRequestParams = o
+    return r
 
 
 def _unstructure_UnsubscribeRequestParams(o: UnsubscribeRequestParams) -> dict[str, Any]:
@@ -7481,6 +8020,44 @@ def _structure__dict_str_Any(d: Any, path: str) -> Any:
     for k in d:
         if not isinstance(k, str):
             raise _key_error(k, path)
+    return d
+
+
+def _structure__dict_str_dict_str_Any(d: Any, path: str) -> Any:
+    if not isinstance(d, dict):
+        raise _type_error("object", d, path)
+    _check_keys(d, path)
+    try:
+        d = {k: _structure__dict_str_Any(x, "") for k, x in d.items()}
+    except ValidationError:
+        raise _entry_error(d, _structure__dict_str_Any, path) from None
+    return d
+
+
+def _structure__dict_str_str(d: Any, path: str) -> Any:
+    if not isinstance(d, dict):
+        raise _type_error("object", d, path)
+    for k, x in d.items():
+        if not isinstance(k, str) or not (isinstance(x, str)):
+            raise _bad_entry(d, lambda x: isinstance(x, str), "string", path)
+    return d
+
+
+def _structure__list_Role(d: Any, path: str) -> Any:
+    if not isinstance(d, list):
+        raise _type_error("array", d, path)
+    for x in d:
+        if not (isinstance(x, str) and x in {"assistant", "user"}):
+            raise _bad_item(d, lambda x: (isinstance(x, str) and x in {"assistant", "user"}), "one of \"assistant\", \"user\"", path)
+    return d
+
+
+def _structure__list_str(d: Any, path: str) -> Any:
+    if not isinstance(d, list):
+        raise _type_error("array", d, path)
+    for x in d:
+        if not isinstance(x, str):
+            raise _bad_item(d, lambda x: isinstance(x, str), "string", path)
     return d
 
 

@@ -20,6 +20,7 @@ from mcp_sansio._sentinels import OMITTED, Omitted
 from mcp_sansio.types._base import (
     _MISSING,
     MethodSpec,
+    _as_dict,
     _at,
     _bad_entry,
     _bad_item,
@@ -28,16 +29,16 @@ from mcp_sansio.types._base import (
     _entry_error,
     _extra,
     _first_of,
+    _invalid,
     _is_int,
     _is_number,
     _item_error,
     _key_error,
     _missing,
-    _new,
     _no_member,
     _repr,
     _retry,
-    _setters,
+    _twin,
     _tag_error,
     _type_error,
     _unstructure_value,
@@ -247,7 +248,7 @@ VERSION: Final = "2025-11-25"
 """The protocol version of this module."""
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class Annotations:
     """Optional annotations for the client. The client can use annotations to inform how objects are used or displayed"""
 
@@ -283,7 +284,7 @@ class Annotations:
         return _repr(self, ("audience", "last_modified", "priority", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class AudioContent:
     """Audio provided to or from an LLM."""
 
@@ -309,7 +310,7 @@ class AudioContent:
         return _repr(self, ("meta", "annotations", "data", "mime_type", "type", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class BaseMetadata:
     """Base interface for metadata with name (identifier) and title (display name) properties."""
 
@@ -335,7 +336,7 @@ class BaseMetadata:
         return _repr(self, ("name", "title", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class BlobResourceContents:
     """The ``BlobResourceContents`` definition of the MCP 2025-11-25 schema."""
 
@@ -359,7 +360,7 @@ class BlobResourceContents:
         return _repr(self, ("meta", "blob", "mime_type", "uri", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class BooleanSchema:
     """The ``BooleanSchema`` definition of the MCP 2025-11-25 schema."""
 
@@ -383,7 +384,7 @@ class BooleanSchema:
         return _repr(self, ("default", "description", "title", "type", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class CallToolRequest:
     """Used by the client to invoke a tool provided by the server."""
 
@@ -407,7 +408,7 @@ class CallToolRequest:
         return _repr(self, ("id", "jsonrpc", "method", "params", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class CallToolRequestParams:
     """Parameters for a `tools/call` request."""
 
@@ -437,7 +438,7 @@ class CallToolRequestParams:
         return _repr(self, ("meta", "arguments", "name", "task", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class CallToolRequestParamsMeta:
     """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
 
@@ -455,7 +456,7 @@ class CallToolRequestParamsMeta:
         return _repr(self, ("progress_token", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class CallToolResult:
     """The server's response to a tool call."""
 
@@ -491,7 +492,7 @@ class CallToolResult:
         return _repr(self, ("meta", "content", "is_error", "structured_content", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class CancelTaskRequest:
     """A request to cancel a task."""
 
@@ -515,7 +516,7 @@ class CancelTaskRequest:
         return _repr(self, ("id", "jsonrpc", "method", "params", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class CancelTaskRequestParams:
     """The ``CancelTaskRequestParams`` definition of the MCP 2025-11-25 schema."""
 
@@ -533,7 +534,7 @@ class CancelTaskRequestParams:
         return _repr(self, ("task_id", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class CancelTaskResult:
     """The response to a tasks/cancel request."""
 
@@ -570,7 +571,7 @@ class CancelTaskResult:
         return _repr(self, ("meta", "created_at", "last_updated_at", "poll_interval", "status", "status_message", "task_id", "ttl", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class CancelledNotification:
     """This notification can be sent by either side to indicate that it is cancelling a previously-issued request.
 
@@ -601,7 +602,7 @@ class CancelledNotification:
         return _repr(self, ("jsonrpc", "method", "params", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class CancelledNotificationParams:
     """Parameters for a `notifications/cancelled` notification."""
 
@@ -628,7 +629,7 @@ class CancelledNotificationParams:
         return _repr(self, ("meta", "reason", "request_id", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ClientCapabilities:
     """Capabilities a client may support. Known capabilities are defined here, in this schema, but this is not a closed set: any client can define its own, additional capabilities."""
 
@@ -654,7 +655,7 @@ class ClientCapabilities:
         return _repr(self, ("elicitation", "experimental", "roots", "sampling", "tasks", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ClientCapabilitiesElicitation:
     """Present if the client supports elicitation from the server."""
 
@@ -674,7 +675,7 @@ class ClientCapabilitiesElicitation:
         return _repr(self, ("form", "url", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ClientCapabilitiesRoots:
     """Present if the client supports listing roots."""
 
@@ -692,7 +693,7 @@ class ClientCapabilitiesRoots:
         return _repr(self, ("list_changed", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ClientCapabilitiesSampling:
     """Present if the client supports sampling from an LLM."""
 
@@ -714,7 +715,7 @@ class ClientCapabilitiesSampling:
         return _repr(self, ("context", "tools", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ClientCapabilitiesTasks:
     """Present if the client supports task-augmented requests."""
 
@@ -736,7 +737,7 @@ class ClientCapabilitiesTasks:
         return _repr(self, ("cancel", "list", "requests", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ClientCapabilitiesTasksRequests:
     """Specifies which request types can be augmented with tasks."""
 
@@ -756,7 +757,7 @@ class ClientCapabilitiesTasksRequests:
         return _repr(self, ("elicitation", "sampling", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ClientCapabilitiesTasksRequestsElicitation:
     """Task support for elicitation-related requests."""
 
@@ -774,7 +775,7 @@ class ClientCapabilitiesTasksRequestsElicitation:
         return _repr(self, ("create", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ClientCapabilitiesTasksRequestsSampling:
     """Task support for sampling-related requests."""
 
@@ -792,7 +793,7 @@ class ClientCapabilitiesTasksRequestsSampling:
         return _repr(self, ("create_message", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class CompleteRequest:
     """A request from the client to the server, to ask for completion options."""
 
@@ -816,7 +817,7 @@ class CompleteRequest:
         return _repr(self, ("id", "jsonrpc", "method", "params", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class CompleteRequestParams:
     """Parameters for a `completion/complete` request."""
 
@@ -840,7 +841,7 @@ class CompleteRequestParams:
         return _repr(self, ("meta", "argument", "context", "ref", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class CompleteRequestParamsArgument:
     """The argument's information"""
 
@@ -860,7 +861,7 @@ class CompleteRequestParamsArgument:
         return _repr(self, ("name", "value", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class CompleteRequestParamsContext:
     """Additional, optional context for completions"""
 
@@ -878,7 +879,7 @@ class CompleteRequestParamsContext:
         return _repr(self, ("arguments", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class CompleteRequestParamsMeta:
     """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
 
@@ -896,7 +897,7 @@ class CompleteRequestParamsMeta:
         return _repr(self, ("progress_token", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class CompleteResult:
     """The server's response to a completion/complete request"""
 
@@ -916,7 +917,7 @@ class CompleteResult:
         return _repr(self, ("meta", "completion", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class CompleteResultCompletion:
     """The ``CompleteResultCompletion`` definition of the MCP 2025-11-25 schema."""
 
@@ -938,7 +939,7 @@ class CompleteResultCompletion:
         return _repr(self, ("has_more", "total", "values", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class CreateMessageRequest:
     """A request from the server to sample an LLM via the client. The client has full discretion over which model to select. The client should also inform the user before beginning sampling, to allow them to inspect the request (human in the loop) and decide whether to approve it."""
 
@@ -962,7 +963,7 @@ class CreateMessageRequest:
         return _repr(self, ("id", "jsonrpc", "method", "params", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class CreateMessageRequestParams:
     """Parameters for a `sampling/createMessage` request."""
 
@@ -1021,7 +1022,7 @@ class CreateMessageRequestParams:
         return _repr(self, ("meta", "include_context", "max_tokens", "messages", "metadata", "model_preferences", "stop_sequences", "system_prompt", "task", "temperature", "tool_choice", "tools", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class CreateMessageRequestParamsMeta:
     """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
 
@@ -1039,7 +1040,7 @@ class CreateMessageRequestParamsMeta:
         return _repr(self, ("progress_token", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class CreateMessageResult:
     """The client's response to a sampling/createMessage request from the server.
     The client should inform the user before returning the sampled message, to allow them
@@ -1077,7 +1078,7 @@ class CreateMessageResult:
         return _repr(self, ("meta", "content", "model", "role", "stop_reason", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class CreateTaskResult:
     """A response to a task-augmented request."""
 
@@ -1097,7 +1098,7 @@ class CreateTaskResult:
         return _repr(self, ("meta", "task", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ElicitRequest:
     """A request from the server to elicit additional information from the user via the client."""
 
@@ -1121,7 +1122,7 @@ class ElicitRequest:
         return _repr(self, ("id", "jsonrpc", "method", "params", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ElicitRequestFormParams:
     """The parameters for a request to elicit non-sensitive information from the user via a form in the client."""
 
@@ -1155,7 +1156,7 @@ class ElicitRequestFormParams:
         return _repr(self, ("meta", "message", "mode", "requested_schema", "task", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ElicitRequestFormParamsMeta:
     """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
 
@@ -1173,7 +1174,7 @@ class ElicitRequestFormParamsMeta:
         return _repr(self, ("progress_token", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ElicitRequestFormParamsRequestedSchema:
     """A restricted subset of JSON Schema.
     Only top-level properties are allowed, without nesting.
@@ -1199,7 +1200,7 @@ class ElicitRequestFormParamsRequestedSchema:
         return _repr(self, ("schema", "properties", "required", "type", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ElicitRequestURLParams:
     """The parameters for a request to elicit information from the user via a URL in the client."""
 
@@ -1235,7 +1236,7 @@ class ElicitRequestURLParams:
         return _repr(self, ("meta", "elicitation_id", "message", "mode", "task", "url", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ElicitRequestURLParamsMeta:
     """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
 
@@ -1253,7 +1254,7 @@ class ElicitRequestURLParamsMeta:
         return _repr(self, ("progress_token", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ElicitResult:
     """The client's response to an elicitation request."""
 
@@ -1282,7 +1283,7 @@ class ElicitResult:
         return _repr(self, ("meta", "action", "content", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ElicitationCompleteNotification:
     """An optional notification from the server to the client, informing it of a completion of a out-of-band elicitation request."""
 
@@ -1304,7 +1305,7 @@ class ElicitationCompleteNotification:
         return _repr(self, ("jsonrpc", "method", "params", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ElicitationCompleteNotificationParams:
     """The ``ElicitationCompleteNotificationParams`` definition of the MCP 2025-11-25 schema."""
 
@@ -1322,7 +1323,7 @@ class ElicitationCompleteNotificationParams:
         return _repr(self, ("elicitation_id", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class EmbeddedResource:
     """The contents of a resource, embedded into a prompt or tool call result.
 
@@ -1350,7 +1351,7 @@ class EmbeddedResource:
         return _repr(self, ("meta", "annotations", "resource", "type", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class Error:
     """The ``Error`` definition of the MCP 2025-11-25 schema."""
 
@@ -1372,7 +1373,7 @@ class Error:
         return _repr(self, ("code", "data", "message", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class GetPromptRequest:
     """Used by the client to get a prompt provided by the server."""
 
@@ -1396,7 +1397,7 @@ class GetPromptRequest:
         return _repr(self, ("id", "jsonrpc", "method", "params", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class GetPromptRequestParams:
     """Parameters for a `prompts/get` request."""
 
@@ -1418,7 +1419,7 @@ class GetPromptRequestParams:
         return _repr(self, ("meta", "arguments", "name", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class GetPromptRequestParamsMeta:
     """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
 
@@ -1436,7 +1437,7 @@ class GetPromptRequestParamsMeta:
         return _repr(self, ("progress_token", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class GetPromptResult:
     """The server's response to a prompts/get request from the client."""
 
@@ -1458,7 +1459,7 @@ class GetPromptResult:
         return _repr(self, ("meta", "description", "messages", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class GetTaskPayloadRequest:
     """A request to retrieve the result of a completed task."""
 
@@ -1482,7 +1483,7 @@ class GetTaskPayloadRequest:
         return _repr(self, ("id", "jsonrpc", "method", "params", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class GetTaskPayloadRequestParams:
     """The ``GetTaskPayloadRequestParams`` definition of the MCP 2025-11-25 schema."""
 
@@ -1500,7 +1501,7 @@ class GetTaskPayloadRequestParams:
         return _repr(self, ("task_id", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class GetTaskPayloadResult:
     """The response to a tasks/result request.
     The structure matches the result type of the original request.
@@ -1521,7 +1522,7 @@ class GetTaskPayloadResult:
         return _repr(self, ("meta", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class GetTaskRequest:
     """A request to retrieve the state of a task."""
 
@@ -1545,7 +1546,7 @@ class GetTaskRequest:
         return _repr(self, ("id", "jsonrpc", "method", "params", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class GetTaskRequestParams:
     """The ``GetTaskRequestParams`` definition of the MCP 2025-11-25 schema."""
 
@@ -1563,7 +1564,7 @@ class GetTaskRequestParams:
         return _repr(self, ("task_id", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class GetTaskResult:
     """The response to a tasks/get request."""
 
@@ -1600,7 +1601,7 @@ class GetTaskResult:
         return _repr(self, ("meta", "created_at", "last_updated_at", "poll_interval", "status", "status_message", "task_id", "ttl", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class Icon:
     """An optionally-sized icon that can be displayed in a user interface."""
 
@@ -1643,7 +1644,7 @@ class Icon:
         return _repr(self, ("mime_type", "sizes", "src", "theme", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class Icons:
     """Base interface to add `icons` property."""
 
@@ -1670,7 +1671,7 @@ class Icons:
         return _repr(self, ("icons", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ImageContent:
     """An image provided to or from an LLM."""
 
@@ -1696,7 +1697,7 @@ class ImageContent:
         return _repr(self, ("meta", "annotations", "data", "mime_type", "type", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class Implementation:
     """Describes the MCP implementation."""
 
@@ -1744,7 +1745,7 @@ class Implementation:
         return _repr(self, ("description", "icons", "name", "title", "version", "website_url", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class InitializeRequest:
     """This request is sent from the client to the server when it first connects, asking it to begin initialization."""
 
@@ -1768,7 +1769,7 @@ class InitializeRequest:
         return _repr(self, ("id", "jsonrpc", "method", "params", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class InitializeRequestParams:
     """Parameters for an `initialize` request."""
 
@@ -1792,7 +1793,7 @@ class InitializeRequestParams:
         return _repr(self, ("meta", "capabilities", "client_info", "protocol_version", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class InitializeRequestParamsMeta:
     """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
 
@@ -1810,7 +1811,7 @@ class InitializeRequestParamsMeta:
         return _repr(self, ("progress_token", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class InitializeResult:
     """After receiving an initialize request from the client, the server sends this response."""
 
@@ -1839,7 +1840,7 @@ class InitializeResult:
         return _repr(self, ("meta", "capabilities", "instructions", "protocol_version", "server_info", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class InitializedNotification:
     """This notification is sent from the client to the server after initialization has finished."""
 
@@ -1861,7 +1862,7 @@ class InitializedNotification:
         return _repr(self, ("jsonrpc", "method", "params", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class JSONRPCErrorResponse:
     """A response to a request that indicates an error occurred."""
 
@@ -1883,7 +1884,7 @@ class JSONRPCErrorResponse:
         return _repr(self, ("error", "id", "jsonrpc", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class JSONRPCNotification:
     """A notification which does not expect a response."""
 
@@ -1905,7 +1906,7 @@ class JSONRPCNotification:
         return _repr(self, ("jsonrpc", "method", "params", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class JSONRPCRequest:
     """A request that expects a response."""
 
@@ -1929,7 +1930,7 @@ class JSONRPCRequest:
         return _repr(self, ("id", "jsonrpc", "method", "params", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class JSONRPCResultResponse:
     """A successful (non-error) response to a request."""
 
@@ -1951,7 +1952,7 @@ class JSONRPCResultResponse:
         return _repr(self, ("id", "jsonrpc", "result", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class LegacyTitledEnumSchema:
     """Use TitledSingleSelectEnumSchema instead.
     This interface will be removed in a future version.
@@ -1983,7 +1984,7 @@ class LegacyTitledEnumSchema:
         return _repr(self, ("default", "description", "enum", "enum_names", "title", "type", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ListPromptsRequest:
     """Sent from the client to request a list of prompts and prompt templates the server has."""
 
@@ -2007,7 +2008,7 @@ class ListPromptsRequest:
         return _repr(self, ("id", "jsonrpc", "method", "params", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ListPromptsResult:
     """The server's response to a prompts/list request from the client."""
 
@@ -2031,7 +2032,7 @@ class ListPromptsResult:
         return _repr(self, ("meta", "next_cursor", "prompts", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ListResourceTemplatesRequest:
     """Sent from the client to request a list of resource templates the server has."""
 
@@ -2055,7 +2056,7 @@ class ListResourceTemplatesRequest:
         return _repr(self, ("id", "jsonrpc", "method", "params", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ListResourceTemplatesResult:
     """The server's response to a resources/templates/list request from the client."""
 
@@ -2079,7 +2080,7 @@ class ListResourceTemplatesResult:
         return _repr(self, ("meta", "next_cursor", "resource_templates", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ListResourcesRequest:
     """Sent from the client to request a list of resources the server has."""
 
@@ -2103,7 +2104,7 @@ class ListResourcesRequest:
         return _repr(self, ("id", "jsonrpc", "method", "params", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ListResourcesResult:
     """The server's response to a resources/list request from the client."""
 
@@ -2127,7 +2128,7 @@ class ListResourcesResult:
         return _repr(self, ("meta", "next_cursor", "resources", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ListRootsRequest:
     """Sent from the server to request a list of root URIs from the client. Roots allow
     servers to ask for specific directories or files to operate on. A common example
@@ -2158,7 +2159,7 @@ class ListRootsRequest:
         return _repr(self, ("id", "jsonrpc", "method", "params", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ListRootsResult:
     """The client's response to a roots/list request from the server.
     This result contains an array of Root objects, each representing a root directory
@@ -2181,7 +2182,7 @@ class ListRootsResult:
         return _repr(self, ("meta", "roots", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ListTasksRequest:
     """A request to retrieve a list of tasks."""
 
@@ -2205,7 +2206,7 @@ class ListTasksRequest:
         return _repr(self, ("id", "jsonrpc", "method", "params", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ListTasksResult:
     """The response to a tasks/list request."""
 
@@ -2229,7 +2230,7 @@ class ListTasksResult:
         return _repr(self, ("meta", "next_cursor", "tasks", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ListToolsRequest:
     """Sent from the client to request a list of tools the server has."""
 
@@ -2253,7 +2254,7 @@ class ListToolsRequest:
         return _repr(self, ("id", "jsonrpc", "method", "params", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ListToolsResult:
     """The server's response to a tools/list request from the client."""
 
@@ -2277,7 +2278,7 @@ class ListToolsResult:
         return _repr(self, ("meta", "next_cursor", "tools", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class LoggingMessageNotification:
     """JSONRPCNotification of a log message passed from server to client. If no logging/setLevel request has been sent from the client, the server MAY decide which messages to send automatically."""
 
@@ -2299,7 +2300,7 @@ class LoggingMessageNotification:
         return _repr(self, ("jsonrpc", "method", "params", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class LoggingMessageNotificationParams:
     """Parameters for a `notifications/message` notification."""
 
@@ -2323,7 +2324,7 @@ class LoggingMessageNotificationParams:
         return _repr(self, ("meta", "data", "level", "logger", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ModelHint:
     """Hints to use for model selection.
 
@@ -2354,7 +2355,7 @@ class ModelHint:
         return _repr(self, ("name", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ModelPreferences:
     """The server's preferences for model selection, requested of the client during sampling.
 
@@ -2405,7 +2406,7 @@ class ModelPreferences:
         return _repr(self, ("cost_priority", "hints", "intelligence_priority", "speed_priority", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class Notification:
     """The ``Notification`` definition of the MCP 2025-11-25 schema."""
 
@@ -2425,7 +2426,7 @@ class Notification:
         return _repr(self, ("method", "params", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class NotificationParams:
     """The ``NotificationParams`` definition of the MCP 2025-11-25 schema."""
 
@@ -2443,7 +2444,7 @@ class NotificationParams:
         return _repr(self, ("meta", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class NumberSchema:
     """The ``NumberSchema`` definition of the MCP 2025-11-25 schema."""
 
@@ -2471,7 +2472,7 @@ class NumberSchema:
         return _repr(self, ("default", "description", "maximum", "minimum", "title", "type", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class PaginatedRequest:
     """The ``PaginatedRequest`` definition of the MCP 2025-11-25 schema."""
 
@@ -2495,7 +2496,7 @@ class PaginatedRequest:
         return _repr(self, ("id", "jsonrpc", "method", "params", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class PaginatedRequestParams:
     """Common parameters for paginated requests."""
 
@@ -2517,7 +2518,7 @@ class PaginatedRequestParams:
         return _repr(self, ("meta", "cursor", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class PaginatedRequestParamsMeta:
     """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
 
@@ -2535,7 +2536,7 @@ class PaginatedRequestParamsMeta:
         return _repr(self, ("progress_token", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class PaginatedResult:
     """The ``PaginatedResult`` definition of the MCP 2025-11-25 schema."""
 
@@ -2557,7 +2558,7 @@ class PaginatedResult:
         return _repr(self, ("meta", "next_cursor", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class PingRequest:
     """A ping, issued by either the server or the client, to check that the other party is still alive. The receiver must promptly respond, or else may be disconnected."""
 
@@ -2581,7 +2582,7 @@ class PingRequest:
         return _repr(self, ("id", "jsonrpc", "method", "params", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ProgressNotification:
     """An out-of-band notification used to inform the receiver of a progress update for a long-running request."""
 
@@ -2603,7 +2604,7 @@ class ProgressNotification:
         return _repr(self, ("jsonrpc", "method", "params", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ProgressNotificationParams:
     """Parameters for a `notifications/progress` notification."""
 
@@ -2629,7 +2630,7 @@ class ProgressNotificationParams:
         return _repr(self, ("meta", "message", "progress", "progress_token", "total", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class Prompt:
     """A prompt or prompt template that the server offers."""
 
@@ -2672,7 +2673,7 @@ class Prompt:
         return _repr(self, ("meta", "arguments", "description", "icons", "name", "title", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class PromptArgument:
     """Describes an argument that a prompt can accept."""
 
@@ -2702,7 +2703,7 @@ class PromptArgument:
         return _repr(self, ("description", "name", "required", "title", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class PromptListChangedNotification:
     """An optional notification from the server to the client, informing it that the list of prompts it offers has changed. This may be issued by servers without any previous subscription from the client."""
 
@@ -2724,7 +2725,7 @@ class PromptListChangedNotification:
         return _repr(self, ("jsonrpc", "method", "params", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class PromptMessage:
     """Describes a message returned as part of a prompt.
 
@@ -2748,7 +2749,7 @@ class PromptMessage:
         return _repr(self, ("content", "role", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class PromptReference:
     """Identifies a prompt."""
 
@@ -2776,7 +2777,7 @@ class PromptReference:
         return _repr(self, ("name", "title", "type", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ReadResourceRequest:
     """Sent from the client to the server, to read a specific resource URI."""
 
@@ -2800,7 +2801,7 @@ class ReadResourceRequest:
         return _repr(self, ("id", "jsonrpc", "method", "params", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ReadResourceRequestParams:
     """Parameters for a `resources/read` request."""
 
@@ -2820,7 +2821,7 @@ class ReadResourceRequestParams:
         return _repr(self, ("meta", "uri", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ReadResourceRequestParamsMeta:
     """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
 
@@ -2838,7 +2839,7 @@ class ReadResourceRequestParamsMeta:
         return _repr(self, ("progress_token", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ReadResourceResult:
     """The server's response to a resources/read request from the client."""
 
@@ -2858,7 +2859,7 @@ class ReadResourceResult:
         return _repr(self, ("meta", "contents", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class RelatedTaskMetadata:
     """Metadata for associating messages with a task.
     Include this in the `_meta` field under the key `io.modelcontextprotocol/related-task`.
@@ -2878,7 +2879,7 @@ class RelatedTaskMetadata:
         return _repr(self, ("task_id", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class Request:
     """The ``Request`` definition of the MCP 2025-11-25 schema."""
 
@@ -2898,7 +2899,7 @@ class Request:
         return _repr(self, ("method", "params", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class RequestParams:
     """Common params for any request."""
 
@@ -2916,7 +2917,7 @@ class RequestParams:
         return _repr(self, ("meta", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class RequestParamsMeta:
     """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
 
@@ -2934,7 +2935,7 @@ class RequestParamsMeta:
         return _repr(self, ("progress_token", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class Resource:
     """A known resource that the server is capable of reading."""
 
@@ -2989,7 +2990,7 @@ class Resource:
         return _repr(self, ("meta", "annotations", "description", "icons", "mime_type", "name", "size", "title", "uri", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ResourceContents:
     """The contents of a specific resource or sub-resource."""
 
@@ -3011,7 +3012,7 @@ class ResourceContents:
         return _repr(self, ("meta", "mime_type", "uri", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ResourceLink:
     """A resource that the server is capable of reading, included in a prompt or tool call result.
 
@@ -3071,7 +3072,7 @@ class ResourceLink:
         return _repr(self, ("meta", "annotations", "description", "icons", "mime_type", "name", "size", "title", "type", "uri", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ResourceListChangedNotification:
     """An optional notification from the server to the client, informing it that the list of resources it can read from has changed. This may be issued by servers without any previous subscription from the client."""
 
@@ -3093,7 +3094,7 @@ class ResourceListChangedNotification:
         return _repr(self, ("jsonrpc", "method", "params", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ResourceRequestParams:
     """Common parameters when working with resources."""
 
@@ -3113,7 +3114,7 @@ class ResourceRequestParams:
         return _repr(self, ("meta", "uri", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ResourceRequestParamsMeta:
     """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
 
@@ -3131,7 +3132,7 @@ class ResourceRequestParamsMeta:
         return _repr(self, ("progress_token", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ResourceTemplate:
     """A template description for resources available on the server."""
 
@@ -3181,7 +3182,7 @@ class ResourceTemplate:
         return _repr(self, ("meta", "annotations", "description", "icons", "mime_type", "name", "title", "uri_template", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ResourceTemplateReference:
     """A reference to a resource or resource template definition."""
 
@@ -3201,7 +3202,7 @@ class ResourceTemplateReference:
         return _repr(self, ("type", "uri", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ResourceUpdatedNotification:
     """A notification from the server to the client, informing it that a resource has changed and may need to be read again. This should only be sent if the client previously sent a resources/subscribe request."""
 
@@ -3223,7 +3224,7 @@ class ResourceUpdatedNotification:
         return _repr(self, ("jsonrpc", "method", "params", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ResourceUpdatedNotificationParams:
     """Parameters for a `notifications/resources/updated` notification."""
 
@@ -3243,7 +3244,7 @@ class ResourceUpdatedNotificationParams:
         return _repr(self, ("meta", "uri", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class Result:
     """The ``Result`` definition of the MCP 2025-11-25 schema."""
 
@@ -3261,7 +3262,7 @@ class Result:
         return _repr(self, ("meta", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class Root:
     """Represents a root directory or file that the server can operate on."""
 
@@ -3289,7 +3290,7 @@ class Root:
         return _repr(self, ("meta", "name", "uri", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class RootsListChangedNotification:
     """A notification from the client to the server, informing it that the list of roots has changed.
     This notification should be sent whenever the client adds, removes, or modifies any root.
@@ -3314,7 +3315,7 @@ class RootsListChangedNotification:
         return _repr(self, ("jsonrpc", "method", "params", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class SamplingMessage:
     """Describes a message issued to or received from an LLM API."""
 
@@ -3336,7 +3337,7 @@ class SamplingMessage:
         return _repr(self, ("meta", "content", "role", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ServerCapabilities:
     """Capabilities that a server may support. Known capabilities are defined here, in this schema, but this is not a closed set: any server can define its own, additional capabilities."""
 
@@ -3366,7 +3367,7 @@ class ServerCapabilities:
         return _repr(self, ("completions", "experimental", "logging", "prompts", "resources", "tasks", "tools", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ServerCapabilitiesPrompts:
     """Present if the server offers any prompt templates."""
 
@@ -3384,7 +3385,7 @@ class ServerCapabilitiesPrompts:
         return _repr(self, ("list_changed", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ServerCapabilitiesResources:
     """Present if the server offers any resources to read."""
 
@@ -3404,7 +3405,7 @@ class ServerCapabilitiesResources:
         return _repr(self, ("list_changed", "subscribe", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ServerCapabilitiesTasks:
     """Present if the server supports task-augmented requests."""
 
@@ -3426,7 +3427,7 @@ class ServerCapabilitiesTasks:
         return _repr(self, ("cancel", "list", "requests", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ServerCapabilitiesTasksRequests:
     """Specifies which request types can be augmented with tasks."""
 
@@ -3444,7 +3445,7 @@ class ServerCapabilitiesTasksRequests:
         return _repr(self, ("tools", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ServerCapabilitiesTasksRequestsTools:
     """Task support for tool-related requests."""
 
@@ -3462,7 +3463,7 @@ class ServerCapabilitiesTasksRequestsTools:
         return _repr(self, ("call", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ServerCapabilitiesTools:
     """Present if the server offers any tools to call."""
 
@@ -3480,7 +3481,7 @@ class ServerCapabilitiesTools:
         return _repr(self, ("list_changed", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class SetLevelRequest:
     """A request from the client to the server, to enable or adjust logging."""
 
@@ -3504,7 +3505,7 @@ class SetLevelRequest:
         return _repr(self, ("id", "jsonrpc", "method", "params", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class SetLevelRequestParams:
     """Parameters for a `logging/setLevel` request."""
 
@@ -3524,7 +3525,7 @@ class SetLevelRequestParams:
         return _repr(self, ("meta", "level", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class SetLevelRequestParamsMeta:
     """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
 
@@ -3542,7 +3543,7 @@ class SetLevelRequestParamsMeta:
         return _repr(self, ("progress_token", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class StringSchema:
     """The ``StringSchema`` definition of the MCP 2025-11-25 schema."""
 
@@ -3572,7 +3573,7 @@ class StringSchema:
         return _repr(self, ("default", "description", "format", "max_length", "min_length", "title", "type", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class SubscribeRequest:
     """Sent from the client to request resources/updated notifications from the server whenever a particular resource changes."""
 
@@ -3596,7 +3597,7 @@ class SubscribeRequest:
         return _repr(self, ("id", "jsonrpc", "method", "params", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class SubscribeRequestParams:
     """Parameters for a `resources/subscribe` request."""
 
@@ -3616,7 +3617,7 @@ class SubscribeRequestParams:
         return _repr(self, ("meta", "uri", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class SubscribeRequestParamsMeta:
     """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
 
@@ -3634,7 +3635,7 @@ class SubscribeRequestParamsMeta:
         return _repr(self, ("progress_token", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class Task:
     """Data associated with a task."""
 
@@ -3669,7 +3670,7 @@ class Task:
         return _repr(self, ("created_at", "last_updated_at", "poll_interval", "status", "status_message", "task_id", "ttl", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class TaskAugmentedRequestParams:
     """Common params for any task-augmented request."""
 
@@ -3695,7 +3696,7 @@ class TaskAugmentedRequestParams:
         return _repr(self, ("meta", "task", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class TaskAugmentedRequestParamsMeta:
     """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
 
@@ -3713,7 +3714,7 @@ class TaskAugmentedRequestParamsMeta:
         return _repr(self, ("progress_token", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class TaskMetadata:
     """Metadata for augmenting a request with task execution.
     Include this in the `task` field of the request parameters.
@@ -3733,7 +3734,7 @@ class TaskMetadata:
         return _repr(self, ("ttl", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class TaskStatusNotification:
     """An optional notification from the receiver to the requestor, informing them that a task's status has changed. Receivers are not required to send these notifications."""
 
@@ -3755,7 +3756,7 @@ class TaskStatusNotification:
         return _repr(self, ("jsonrpc", "method", "params", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class TaskStatusNotificationParams:
     """Parameters for a `notifications/tasks/status` notification."""
 
@@ -3792,7 +3793,7 @@ class TaskStatusNotificationParams:
         return _repr(self, ("meta", "created_at", "last_updated_at", "poll_interval", "status", "status_message", "task_id", "ttl", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class TextContent:
     """Text provided to or from an LLM."""
 
@@ -3816,7 +3817,7 @@ class TextContent:
         return _repr(self, ("meta", "annotations", "text", "type", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class TextResourceContents:
     """The ``TextResourceContents`` definition of the MCP 2025-11-25 schema."""
 
@@ -3840,7 +3841,7 @@ class TextResourceContents:
         return _repr(self, ("meta", "mime_type", "text", "uri", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class TitledMultiSelectEnumSchema:
     """Schema for multiple-selection enumeration with display titles for each option."""
 
@@ -3870,7 +3871,7 @@ class TitledMultiSelectEnumSchema:
         return _repr(self, ("default", "description", "items", "max_items", "min_items", "title", "type", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class TitledMultiSelectEnumSchemaItems:
     """Schema for array items with enum options and display labels."""
 
@@ -3888,7 +3889,7 @@ class TitledMultiSelectEnumSchemaItems:
         return _repr(self, ("any_of", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class TitledMultiSelectEnumSchemaItemsAnyOfItem:
     """The ``TitledMultiSelectEnumSchemaItemsAnyOfItem`` definition of the MCP 2025-11-25 schema."""
 
@@ -3908,7 +3909,7 @@ class TitledMultiSelectEnumSchemaItemsAnyOfItem:
         return _repr(self, ("const", "title", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class TitledSingleSelectEnumSchema:
     """Schema for single-selection enumeration with display titles for each option."""
 
@@ -3934,7 +3935,7 @@ class TitledSingleSelectEnumSchema:
         return _repr(self, ("default", "description", "one_of", "title", "type", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class TitledSingleSelectEnumSchemaOneOfItem:
     """The ``TitledSingleSelectEnumSchemaOneOfItem`` definition of the MCP 2025-11-25 schema."""
 
@@ -3954,7 +3955,7 @@ class TitledSingleSelectEnumSchemaOneOfItem:
         return _repr(self, ("const", "title", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class Tool:
     """Definition for a tool the client can call."""
 
@@ -4014,7 +4015,7 @@ class Tool:
         return _repr(self, ("meta", "annotations", "description", "execution", "icons", "input_schema", "name", "output_schema", "title", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ToolAnnotations:
     """Additional properties describing a Tool to clients.
 
@@ -4069,7 +4070,7 @@ class ToolAnnotations:
         return _repr(self, ("destructive_hint", "idempotent_hint", "open_world_hint", "read_only_hint", "title", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ToolChoice:
     """Controls tool selection behavior for sampling requests."""
 
@@ -4091,7 +4092,7 @@ class ToolChoice:
         return _repr(self, ("mode", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ToolExecution:
     """Execution-related properties for a tool."""
 
@@ -4118,7 +4119,7 @@ class ToolExecution:
         return _repr(self, ("task_support", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ToolInputSchema:
     """A JSON Schema object defining the expected parameters for the tool."""
 
@@ -4142,7 +4143,7 @@ class ToolInputSchema:
         return _repr(self, ("schema", "properties", "required", "type", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ToolListChangedNotification:
     """An optional notification from the server to the client, informing it that the list of tools it offers has changed. This may be issued by servers without any previous subscription from the client."""
 
@@ -4164,7 +4165,7 @@ class ToolListChangedNotification:
         return _repr(self, ("jsonrpc", "method", "params", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ToolOutputSchema:
     """An optional JSON Schema object defining the structure of the tool's output returned in
     the structuredContent field of a CallToolResult.
@@ -4193,7 +4194,7 @@ class ToolOutputSchema:
         return _repr(self, ("schema", "properties", "required", "type", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ToolResultContent:
     """The result of a tool use, provided by the user back to the assistant."""
 
@@ -4239,7 +4240,7 @@ class ToolResultContent:
         return _repr(self, ("meta", "content", "is_error", "structured_content", "tool_use_id", "type", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ToolUseContent:
     """A request from the assistant to call a tool."""
 
@@ -4272,7 +4273,7 @@ class ToolUseContent:
         return _repr(self, ("meta", "id", "input", "name", "type", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class URLElicitationRequiredError:
     """An error response that indicates that the server requires the client to provide additional information via an elicitation request."""
 
@@ -4294,7 +4295,7 @@ class URLElicitationRequiredError:
         return _repr(self, ("error", "id", "jsonrpc", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class URLElicitationRequiredErrorError:
     """The ``URLElicitationRequiredErrorError`` definition of the MCP 2025-11-25 schema."""
 
@@ -4316,7 +4317,7 @@ class URLElicitationRequiredErrorError:
         return _repr(self, ("code", "data", "message", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class URLElicitationRequiredErrorErrorData:
     """Additional information about the error. The value of this member is defined by the sender (e.g. detailed error information, nested errors etc.)."""
 
@@ -4334,7 +4335,7 @@ class URLElicitationRequiredErrorErrorData:
         return _repr(self, ("elicitations", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class UnsubscribeRequest:
     """Sent from the client to request cancellation of resources/updated notifications from the server. This should follow a previous resources/subscribe request."""
 
@@ -4358,7 +4359,7 @@ class UnsubscribeRequest:
         return _repr(self, ("id", "jsonrpc", "method", "params", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class UnsubscribeRequestParams:
     """Parameters for a `resources/unsubscribe` request."""
 
@@ -4378,7 +4379,7 @@ class UnsubscribeRequestParams:
         return _repr(self, ("meta", "uri", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class UnsubscribeRequestParamsMeta:
     """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
 
@@ -4396,7 +4397,7 @@ class UnsubscribeRequestParamsMeta:
         return _repr(self, ("progress_token", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class UntitledMultiSelectEnumSchema:
     """Schema for multiple-selection enumeration without display titles for options."""
 
@@ -4426,7 +4427,7 @@ class UntitledMultiSelectEnumSchema:
         return _repr(self, ("default", "description", "items", "max_items", "min_items", "title", "type", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class UntitledMultiSelectEnumSchemaItems:
     """Schema for the array items."""
 
@@ -4446,7 +4447,7 @@ class UntitledMultiSelectEnumSchemaItems:
         return _repr(self, ("enum", "type", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class UntitledSingleSelectEnumSchema:
     """Schema for single-selection enumeration without display titles for options."""
 
@@ -4565,175 +4566,175 @@ SamplingMessageContent = TextContent | ImageContent | AudioContent | ToolUseCont
 """A member of ``SamplingMessageContent``."""
 
 
-# Slot setters, used by the structuring functions.
+# Mutable twins with the same slots: structuring fills one, then switches its class.
 
-_s_Annotations__audience, _s_Annotations__last_modified, _s_Annotations__priority, _s_Annotations__extra = _setters(Annotations)
-_s_AudioContent__meta, _s_AudioContent__annotations, _s_AudioContent__data, _s_AudioContent__mime_type, _s_AudioContent__type, _s_AudioContent__extra = _setters(AudioContent)
-_s_BaseMetadata__name, _s_BaseMetadata__title, _s_BaseMetadata__extra = _setters(BaseMetadata)
-_s_BlobResourceContents__meta, _s_BlobResourceContents__blob, _s_BlobResourceContents__mime_type, _s_BlobResourceContents__uri, _s_BlobResourceContents__extra = _setters(BlobResourceContents)
-_s_BooleanSchema__default, _s_BooleanSchema__description, _s_BooleanSchema__title, _s_BooleanSchema__type, _s_BooleanSchema__extra = _setters(BooleanSchema)
-_s_CallToolRequest__id, _s_CallToolRequest__jsonrpc, _s_CallToolRequest__method, _s_CallToolRequest__params, _s_CallToolRequest__extra = _setters(CallToolRequest)
-_s_CallToolRequestParams__meta, _s_CallToolRequestParams__arguments, _s_CallToolRequestParams__name, _s_CallToolRequestParams__task, _s_CallToolRequestParams__extra = _setters(CallToolRequestParams)
-_s_CallToolRequestParamsMeta__progress_token, _s_CallToolRequestParamsMeta__extra = _setters(CallToolRequestParamsMeta)
-_s_CallToolResult__meta, _s_CallToolResult__content, _s_CallToolResult__is_error, _s_CallToolResult__structured_content, _s_CallToolResult__extra = _setters(CallToolResult)
-_s_CancelTaskRequest__id, _s_CancelTaskRequest__jsonrpc, _s_CancelTaskRequest__method, _s_CancelTaskRequest__params, _s_CancelTaskRequest__extra = _setters(CancelTaskRequest)
-_s_CancelTaskRequestParams__task_id, _s_CancelTaskRequestParams__extra = _setters(CancelTaskRequestParams)
-_s_CancelTaskResult__meta, _s_CancelTaskResult__created_at, _s_CancelTaskResult__last_updated_at, _s_CancelTaskResult__poll_interval, _s_CancelTaskResult__status, _s_CancelTaskResult__status_message, _s_CancelTaskResult__task_id, _s_CancelTaskResult__ttl, _s_CancelTaskResult__extra = _setters(CancelTaskResult)
-_s_CancelledNotification__jsonrpc, _s_CancelledNotification__method, _s_CancelledNotification__params, _s_CancelledNotification__extra = _setters(CancelledNotification)
-_s_CancelledNotificationParams__meta, _s_CancelledNotificationParams__reason, _s_CancelledNotificationParams__request_id, _s_CancelledNotificationParams__extra = _setters(CancelledNotificationParams)
-_s_ClientCapabilities__elicitation, _s_ClientCapabilities__experimental, _s_ClientCapabilities__roots, _s_ClientCapabilities__sampling, _s_ClientCapabilities__tasks, _s_ClientCapabilities__extra = _setters(ClientCapabilities)
-_s_ClientCapabilitiesElicitation__form, _s_ClientCapabilitiesElicitation__url, _s_ClientCapabilitiesElicitation__extra = _setters(ClientCapabilitiesElicitation)
-_s_ClientCapabilitiesRoots__list_changed, _s_ClientCapabilitiesRoots__extra = _setters(ClientCapabilitiesRoots)
-_s_ClientCapabilitiesSampling__context, _s_ClientCapabilitiesSampling__tools, _s_ClientCapabilitiesSampling__extra = _setters(ClientCapabilitiesSampling)
-_s_ClientCapabilitiesTasks__cancel, _s_ClientCapabilitiesTasks__list, _s_ClientCapabilitiesTasks__requests, _s_ClientCapabilitiesTasks__extra = _setters(ClientCapabilitiesTasks)
-_s_ClientCapabilitiesTasksRequests__elicitation, _s_ClientCapabilitiesTasksRequests__sampling, _s_ClientCapabilitiesTasksRequests__extra = _setters(ClientCapabilitiesTasksRequests)
-_s_ClientCapabilitiesTasksRequestsElicitation__create, _s_ClientCapabilitiesTasksRequestsElicitation__extra = _setters(ClientCapabilitiesTasksRequestsElicitation)
-_s_ClientCapabilitiesTasksRequestsSampling__create_message, _s_ClientCapabilitiesTasksRequestsSampling__extra = _setters(ClientCapabilitiesTasksRequestsSampling)
-_s_CompleteRequest__id, _s_CompleteRequest__jsonrpc, _s_CompleteRequest__method, _s_CompleteRequest__params, _s_CompleteRequest__extra = _setters(CompleteRequest)
-_s_CompleteRequestParams__meta, _s_CompleteRequestParams__argument, _s_CompleteRequestParams__context, _s_CompleteRequestParams__ref, _s_CompleteRequestParams__extra = _setters(CompleteRequestParams)
-_s_CompleteRequestParamsArgument__name, _s_CompleteRequestParamsArgument__value, _s_CompleteRequestParamsArgument__extra = _setters(CompleteRequestParamsArgument)
-_s_CompleteRequestParamsContext__arguments, _s_CompleteRequestParamsContext__extra = _setters(CompleteRequestParamsContext)
-_s_CompleteRequestParamsMeta__progress_token, _s_CompleteRequestParamsMeta__extra = _setters(CompleteRequestParamsMeta)
-_s_CompleteResult__meta, _s_CompleteResult__completion, _s_CompleteResult__extra = _setters(CompleteResult)
-_s_CompleteResultCompletion__has_more, _s_CompleteResultCompletion__total, _s_CompleteResultCompletion__values, _s_CompleteResultCompletion__extra = _setters(CompleteResultCompletion)
-_s_CreateMessageRequest__id, _s_CreateMessageRequest__jsonrpc, _s_CreateMessageRequest__method, _s_CreateMessageRequest__params, _s_CreateMessageRequest__extra = _setters(CreateMessageRequest)
-_s_CreateMessageRequestParams__meta, _s_CreateMessageRequestParams__include_context, _s_CreateMessageRequestParams__max_tokens, _s_CreateMessageRequestParams__messages, _s_CreateMessageRequestParams__metadata, _s_CreateMessageRequestParams__model_preferences, _s_CreateMessageRequestParams__stop_sequences, _s_CreateMessageRequestParams__system_prompt, _s_CreateMessageRequestParams__task, _s_CreateMessageRequestParams__temperature, _s_CreateMessageRequestParams__tool_choice, _s_CreateMessageRequestParams__tools, _s_CreateMessageRequestParams__extra = _setters(CreateMessageRequestParams)
-_s_CreateMessageRequestParamsMeta__progress_token, _s_CreateMessageRequestParamsMeta__extra = _setters(CreateMessageRequestParamsMeta)
-_s_CreateMessageResult__meta, _s_CreateMessageResult__content, _s_CreateMessageResult__model, _s_CreateMessageResult__role, _s_CreateMessageResult__stop_reason, _s_CreateMessageResult__extra = _setters(CreateMessageResult)
-_s_CreateTaskResult__meta, _s_CreateTaskResult__task, _s_CreateTaskResult__extra = _setters(CreateTaskResult)
-_s_ElicitRequest__id, _s_ElicitRequest__jsonrpc, _s_ElicitRequest__method, _s_ElicitRequest__params, _s_ElicitRequest__extra = _setters(ElicitRequest)
-_s_ElicitRequestFormParams__meta, _s_ElicitRequestFormParams__message, _s_ElicitRequestFormParams__mode, _s_ElicitRequestFormParams__requested_schema, _s_ElicitRequestFormParams__task, _s_ElicitRequestFormParams__extra = _setters(ElicitRequestFormParams)
-_s_ElicitRequestFormParamsMeta__progress_token, _s_ElicitRequestFormParamsMeta__extra = _setters(ElicitRequestFormParamsMeta)
-_s_ElicitRequestFormParamsRequestedSchema__schema, _s_ElicitRequestFormParamsRequestedSchema__properties, _s_ElicitRequestFormParamsRequestedSchema__required, _s_ElicitRequestFormParamsRequestedSchema__type, _s_ElicitRequestFormParamsRequestedSchema__extra = _setters(ElicitRequestFormParamsRequestedSchema)
-_s_ElicitRequestURLParams__meta, _s_ElicitRequestURLParams__elicitation_id, _s_ElicitRequestURLParams__message, _s_ElicitRequestURLParams__mode, _s_ElicitRequestURLParams__task, _s_ElicitRequestURLParams__url, _s_ElicitRequestURLParams__extra = _setters(ElicitRequestURLParams)
-_s_ElicitRequestURLParamsMeta__progress_token, _s_ElicitRequestURLParamsMeta__extra = _setters(ElicitRequestURLParamsMeta)
-_s_ElicitResult__meta, _s_ElicitResult__action, _s_ElicitResult__content, _s_ElicitResult__extra = _setters(ElicitResult)
-_s_ElicitationCompleteNotification__jsonrpc, _s_ElicitationCompleteNotification__method, _s_ElicitationCompleteNotification__params, _s_ElicitationCompleteNotification__extra = _setters(ElicitationCompleteNotification)
-_s_ElicitationCompleteNotificationParams__elicitation_id, _s_ElicitationCompleteNotificationParams__extra = _setters(ElicitationCompleteNotificationParams)
-_s_EmbeddedResource__meta, _s_EmbeddedResource__annotations, _s_EmbeddedResource__resource, _s_EmbeddedResource__type, _s_EmbeddedResource__extra = _setters(EmbeddedResource)
-_s_Error__code, _s_Error__data, _s_Error__message, _s_Error__extra = _setters(Error)
-_s_GetPromptRequest__id, _s_GetPromptRequest__jsonrpc, _s_GetPromptRequest__method, _s_GetPromptRequest__params, _s_GetPromptRequest__extra = _setters(GetPromptRequest)
-_s_GetPromptRequestParams__meta, _s_GetPromptRequestParams__arguments, _s_GetPromptRequestParams__name, _s_GetPromptRequestParams__extra = _setters(GetPromptRequestParams)
-_s_GetPromptRequestParamsMeta__progress_token, _s_GetPromptRequestParamsMeta__extra = _setters(GetPromptRequestParamsMeta)
-_s_GetPromptResult__meta, _s_GetPromptResult__description, _s_GetPromptResult__messages, _s_GetPromptResult__extra = _setters(GetPromptResult)
-_s_GetTaskPayloadRequest__id, _s_GetTaskPayloadRequest__jsonrpc, _s_GetTaskPayloadRequest__method, _s_GetTaskPayloadRequest__params, _s_GetTaskPayloadRequest__extra = _setters(GetTaskPayloadRequest)
-_s_GetTaskPayloadRequestParams__task_id, _s_GetTaskPayloadRequestParams__extra = _setters(GetTaskPayloadRequestParams)
-_s_GetTaskPayloadResult__meta, _s_GetTaskPayloadResult__extra = _setters(GetTaskPayloadResult)
-_s_GetTaskRequest__id, _s_GetTaskRequest__jsonrpc, _s_GetTaskRequest__method, _s_GetTaskRequest__params, _s_GetTaskRequest__extra = _setters(GetTaskRequest)
-_s_GetTaskRequestParams__task_id, _s_GetTaskRequestParams__extra = _setters(GetTaskRequestParams)
-_s_GetTaskResult__meta, _s_GetTaskResult__created_at, _s_GetTaskResult__last_updated_at, _s_GetTaskResult__poll_interval, _s_GetTaskResult__status, _s_GetTaskResult__status_message, _s_GetTaskResult__task_id, _s_GetTaskResult__ttl, _s_GetTaskResult__extra = _setters(GetTaskResult)
-_s_Icon__mime_type, _s_Icon__sizes, _s_Icon__src, _s_Icon__theme, _s_Icon__extra = _setters(Icon)
-_s_Icons__icons, _s_Icons__extra = _setters(Icons)
-_s_ImageContent__meta, _s_ImageContent__annotations, _s_ImageContent__data, _s_ImageContent__mime_type, _s_ImageContent__type, _s_ImageContent__extra = _setters(ImageContent)
-_s_Implementation__description, _s_Implementation__icons, _s_Implementation__name, _s_Implementation__title, _s_Implementation__version, _s_Implementation__website_url, _s_Implementation__extra = _setters(Implementation)
-_s_InitializeRequest__id, _s_InitializeRequest__jsonrpc, _s_InitializeRequest__method, _s_InitializeRequest__params, _s_InitializeRequest__extra = _setters(InitializeRequest)
-_s_InitializeRequestParams__meta, _s_InitializeRequestParams__capabilities, _s_InitializeRequestParams__client_info, _s_InitializeRequestParams__protocol_version, _s_InitializeRequestParams__extra = _setters(InitializeRequestParams)
-_s_InitializeRequestParamsMeta__progress_token, _s_InitializeRequestParamsMeta__extra = _setters(InitializeRequestParamsMeta)
-_s_InitializeResult__meta, _s_InitializeResult__capabilities, _s_InitializeResult__instructions, _s_InitializeResult__protocol_version, _s_InitializeResult__server_info, _s_InitializeResult__extra = _setters(InitializeResult)
-_s_InitializedNotification__jsonrpc, _s_InitializedNotification__method, _s_InitializedNotification__params, _s_InitializedNotification__extra = _setters(InitializedNotification)
-_s_JSONRPCErrorResponse__error, _s_JSONRPCErrorResponse__id, _s_JSONRPCErrorResponse__jsonrpc, _s_JSONRPCErrorResponse__extra = _setters(JSONRPCErrorResponse)
-_s_JSONRPCNotification__jsonrpc, _s_JSONRPCNotification__method, _s_JSONRPCNotification__params, _s_JSONRPCNotification__extra = _setters(JSONRPCNotification)
-_s_JSONRPCRequest__id, _s_JSONRPCRequest__jsonrpc, _s_JSONRPCRequest__method, _s_JSONRPCRequest__params, _s_JSONRPCRequest__extra = _setters(JSONRPCRequest)
-_s_JSONRPCResultResponse__id, _s_JSONRPCResultResponse__jsonrpc, _s_JSONRPCResultResponse__result, _s_JSONRPCResultResponse__extra = _setters(JSONRPCResultResponse)
-_s_LegacyTitledEnumSchema__default, _s_LegacyTitledEnumSchema__description, _s_LegacyTitledEnumSchema__enum, _s_LegacyTitledEnumSchema__enum_names, _s_LegacyTitledEnumSchema__title, _s_LegacyTitledEnumSchema__type, _s_LegacyTitledEnumSchema__extra = _setters(LegacyTitledEnumSchema)
-_s_ListPromptsRequest__id, _s_ListPromptsRequest__jsonrpc, _s_ListPromptsRequest__method, _s_ListPromptsRequest__params, _s_ListPromptsRequest__extra = _setters(ListPromptsRequest)
-_s_ListPromptsResult__meta, _s_ListPromptsResult__next_cursor, _s_ListPromptsResult__prompts, _s_ListPromptsResult__extra = _setters(ListPromptsResult)
-_s_ListResourceTemplatesRequest__id, _s_ListResourceTemplatesRequest__jsonrpc, _s_ListResourceTemplatesRequest__method, _s_ListResourceTemplatesRequest__params, _s_ListResourceTemplatesRequest__extra = _setters(ListResourceTemplatesRequest)
-_s_ListResourceTemplatesResult__meta, _s_ListResourceTemplatesResult__next_cursor, _s_ListResourceTemplatesResult__resource_templates, _s_ListResourceTemplatesResult__extra = _setters(ListResourceTemplatesResult)
-_s_ListResourcesRequest__id, _s_ListResourcesRequest__jsonrpc, _s_ListResourcesRequest__method, _s_ListResourcesRequest__params, _s_ListResourcesRequest__extra = _setters(ListResourcesRequest)
-_s_ListResourcesResult__meta, _s_ListResourcesResult__next_cursor, _s_ListResourcesResult__resources, _s_ListResourcesResult__extra = _setters(ListResourcesResult)
-_s_ListRootsRequest__id, _s_ListRootsRequest__jsonrpc, _s_ListRootsRequest__method, _s_ListRootsRequest__params, _s_ListRootsRequest__extra = _setters(ListRootsRequest)
-_s_ListRootsResult__meta, _s_ListRootsResult__roots, _s_ListRootsResult__extra = _setters(ListRootsResult)
-_s_ListTasksRequest__id, _s_ListTasksRequest__jsonrpc, _s_ListTasksRequest__method, _s_ListTasksRequest__params, _s_ListTasksRequest__extra = _setters(ListTasksRequest)
-_s_ListTasksResult__meta, _s_ListTasksResult__next_cursor, _s_ListTasksResult__tasks, _s_ListTasksResult__extra = _setters(ListTasksResult)
-_s_ListToolsRequest__id, _s_ListToolsRequest__jsonrpc, _s_ListToolsRequest__method, _s_ListToolsRequest__params, _s_ListToolsRequest__extra = _setters(ListToolsRequest)
-_s_ListToolsResult__meta, _s_ListToolsResult__next_cursor, _s_ListToolsResult__tools, _s_ListToolsResult__extra = _setters(ListToolsResult)
-_s_LoggingMessageNotification__jsonrpc, _s_LoggingMessageNotification__method, _s_LoggingMessageNotification__params, _s_LoggingMessageNotification__extra = _setters(LoggingMessageNotification)
-_s_LoggingMessageNotificationParams__meta, _s_LoggingMessageNotificationParams__data, _s_LoggingMessageNotificationParams__level, _s_LoggingMessageNotificationParams__logger, _s_LoggingMessageNotificationParams__extra = _setters(LoggingMessageNotificationParams)
-_s_ModelHint__name, _s_ModelHint__extra = _setters(ModelHint)
-_s_ModelPreferences__cost_priority, _s_ModelPreferences__hints, _s_ModelPreferences__intelligence_priority, _s_ModelPreferences__speed_priority, _s_ModelPreferences__extra = _setters(ModelPreferences)
-_s_Notification__method, _s_Notification__params, _s_Notification__extra = _setters(Notification)
-_s_NotificationParams__meta, _s_NotificationParams__extra = _setters(NotificationParams)
-_s_NumberSchema__default, _s_NumberSchema__description, _s_NumberSchema__maximum, _s_NumberSchema__minimum, _s_NumberSchema__title, _s_NumberSchema__type, _s_NumberSchema__extra = _setters(NumberSchema)
-_s_PaginatedRequest__id, _s_PaginatedRequest__jsonrpc, _s_PaginatedRequest__method, _s_PaginatedRequest__params, _s_PaginatedRequest__extra = _setters(PaginatedRequest)
-_s_PaginatedRequestParams__meta, _s_PaginatedRequestParams__cursor, _s_PaginatedRequestParams__extra = _setters(PaginatedRequestParams)
-_s_PaginatedRequestParamsMeta__progress_token, _s_PaginatedRequestParamsMeta__extra = _setters(PaginatedRequestParamsMeta)
-_s_PaginatedResult__meta, _s_PaginatedResult__next_cursor, _s_PaginatedResult__extra = _setters(PaginatedResult)
-_s_PingRequest__id, _s_PingRequest__jsonrpc, _s_PingRequest__method, _s_PingRequest__params, _s_PingRequest__extra = _setters(PingRequest)
-_s_ProgressNotification__jsonrpc, _s_ProgressNotification__method, _s_ProgressNotification__params, _s_ProgressNotification__extra = _setters(ProgressNotification)
-_s_ProgressNotificationParams__meta, _s_ProgressNotificationParams__message, _s_ProgressNotificationParams__progress, _s_ProgressNotificationParams__progress_token, _s_ProgressNotificationParams__total, _s_ProgressNotificationParams__extra = _setters(ProgressNotificationParams)
-_s_Prompt__meta, _s_Prompt__arguments, _s_Prompt__description, _s_Prompt__icons, _s_Prompt__name, _s_Prompt__title, _s_Prompt__extra = _setters(Prompt)
-_s_PromptArgument__description, _s_PromptArgument__name, _s_PromptArgument__required, _s_PromptArgument__title, _s_PromptArgument__extra = _setters(PromptArgument)
-_s_PromptListChangedNotification__jsonrpc, _s_PromptListChangedNotification__method, _s_PromptListChangedNotification__params, _s_PromptListChangedNotification__extra = _setters(PromptListChangedNotification)
-_s_PromptMessage__content, _s_PromptMessage__role, _s_PromptMessage__extra = _setters(PromptMessage)
-_s_PromptReference__name, _s_PromptReference__title, _s_PromptReference__type, _s_PromptReference__extra = _setters(PromptReference)
-_s_ReadResourceRequest__id, _s_ReadResourceRequest__jsonrpc, _s_ReadResourceRequest__method, _s_ReadResourceRequest__params, _s_ReadResourceRequest__extra = _setters(ReadResourceRequest)
-_s_ReadResourceRequestParams__meta, _s_ReadResourceRequestParams__uri, _s_ReadResourceRequestParams__extra = _setters(ReadResourceRequestParams)
-_s_ReadResourceRequestParamsMeta__progress_token, _s_ReadResourceRequestParamsMeta__extra = _setters(ReadResourceRequestParamsMeta)
-_s_ReadResourceResult__meta, _s_ReadResourceResult__contents, _s_ReadResourceResult__extra = _setters(ReadResourceResult)
-_s_RelatedTaskMetadata__task_id, _s_RelatedTaskMetadata__extra = _setters(RelatedTaskMetadata)
-_s_Request__method, _s_Request__params, _s_Request__extra = _setters(Request)
-_s_RequestParams__meta, _s_RequestParams__extra = _setters(RequestParams)
-_s_RequestParamsMeta__progress_token, _s_RequestParamsMeta__extra = _setters(RequestParamsMeta)
-_s_Resource__meta, _s_Resource__annotations, _s_Resource__description, _s_Resource__icons, _s_Resource__mime_type, _s_Resource__name, _s_Resource__size, _s_Resource__title, _s_Resource__uri, _s_Resource__extra = _setters(Resource)
-_s_ResourceContents__meta, _s_ResourceContents__mime_type, _s_ResourceContents__uri, _s_ResourceContents__extra = _setters(ResourceContents)
-_s_ResourceLink__meta, _s_ResourceLink__annotations, _s_ResourceLink__description, _s_ResourceLink__icons, _s_ResourceLink__mime_type, _s_ResourceLink__name, _s_ResourceLink__size, _s_ResourceLink__title, _s_ResourceLink__type, _s_ResourceLink__uri, _s_ResourceLink__extra = _setters(ResourceLink)
-_s_ResourceListChangedNotification__jsonrpc, _s_ResourceListChangedNotification__method, _s_ResourceListChangedNotification__params, _s_ResourceListChangedNotification__extra = _setters(ResourceListChangedNotification)
-_s_ResourceRequestParams__meta, _s_ResourceRequestParams__uri, _s_ResourceRequestParams__extra = _setters(ResourceRequestParams)
-_s_ResourceRequestParamsMeta__progress_token, _s_ResourceRequestParamsMeta__extra = _setters(ResourceRequestParamsMeta)
-_s_ResourceTemplate__meta, _s_ResourceTemplate__annotations, _s_ResourceTemplate__description, _s_ResourceTemplate__icons, _s_ResourceTemplate__mime_type, _s_ResourceTemplate__name, _s_ResourceTemplate__title, _s_ResourceTemplate__uri_template, _s_ResourceTemplate__extra = _setters(ResourceTemplate)
-_s_ResourceTemplateReference__type, _s_ResourceTemplateReference__uri, _s_ResourceTemplateReference__extra = _setters(ResourceTemplateReference)
-_s_ResourceUpdatedNotification__jsonrpc, _s_ResourceUpdatedNotification__method, _s_ResourceUpdatedNotification__params, _s_ResourceUpdatedNotification__extra = _setters(ResourceUpdatedNotification)
-_s_ResourceUpdatedNotificationParams__meta, _s_ResourceUpdatedNotificationParams__uri, _s_ResourceUpdatedNotificationParams__extra = _setters(ResourceUpdatedNotificationParams)
-_s_Result__meta, _s_Result__extra = _setters(Result)
-_s_Root__meta, _s_Root__name, _s_Root__uri, _s_Root__extra = _setters(Root)
-_s_RootsListChangedNotification__jsonrpc, _s_RootsListChangedNotification__method, _s_RootsListChangedNotification__params, _s_RootsListChangedNotification__extra = _setters(RootsListChangedNotification)
-_s_SamplingMessage__meta, _s_SamplingMessage__content, _s_SamplingMessage__role, _s_SamplingMessage__extra = _setters(SamplingMessage)
-_s_ServerCapabilities__completions, _s_ServerCapabilities__experimental, _s_ServerCapabilities__logging, _s_ServerCapabilities__prompts, _s_ServerCapabilities__resources, _s_ServerCapabilities__tasks, _s_ServerCapabilities__tools, _s_ServerCapabilities__extra = _setters(ServerCapabilities)
-_s_ServerCapabilitiesPrompts__list_changed, _s_ServerCapabilitiesPrompts__extra = _setters(ServerCapabilitiesPrompts)
-_s_ServerCapabilitiesResources__list_changed, _s_ServerCapabilitiesResources__subscribe, _s_ServerCapabilitiesResources__extra = _setters(ServerCapabilitiesResources)
-_s_ServerCapabilitiesTasks__cancel, _s_ServerCapabilitiesTasks__list, _s_ServerCapabilitiesTasks__requests, _s_ServerCapabilitiesTasks__extra = _setters(ServerCapabilitiesTasks)
-_s_ServerCapabilitiesTasksRequests__tools, _s_ServerCapabilitiesTasksRequests__extra = _setters(ServerCapabilitiesTasksRequests)
-_s_ServerCapabilitiesTasksRequestsTools__call, _s_ServerCapabilitiesTasksRequestsTools__extra = _setters(ServerCapabilitiesTasksRequestsTools)
-_s_ServerCapabilitiesTools__list_changed, _s_ServerCapabilitiesTools__extra = _setters(ServerCapabilitiesTools)
-_s_SetLevelRequest__id, _s_SetLevelRequest__jsonrpc, _s_SetLevelRequest__method, _s_SetLevelRequest__params, _s_SetLevelRequest__extra = _setters(SetLevelRequest)
-_s_SetLevelRequestParams__meta, _s_SetLevelRequestParams__level, _s_SetLevelRequestParams__extra = _setters(SetLevelRequestParams)
-_s_SetLevelRequestParamsMeta__progress_token, _s_SetLevelRequestParamsMeta__extra = _setters(SetLevelRequestParamsMeta)
-_s_StringSchema__default, _s_StringSchema__description, _s_StringSchema__format, _s_StringSchema__max_length, _s_StringSchema__min_length, _s_StringSchema__title, _s_StringSchema__type, _s_StringSchema__extra = _setters(StringSchema)
-_s_SubscribeRequest__id, _s_SubscribeRequest__jsonrpc, _s_SubscribeRequest__method, _s_SubscribeRequest__params, _s_SubscribeRequest__extra = _setters(SubscribeRequest)
-_s_SubscribeRequestParams__meta, _s_SubscribeRequestParams__uri, _s_SubscribeRequestParams__extra = _setters(SubscribeRequestParams)
-_s_SubscribeRequestParamsMeta__progress_token, _s_SubscribeRequestParamsMeta__extra = _setters(SubscribeRequestParamsMeta)
-_s_Task__created_at, _s_Task__last_updated_at, _s_Task__poll_interval, _s_Task__status, _s_Task__status_message, _s_Task__task_id, _s_Task__ttl, _s_Task__extra = _setters(Task)
-_s_TaskAugmentedRequestParams__meta, _s_TaskAugmentedRequestParams__task, _s_TaskAugmentedRequestParams__extra = _setters(TaskAugmentedRequestParams)
-_s_TaskAugmentedRequestParamsMeta__progress_token, _s_TaskAugmentedRequestParamsMeta__extra = _setters(TaskAugmentedRequestParamsMeta)
-_s_TaskMetadata__ttl, _s_TaskMetadata__extra = _setters(TaskMetadata)
-_s_TaskStatusNotification__jsonrpc, _s_TaskStatusNotification__method, _s_TaskStatusNotification__params, _s_TaskStatusNotification__extra = _setters(TaskStatusNotification)
-_s_TaskStatusNotificationParams__meta, _s_TaskStatusNotificationParams__created_at, _s_TaskStatusNotificationParams__last_updated_at, _s_TaskStatusNotificationParams__poll_interval, _s_TaskStatusNotificationParams__status, _s_TaskStatusNotificationParams__status_message, _s_TaskStatusNotificationParams__task_id, _s_TaskStatusNotificationParams__ttl, _s_TaskStatusNotificationParams__extra = _setters(TaskStatusNotificationParams)
-_s_TextContent__meta, _s_TextContent__annotations, _s_TextContent__text, _s_TextContent__type, _s_TextContent__extra = _setters(TextContent)
-_s_TextResourceContents__meta, _s_TextResourceContents__mime_type, _s_TextResourceContents__text, _s_TextResourceContents__uri, _s_TextResourceContents__extra = _setters(TextResourceContents)
-_s_TitledMultiSelectEnumSchema__default, _s_TitledMultiSelectEnumSchema__description, _s_TitledMultiSelectEnumSchema__items, _s_TitledMultiSelectEnumSchema__max_items, _s_TitledMultiSelectEnumSchema__min_items, _s_TitledMultiSelectEnumSchema__title, _s_TitledMultiSelectEnumSchema__type, _s_TitledMultiSelectEnumSchema__extra = _setters(TitledMultiSelectEnumSchema)
-_s_TitledMultiSelectEnumSchemaItems__any_of, _s_TitledMultiSelectEnumSchemaItems__extra = _setters(TitledMultiSelectEnumSchemaItems)
-_s_TitledMultiSelectEnumSchemaItemsAnyOfItem__const, _s_TitledMultiSelectEnumSchemaItemsAnyOfItem__title, _s_TitledMultiSelectEnumSchemaItemsAnyOfItem__extra = _setters(TitledMultiSelectEnumSchemaItemsAnyOfItem)
-_s_TitledSingleSelectEnumSchema__default, _s_TitledSingleSelectEnumSchema__description, _s_TitledSingleSelectEnumSchema__one_of, _s_TitledSingleSelectEnumSchema__title, _s_TitledSingleSelectEnumSchema__type, _s_TitledSingleSelectEnumSchema__extra = _setters(TitledSingleSelectEnumSchema)
-_s_TitledSingleSelectEnumSchemaOneOfItem__const, _s_TitledSingleSelectEnumSchemaOneOfItem__title, _s_TitledSingleSelectEnumSchemaOneOfItem__extra = _setters(TitledSingleSelectEnumSchemaOneOfItem)
-_s_Tool__meta, _s_Tool__annotations, _s_Tool__description, _s_Tool__execution, _s_Tool__icons, _s_Tool__input_schema, _s_Tool__name, _s_Tool__output_schema, _s_Tool__title, _s_Tool__extra = _setters(Tool)
-_s_ToolAnnotations__destructive_hint, _s_ToolAnnotations__idempotent_hint, _s_ToolAnnotations__open_world_hint, _s_ToolAnnotations__read_only_hint, _s_ToolAnnotations__title, _s_ToolAnnotations__extra = _setters(ToolAnnotations)
-_s_ToolChoice__mode, _s_ToolChoice__extra = _setters(ToolChoice)
-_s_ToolExecution__task_support, _s_ToolExecution__extra = _setters(ToolExecution)
-_s_ToolInputSchema__schema, _s_ToolInputSchema__properties, _s_ToolInputSchema__required, _s_ToolInputSchema__type, _s_ToolInputSchema__extra = _setters(ToolInputSchema)
-_s_ToolListChangedNotification__jsonrpc, _s_ToolListChangedNotification__method, _s_ToolListChangedNotification__params, _s_ToolListChangedNotification__extra = _setters(ToolListChangedNotification)
-_s_ToolOutputSchema__schema, _s_ToolOutputSchema__properties, _s_ToolOutputSchema__required, _s_ToolOutputSchema__type, _s_ToolOutputSchema__extra = _setters(ToolOutputSchema)
-_s_ToolResultContent__meta, _s_ToolResultContent__content, _s_ToolResultContent__is_error, _s_ToolResultContent__structured_content, _s_ToolResultContent__tool_use_id, _s_ToolResultContent__type, _s_ToolResultContent__extra = _setters(ToolResultContent)
-_s_ToolUseContent__meta, _s_ToolUseContent__id, _s_ToolUseContent__input, _s_ToolUseContent__name, _s_ToolUseContent__type, _s_ToolUseContent__extra = _setters(ToolUseContent)
-_s_URLElicitationRequiredError__error, _s_URLElicitationRequiredError__id, _s_URLElicitationRequiredError__jsonrpc, _s_URLElicitationRequiredError__extra = _setters(URLElicitationRequiredError)
-_s_URLElicitationRequiredErrorError__code, _s_URLElicitationRequiredErrorError__data, _s_URLElicitationRequiredErrorError__message, _s_URLElicitationRequiredErrorError__extra = _setters(URLElicitationRequiredErrorError)
-_s_URLElicitationRequiredErrorErrorData__elicitations, _s_URLElicitationRequiredErrorErrorData__extra = _setters(URLElicitationRequiredErrorErrorData)
-_s_UnsubscribeRequest__id, _s_UnsubscribeRequest__jsonrpc, _s_UnsubscribeRequest__method, _s_UnsubscribeRequest__params, _s_UnsubscribeRequest__extra = _setters(UnsubscribeRequest)
-_s_UnsubscribeRequestParams__meta, _s_UnsubscribeRequestParams__uri, _s_UnsubscribeRequestParams__extra = _setters(UnsubscribeRequestParams)
-_s_UnsubscribeRequestParamsMeta__progress_token, _s_UnsubscribeRequestParamsMeta__extra = _setters(UnsubscribeRequestParamsMeta)
-_s_UntitledMultiSelectEnumSchema__default, _s_UntitledMultiSelectEnumSchema__description, _s_UntitledMultiSelectEnumSchema__items, _s_UntitledMultiSelectEnumSchema__max_items, _s_UntitledMultiSelectEnumSchema__min_items, _s_UntitledMultiSelectEnumSchema__title, _s_UntitledMultiSelectEnumSchema__type, _s_UntitledMultiSelectEnumSchema__extra = _setters(UntitledMultiSelectEnumSchema)
-_s_UntitledMultiSelectEnumSchemaItems__enum, _s_UntitledMultiSelectEnumSchemaItems__type, _s_UntitledMultiSelectEnumSchemaItems__extra = _setters(UntitledMultiSelectEnumSchemaItems)
-_s_UntitledSingleSelectEnumSchema__default, _s_UntitledSingleSelectEnumSchema__description, _s_UntitledSingleSelectEnumSchema__enum, _s_UntitledSingleSelectEnumSchema__title, _s_UntitledSingleSelectEnumSchema__type, _s_UntitledSingleSelectEnumSchema__extra = _setters(UntitledSingleSelectEnumSchema)
+_M_Annotations: Any = _twin(Annotations)
+_M_AudioContent: Any = _twin(AudioContent)
+_M_BaseMetadata: Any = _twin(BaseMetadata)
+_M_BlobResourceContents: Any = _twin(BlobResourceContents)
+_M_BooleanSchema: Any = _twin(BooleanSchema)
+_M_CallToolRequest: Any = _twin(CallToolRequest)
+_M_CallToolRequestParams: Any = _twin(CallToolRequestParams)
+_M_CallToolRequestParamsMeta: Any = _twin(CallToolRequestParamsMeta)
+_M_CallToolResult: Any = _twin(CallToolResult)
+_M_CancelTaskRequest: Any = _twin(CancelTaskRequest)
+_M_CancelTaskRequestParams: Any = _twin(CancelTaskRequestParams)
+_M_CancelTaskResult: Any = _twin(CancelTaskResult)
+_M_CancelledNotification: Any = _twin(CancelledNotification)
+_M_CancelledNotificationParams: Any = _twin(CancelledNotificationParams)
+_M_ClientCapabilities: Any = _twin(ClientCapabilities)
+_M_ClientCapabilitiesElicitation: Any = _twin(ClientCapabilitiesElicitation)
+_M_ClientCapabilitiesRoots: Any = _twin(ClientCapabilitiesRoots)
+_M_ClientCapabilitiesSampling: Any = _twin(ClientCapabilitiesSampling)
+_M_ClientCapabilitiesTasks: Any = _twin(ClientCapabilitiesTasks)
+_M_ClientCapabilitiesTasksRequests: Any = _twin(ClientCapabilitiesTasksRequests)
+_M_ClientCapabilitiesTasksRequestsElicitation: Any = _twin(ClientCapabilitiesTasksRequestsElicitation)
+_M_ClientCapabilitiesTasksRequestsSampling: Any = _twin(ClientCapabilitiesTasksRequestsSampling)
+_M_CompleteRequest: Any = _twin(CompleteRequest)
+_M_CompleteRequestParams: Any = _twin(CompleteRequestParams)
+_M_CompleteRequestParamsArgument: Any = _twin(CompleteRequestParamsArgument)
+_M_CompleteRequestParamsContext: Any = _twin(CompleteRequestParamsContext)
+_M_CompleteRequestParamsMeta: Any = _twin(CompleteRequestParamsMeta)
+_M_CompleteResult: Any = _twin(CompleteResult)
+_M_CompleteResultCompletion: Any = _twin(CompleteResultCompletion)
+_M_CreateMessageRequest: Any = _twin(CreateMessageRequest)
+_M_CreateMessageRequestParams: Any = _twin(CreateMessageRequestParams)
+_M_CreateMessageRequestParamsMeta: Any = _twin(CreateMessageRequestParamsMeta)
+_M_CreateMessageResult: Any = _twin(CreateMessageResult)
+_M_CreateTaskResult: Any = _twin(CreateTaskResult)
+_M_ElicitRequest: Any = _twin(ElicitRequest)
+_M_ElicitRequestFormParams: Any = _twin(ElicitRequestFormParams)
+_M_ElicitRequestFormParamsMeta: Any = _twin(ElicitRequestFormParamsMeta)
+_M_ElicitRequestFormParamsRequestedSchema: Any = _twin(ElicitRequestFormParamsRequestedSchema)
+_M_ElicitRequestURLParams: Any = _twin(ElicitRequestURLParams)
+_M_ElicitRequestURLParamsMeta: Any = _twin(ElicitRequestURLParamsMeta)
+_M_ElicitResult: Any = _twin(ElicitResult)
+_M_ElicitationCompleteNotification: Any = _twin(ElicitationCompleteNotification)
+_M_ElicitationCompleteNotificationParams: Any = _twin(ElicitationCompleteNotificationParams)
+_M_EmbeddedResource: Any = _twin(EmbeddedResource)
+_M_Error: Any = _twin(Error)
+_M_GetPromptRequest: Any = _twin(GetPromptRequest)
+_M_GetPromptRequestParams: Any = _twin(GetPromptRequestParams)
+_M_GetPromptRequestParamsMeta: Any = _twin(GetPromptRequestParamsMeta)
+_M_GetPromptResult: Any = _twin(GetPromptResult)
+_M_GetTaskPayloadRequest: Any = _twin(GetTaskPayloadRequest)
+_M_GetTaskPayloadRequestParams: Any = _twin(GetTaskPayloadRequestParams)
+_M_GetTaskPayloadResult: Any = _twin(GetTaskPayloadResult)
+_M_GetTaskRequest: Any = _twin(GetTaskRequest)
+_M_GetTaskRequestParams: Any = _twin(GetTaskRequestParams)
+_M_GetTaskResult: Any = _twin(GetTaskResult)
+_M_Icon: Any = _twin(Icon)
+_M_Icons: Any = _twin(Icons)
+_M_ImageContent: Any = _twin(ImageContent)
+_M_Implementation: Any = _twin(Implementation)
+_M_InitializeRequest: Any = _twin(InitializeRequest)
+_M_InitializeRequestParams: Any = _twin(InitializeRequestParams)
+_M_InitializeRequestParamsMeta: Any = _twin(InitializeRequestParamsMeta)
+_M_InitializeResult: Any = _twin(InitializeResult)
+_M_InitializedNotification: Any = _twin(InitializedNotification)
+_M_JSONRPCErrorResponse: Any = _twin(JSONRPCErrorResponse)
+_M_JSONRPCNotification: Any = _twin(JSONRPCNotification)
+_M_JSONRPCRequest: Any = _twin(JSONRPCRequest)
+_M_JSONRPCResultResponse: Any = _twin(JSONRPCResultResponse)
+_M_LegacyTitledEnumSchema: Any = _twin(LegacyTitledEnumSchema)
+_M_ListPromptsRequest: Any = _twin(ListPromptsRequest)
+_M_ListPromptsResult: Any = _twin(ListPromptsResult)
+_M_ListResourceTemplatesRequest: Any = _twin(ListResourceTemplatesRequest)
+_M_ListResourceTemplatesResult: Any = _twin(ListResourceTemplatesResult)
+_M_ListResourcesRequest: Any = _twin(ListResourcesRequest)
+_M_ListResourcesResult: Any = _twin(ListResourcesResult)
+_M_ListRootsRequest: Any = _twin(ListRootsRequest)
+_M_ListRootsResult: Any = _twin(ListRootsResult)
+_M_ListTasksRequest: Any = _twin(ListTasksRequest)
+_M_ListTasksResult: Any = _twin(ListTasksResult)
+_M_ListToolsRequest: Any = _twin(ListToolsRequest)
+_M_ListToolsResult: Any = _twin(ListToolsResult)
+_M_LoggingMessageNotification: Any = _twin(LoggingMessageNotification)
+_M_LoggingMessageNotificationParams: Any = _twin(LoggingMessageNotificationParams)
+_M_ModelHint: Any = _twin(ModelHint)
+_M_ModelPreferences: Any = _twin(ModelPreferences)
+_M_Notification: Any = _twin(Notification)
+_M_NotificationParams: Any = _twin(NotificationParams)
+_M_NumberSchema: Any = _twin(NumberSchema)
+_M_PaginatedRequest: Any = _twin(PaginatedRequest)
+_M_PaginatedRequestParams: Any = _twin(PaginatedRequestParams)
+_M_PaginatedRequestParamsMeta: Any = _twin(PaginatedRequestParamsMeta)
+_M_PaginatedResult: Any = _twin(PaginatedResult)
+_M_PingRequest: Any = _twin(PingRequest)
+_M_ProgressNotification: Any = _twin(ProgressNotification)
+_M_ProgressNotificationParams: Any = _twin(ProgressNotificationParams)
+_M_Prompt: Any = _twin(Prompt)
+_M_PromptArgument: Any = _twin(PromptArgument)
+_M_PromptListChangedNotification: Any = _twin(PromptListChangedNotification)
+_M_PromptMessage: Any = _twin(PromptMessage)
+_M_PromptReference: Any = _twin(PromptReference)
+_M_ReadResourceRequest: Any = _twin(ReadResourceRequest)
+_M_ReadResourceRequestParams: Any = _twin(ReadResourceRequestParams)
+_M_ReadResourceRequestParamsMeta: Any = _twin(ReadResourceRequestParamsMeta)
+_M_ReadResourceResult: Any = _twin(ReadResourceResult)
+_M_RelatedTaskMetadata: Any = _twin(RelatedTaskMetadata)
+_M_Request: Any = _twin(Request)
+_M_RequestParams: Any = _twin(RequestParams)
+_M_RequestParamsMeta: Any = _twin(RequestParamsMeta)
+_M_Resource: Any = _twin(Resource)
+_M_ResourceContents: Any = _twin(ResourceContents)
+_M_ResourceLink: Any = _twin(ResourceLink)
+_M_ResourceListChangedNotification: Any = _twin(ResourceListChangedNotification)
+_M_ResourceRequestParams: Any = _twin(ResourceRequestParams)
+_M_ResourceRequestParamsMeta: Any = _twin(ResourceRequestParamsMeta)
+_M_ResourceTemplate: Any = _twin(ResourceTemplate)
+_M_ResourceTemplateReference: Any = _twin(ResourceTemplateReference)
+_M_ResourceUpdatedNotification: Any = _twin(ResourceUpdatedNotification)
+_M_ResourceUpdatedNotificationParams: Any = _twin(ResourceUpdatedNotificationParams)
+_M_Result: Any = _twin(Result)
+_M_Root: Any = _twin(Root)
+_M_RootsListChangedNotification: Any = _twin(RootsListChangedNotification)
+_M_SamplingMessage: Any = _twin(SamplingMessage)
+_M_ServerCapabilities: Any = _twin(ServerCapabilities)
+_M_ServerCapabilitiesPrompts: Any = _twin(ServerCapabilitiesPrompts)
+_M_ServerCapabilitiesResources: Any = _twin(ServerCapabilitiesResources)
+_M_ServerCapabilitiesTasks: Any = _twin(ServerCapabilitiesTasks)
+_M_ServerCapabilitiesTasksRequests: Any = _twin(ServerCapabilitiesTasksRequests)
+_M_ServerCapabilitiesTasksRequestsTools: Any = _twin(ServerCapabilitiesTasksRequestsTools)
+_M_ServerCapabilitiesTools: Any = _twin(ServerCapabilitiesTools)
+_M_SetLevelRequest: Any = _twin(SetLevelRequest)
+_M_SetLevelRequestParams: Any = _twin(SetLevelRequestParams)
+_M_SetLevelRequestParamsMeta: Any = _twin(SetLevelRequestParamsMeta)
+_M_StringSchema: Any = _twin(StringSchema)
+_M_SubscribeRequest: Any = _twin(SubscribeRequest)
+_M_SubscribeRequestParams: Any = _twin(SubscribeRequestParams)
+_M_SubscribeRequestParamsMeta: Any = _twin(SubscribeRequestParamsMeta)
+_M_Task: Any = _twin(Task)
+_M_TaskAugmentedRequestParams: Any = _twin(TaskAugmentedRequestParams)
+_M_TaskAugmentedRequestParamsMeta: Any = _twin(TaskAugmentedRequestParamsMeta)
+_M_TaskMetadata: Any = _twin(TaskMetadata)
+_M_TaskStatusNotification: Any = _twin(TaskStatusNotification)
+_M_TaskStatusNotificationParams: Any = _twin(TaskStatusNotificationParams)
+_M_TextContent: Any = _twin(TextContent)
+_M_TextResourceContents: Any = _twin(TextResourceContents)
+_M_TitledMultiSelectEnumSchema: Any = _twin(TitledMultiSelectEnumSchema)
+_M_TitledMultiSelectEnumSchemaItems: Any = _twin(TitledMultiSelectEnumSchemaItems)
+_M_TitledMultiSelectEnumSchemaItemsAnyOfItem: Any = _twin(TitledMultiSelectEnumSchemaItemsAnyOfItem)
+_M_TitledSingleSelectEnumSchema: Any = _twin(TitledSingleSelectEnumSchema)
+_M_TitledSingleSelectEnumSchemaOneOfItem: Any = _twin(TitledSingleSelectEnumSchemaOneOfItem)
+_M_Tool: Any = _twin(Tool)
+_M_ToolAnnotations: Any = _twin(ToolAnnotations)
+_M_ToolChoice: Any = _twin(ToolChoice)
+_M_ToolExecution: Any = _twin(ToolExecution)
+_M_ToolInputSchema: Any = _twin(ToolInputSchema)
+_M_ToolListChangedNotification: Any = _twin(ToolListChangedNotification)
+_M_ToolOutputSchema: Any = _twin(ToolOutputSchema)
+_M_ToolResultContent: Any = _twin(ToolResultContent)
+_M_ToolUseContent: Any = _twin(ToolUseContent)
+_M_URLElicitationRequiredError: Any = _twin(URLElicitationRequiredError)
+_M_URLElicitationRequiredErrorError: Any = _twin(URLElicitationRequiredErrorError)
+_M_URLElicitationRequiredErrorErrorData: Any = _twin(URLElicitationRequiredErrorErrorData)
+_M_UnsubscribeRequest: Any = _twin(UnsubscribeRequest)
+_M_UnsubscribeRequestParams: Any = _twin(UnsubscribeRequestParams)
+_M_UnsubscribeRequestParamsMeta: Any = _twin(UnsubscribeRequestParamsMeta)
+_M_UntitledMultiSelectEnumSchema: Any = _twin(UntitledMultiSelectEnumSchema)
+_M_UntitledMultiSelectEnumSchemaItems: Any = _twin(UntitledMultiSelectEnumSchemaItems)
+_M_UntitledSingleSelectEnumSchema: Any = _twin(UntitledSingleSelectEnumSchema)
 
 _K_Annotations: Final = frozenset(("audience", "lastModified", "priority",))
 _K_AudioContent: Final = frozenset(("_meta", "annotations", "data", "mimeType", "type",))
@@ -4905,36 +4906,48 @@ _K_UntitledSingleSelectEnumSchema: Final = frozenset(("default", "description", 
 
 
 def _structure_Annotations(d: Any, path: str) -> Annotations:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: Annotations = _new(Annotations)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_Annotations()
+    if not d:
+        o.audience = OMITTED
+        o.last_modified = OMITTED
+        o.priority = OMITTED
+        o.extra = {}
+        o.__class__ = Annotations
+        return o  # type: ignore[no-any-return]
     n = 0
-    v = d.get("audience", OMITTED)
-    if v is not OMITTED:
+    if "audience" in d:
+        v = d["audience"]
         n += 1
         if not isinstance(v, list):
-            raise _type_error("array", v, path + "/audience")
-        for x in v:
-            if not (isinstance(x, str) and x in {"assistant", "user"}):
-                raise _bad_item(v, lambda x: (isinstance(x, str) and x in {"assistant", "user"}), "one of \"assistant\", \"user\"", path + "/audience")
-    _s_Annotations__audience(o, v)
-    v = d.get("lastModified", OMITTED)
-    if v is not OMITTED:
+            raise _invalid(v, _structure__list_Role, path + "/audience")
+        for x0 in v:
+            if not (isinstance(x0, str) and x0 in {"assistant", "user"}):
+                raise _invalid(v, _structure__list_Role, path + "/audience")
+        o.audience = v
+    else:
+        o.audience = OMITTED
+    if "lastModified" in d:
+        v = d["lastModified"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/lastModified")
-    _s_Annotations__last_modified(o, v)
-    v = d.get("priority", OMITTED)
-    if v is not OMITTED:
+        o.last_modified = v
+    else:
+        o.last_modified = OMITTED
+    if "priority" in d:
+        v = d["priority"]
         n += 1
         if not ((v.__class__ is float or v.__class__ is int or _is_number(v)) and v >= 0 and v <= 1):
             raise _type_error("number in [0, 1]", v, path + "/priority")
-    _s_Annotations__priority(o, v)
-    if len(d) != n:
-        _s_Annotations__extra(o, _extra(d, _K_Annotations, path))
+        o.priority = v
     else:
-        _s_Annotations__extra(o, {})
-    return o
+        o.priority = OMITTED
+    o.extra = _extra(d, _K_Annotations, path) if len(d) != n else {}
+    o.__class__ = Annotations
+    r: Annotations = o
+    return r
 
 
 def _unstructure_Annotations(o: Annotations) -> dict[str, Any]:
@@ -4955,48 +4968,56 @@ def _unstructure_Annotations(o: Annotations) -> dict[str, Any]:
 
 
 def _structure_AudioContent(d: Any, path: str) -> AudioContent:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: AudioContent = _new(AudioContent)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_AudioContent()
     n = 3
-    v = d.get("_meta", OMITTED)
-    if v is not OMITTED:
+    if "_meta" in d:
+        v = d["_meta"]
         n += 1
         if not isinstance(v, dict):
-            raise _type_error("object", v, path + "/_meta")
-        for k in v:
-            if not isinstance(k, str):
-                raise _key_error(k, path + "/_meta")
-    _s_AudioContent__meta(o, v)
-    v = d.get("annotations", OMITTED)
-    if v is not OMITTED:
+            raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        for k0 in v:
+            if not isinstance(k0, str):
+                raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        o.meta = v
+    else:
+        o.meta = OMITTED
+    if "annotations" in d:
+        v = d["annotations"]
         n += 1
         try:
             v = _structure_Annotations(v, "")
         except ValidationError as e:
             raise _at(e, path + "/annotations") from None
-    _s_AudioContent__annotations(o, v)
-    v = d.get("data", _MISSING)
-    if v is _MISSING:
-        raise _missing("data", path)
+        o.annotations = v
+    else:
+        o.annotations = OMITTED
+    try:
+        v = d["data"]
+    except KeyError:
+        raise _missing("data", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/data")
-    _s_AudioContent__data(o, v)
-    v = d.get("mimeType", _MISSING)
-    if v is _MISSING:
-        raise _missing("mimeType", path)
+    o.data = v
+    try:
+        v = d["mimeType"]
+    except KeyError:
+        raise _missing("mimeType", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/mimeType")
-    _s_AudioContent__mime_type(o, v)
-    v = d.get("type", _MISSING)
+    o.mime_type = v
+    try:
+        v = d["type"]
+    except KeyError:
+        raise _missing("type", path) from None
     if v != "audio":
-        raise _const_error(v, "audio", "type", path)
-    _s_AudioContent__type(o, "audio")
-    if len(d) != n:
-        _s_AudioContent__extra(o, _extra(d, _K_AudioContent, path))
-    else:
-        _s_AudioContent__extra(o, {})
-    return o
+        raise _type_error("\"audio\"", v, path + "/type")
+    o.type = "audio"
+    o.extra = _extra(d, _K_AudioContent, path) if len(d) != n else {}
+    o.__class__ = AudioContent
+    r: AudioContent = o
+    return r
 
 
 def _unstructure_AudioContent(o: AudioContent) -> dict[str, Any]:
@@ -5014,27 +5035,29 @@ def _unstructure_AudioContent(o: AudioContent) -> dict[str, Any]:
 
 
 def _structure_BaseMetadata(d: Any, path: str) -> BaseMetadata:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: BaseMetadata = _new(BaseMetadata)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_BaseMetadata()
     n = 1
-    v = d.get("name", _MISSING)
-    if v is _MISSING:
-        raise _missing("name", path)
+    try:
+        v = d["name"]
+    except KeyError:
+        raise _missing("name", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/name")
-    _s_BaseMetadata__name(o, v)
-    v = d.get("title", OMITTED)
-    if v is not OMITTED:
+    o.name = v
+    if "title" in d:
+        v = d["title"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/title")
-    _s_BaseMetadata__title(o, v)
-    if len(d) != n:
-        _s_BaseMetadata__extra(o, _extra(d, _K_BaseMetadata, path))
+        o.title = v
     else:
-        _s_BaseMetadata__extra(o, {})
-    return o
+        o.title = OMITTED
+    o.extra = _extra(d, _K_BaseMetadata, path) if len(d) != n else {}
+    o.__class__ = BaseMetadata
+    r: BaseMetadata = o
+    return r
 
 
 def _unstructure_BaseMetadata(o: BaseMetadata) -> dict[str, Any]:
@@ -5049,42 +5072,47 @@ def _unstructure_BaseMetadata(o: BaseMetadata) -> dict[str, Any]:
 
 
 def _structure_BlobResourceContents(d: Any, path: str) -> BlobResourceContents:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: BlobResourceContents = _new(BlobResourceContents)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_BlobResourceContents()
     n = 2
-    v = d.get("_meta", OMITTED)
-    if v is not OMITTED:
+    if "_meta" in d:
+        v = d["_meta"]
         n += 1
         if not isinstance(v, dict):
-            raise _type_error("object", v, path + "/_meta")
-        for k in v:
-            if not isinstance(k, str):
-                raise _key_error(k, path + "/_meta")
-    _s_BlobResourceContents__meta(o, v)
-    v = d.get("blob", _MISSING)
-    if v is _MISSING:
-        raise _missing("blob", path)
+            raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        for k0 in v:
+            if not isinstance(k0, str):
+                raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        o.meta = v
+    else:
+        o.meta = OMITTED
+    try:
+        v = d["blob"]
+    except KeyError:
+        raise _missing("blob", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/blob")
-    _s_BlobResourceContents__blob(o, v)
-    v = d.get("mimeType", OMITTED)
-    if v is not OMITTED:
+    o.blob = v
+    if "mimeType" in d:
+        v = d["mimeType"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/mimeType")
-    _s_BlobResourceContents__mime_type(o, v)
-    v = d.get("uri", _MISSING)
-    if v is _MISSING:
-        raise _missing("uri", path)
+        o.mime_type = v
+    else:
+        o.mime_type = OMITTED
+    try:
+        v = d["uri"]
+    except KeyError:
+        raise _missing("uri", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/uri")
-    _s_BlobResourceContents__uri(o, v)
-    if len(d) != n:
-        _s_BlobResourceContents__extra(o, _extra(d, _K_BlobResourceContents, path))
-    else:
-        _s_BlobResourceContents__extra(o, {})
-    return o
+    o.uri = v
+    o.extra = _extra(d, _K_BlobResourceContents, path) if len(d) != n else {}
+    o.__class__ = BlobResourceContents
+    r: BlobResourceContents = o
+    return r
 
 
 def _unstructure_BlobResourceContents(o: BlobResourceContents) -> dict[str, Any]:
@@ -5102,37 +5130,45 @@ def _unstructure_BlobResourceContents(o: BlobResourceContents) -> dict[str, Any]
 
 
 def _structure_BooleanSchema(d: Any, path: str) -> BooleanSchema:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: BooleanSchema = _new(BooleanSchema)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_BooleanSchema()
     n = 1
-    v = d.get("default", OMITTED)
-    if v is not OMITTED:
+    if "default" in d:
+        v = d["default"]
         n += 1
         if not (v is True or v is False):
             raise _type_error("boolean", v, path + "/default")
-    _s_BooleanSchema__default(o, v)
-    v = d.get("description", OMITTED)
-    if v is not OMITTED:
+        o.default = v
+    else:
+        o.default = OMITTED
+    if "description" in d:
+        v = d["description"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/description")
-    _s_BooleanSchema__description(o, v)
-    v = d.get("title", OMITTED)
-    if v is not OMITTED:
+        o.description = v
+    else:
+        o.description = OMITTED
+    if "title" in d:
+        v = d["title"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/title")
-    _s_BooleanSchema__title(o, v)
-    v = d.get("type", _MISSING)
-    if v != "boolean":
-        raise _const_error(v, "boolean", "type", path)
-    _s_BooleanSchema__type(o, "boolean")
-    if len(d) != n:
-        _s_BooleanSchema__extra(o, _extra(d, _K_BooleanSchema, path))
+        o.title = v
     else:
-        _s_BooleanSchema__extra(o, {})
-    return o
+        o.title = OMITTED
+    try:
+        v = d["type"]
+    except KeyError:
+        raise _missing("type", path) from None
+    if v != "boolean":
+        raise _type_error("\"boolean\"", v, path + "/type")
+    o.type = "boolean"
+    o.extra = _extra(d, _K_BooleanSchema, path) if len(d) != n else {}
+    o.__class__ = BooleanSchema
+    r: BooleanSchema = o
+    return r
 
 
 def _unstructure_BooleanSchema(o: BooleanSchema) -> dict[str, Any]:
@@ -5153,36 +5189,43 @@ def _unstructure_BooleanSchema(o: BooleanSchema) -> dict[str, Any]:
 
 
 def _structure_CallToolRequest(d: Any, path: str) -> CallToolRequest:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: CallToolRequest = _new(CallToolRequest)
-    v = d.get("id", _MISSING)
-    if v is _MISSING:
-        raise _missing("id", path)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_CallToolRequest()
+    try:
+        v = d["id"]
+    except KeyError:
+        raise _missing("id", path) from None
     if not (isinstance(v, str) or (v.__class__ is int or _is_int(v))):
         raise _type_error("string or integer", v, path + "/id")
-    _s_CallToolRequest__id(o, v)
-    v = d.get("jsonrpc", _MISSING)
+    o.id = v
+    try:
+        v = d["jsonrpc"]
+    except KeyError:
+        raise _missing("jsonrpc", path) from None
     if v != "2.0":
-        raise _const_error(v, "2.0", "jsonrpc", path)
-    _s_CallToolRequest__jsonrpc(o, "2.0")
-    v = d.get("method", _MISSING)
+        raise _type_error("\"2.0\"", v, path + "/jsonrpc")
+    o.jsonrpc = "2.0"
+    try:
+        v = d["method"]
+    except KeyError:
+        raise _missing("method", path) from None
     if v != "tools/call":
-        raise _const_error(v, "tools/call", "method", path)
-    _s_CallToolRequest__method(o, "tools/call")
-    v = d.get("params", _MISSING)
-    if v is _MISSING:
-        raise _missing("params", path)
+        raise _type_error("\"tools/call\"", v, path + "/method")
+    o.method = "tools/call"
+    try:
+        v = d["params"]
+    except KeyError:
+        raise _missing("params", path) from None
     try:
         v = _structure_CallToolRequestParams(v, "")
     except ValidationError as e:
         raise _at(e, path + "/params") from None
-    _s_CallToolRequest__params(o, v)
-    if len(d) != 4:
-        _s_CallToolRequest__extra(o, _extra(d, _K_CallToolRequest, path))
-    else:
-        _s_CallToolRequest__extra(o, {})
-    return o
+    o.params = v
+    o.extra = _extra(d, _K_CallToolRequest, path) if len(d) != 4 else {}
+    o.__class__ = CallToolRequest
+    r: CallToolRequest = o
+    return r
 
 
 def _unstructure_CallToolRequest(o: CallToolRequest) -> dict[str, Any]:
@@ -5193,46 +5236,52 @@ def _unstructure_CallToolRequest(o: CallToolRequest) -> dict[str, Any]:
 
 
 def _structure_CallToolRequestParams(d: Any, path: str) -> CallToolRequestParams:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: CallToolRequestParams = _new(CallToolRequestParams)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_CallToolRequestParams()
     n = 1
-    v = d.get("_meta", OMITTED)
-    if v is not OMITTED:
+    if "_meta" in d:
+        v = d["_meta"]
         n += 1
         try:
             v = _structure_CallToolRequestParamsMeta(v, "")
         except ValidationError as e:
             raise _at(e, path + "/_meta") from None
-    _s_CallToolRequestParams__meta(o, v)
-    v = d.get("arguments", OMITTED)
-    if v is not OMITTED:
+        o.meta = v
+    else:
+        o.meta = OMITTED
+    if "arguments" in d:
+        v = d["arguments"]
         n += 1
         if not isinstance(v, dict):
-            raise _type_error("object", v, path + "/arguments")
-        for k in v:
-            if not isinstance(k, str):
-                raise _key_error(k, path + "/arguments")
-    _s_CallToolRequestParams__arguments(o, v)
-    v = d.get("name", _MISSING)
-    if v is _MISSING:
-        raise _missing("name", path)
+            raise _invalid(v, _structure__dict_str_Any, path + "/arguments")
+        for k0 in v:
+            if not isinstance(k0, str):
+                raise _invalid(v, _structure__dict_str_Any, path + "/arguments")
+        o.arguments = v
+    else:
+        o.arguments = OMITTED
+    try:
+        v = d["name"]
+    except KeyError:
+        raise _missing("name", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/name")
-    _s_CallToolRequestParams__name(o, v)
-    v = d.get("task", OMITTED)
-    if v is not OMITTED:
+    o.name = v
+    if "task" in d:
+        v = d["task"]
         n += 1
         try:
             v = _structure_TaskMetadata(v, "")
         except ValidationError as e:
             raise _at(e, path + "/task") from None
-    _s_CallToolRequestParams__task(o, v)
-    if len(d) != n:
-        _s_CallToolRequestParams__extra(o, _extra(d, _K_CallToolRequestParams, path))
+        o.task = v
     else:
-        _s_CallToolRequestParams__extra(o, {})
-    return o
+        o.task = OMITTED
+    o.extra = _extra(d, _K_CallToolRequestParams, path) if len(d) != n else {}
+    o.__class__ = CallToolRequestParams
+    r: CallToolRequestParams = o
+    return r
 
 
 def _unstructure_CallToolRequestParams(o: CallToolRequestParams) -> dict[str, Any]:
@@ -5253,21 +5302,27 @@ def _unstructure_CallToolRequestParams(o: CallToolRequestParams) -> dict[str, An
 
 
 def _structure_CallToolRequestParamsMeta(d: Any, path: str) -> CallToolRequestParamsMeta:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: CallToolRequestParamsMeta = _new(CallToolRequestParamsMeta)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_CallToolRequestParamsMeta()
+    if not d:
+        o.progress_token = OMITTED
+        o.extra = {}
+        o.__class__ = CallToolRequestParamsMeta
+        return o  # type: ignore[no-any-return]
     n = 0
-    v = d.get("progressToken", OMITTED)
-    if v is not OMITTED:
+    if "progressToken" in d:
+        v = d["progressToken"]
         n += 1
         if not (isinstance(v, str) or (v.__class__ is int or _is_int(v))):
             raise _type_error("string or integer", v, path + "/progressToken")
-    _s_CallToolRequestParamsMeta__progress_token(o, v)
-    if len(d) != n:
-        _s_CallToolRequestParamsMeta__extra(o, _extra(d, _K_CallToolRequestParamsMeta, path))
+        o.progress_token = v
     else:
-        _s_CallToolRequestParamsMeta__extra(o, {})
-    return o
+        o.progress_token = OMITTED
+    o.extra = _extra(d, _K_CallToolRequestParamsMeta, path) if len(d) != n else {}
+    o.__class__ = CallToolRequestParamsMeta
+    r: CallToolRequestParamsMeta = o
+    return r
 
 
 def _unstructure_CallToolRequestParamsMeta(o: CallToolRequestParamsMeta) -> dict[str, Any]:
@@ -5282,49 +5337,55 @@ def _unstructure_CallToolRequestParamsMeta(o: CallToolRequestParamsMeta) -> dict
 
 
 def _structure_CallToolResult(d: Any, path: str) -> CallToolResult:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: CallToolResult = _new(CallToolResult)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_CallToolResult()
     n = 1
-    v = d.get("_meta", OMITTED)
-    if v is not OMITTED:
+    if "_meta" in d:
+        v = d["_meta"]
         n += 1
         if not isinstance(v, dict):
-            raise _type_error("object", v, path + "/_meta")
-        for k in v:
-            if not isinstance(k, str):
-                raise _key_error(k, path + "/_meta")
-    _s_CallToolResult__meta(o, v)
-    v = d.get("content", _MISSING)
-    if v is _MISSING:
-        raise _missing("content", path)
+            raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        for k0 in v:
+            if not isinstance(k0, str):
+                raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        o.meta = v
+    else:
+        o.meta = OMITTED
+    try:
+        v = d["content"]
+    except KeyError:
+        raise _missing("content", path) from None
     if not isinstance(v, list):
         raise _type_error("array", v, path + "/content")
     try:
         v = [_structure_ContentBlock(x, "") for x in v]
     except ValidationError:
         raise _item_error(v, _structure_ContentBlock, path + "/content") from None
-    _s_CallToolResult__content(o, v)
-    v = d.get("isError", OMITTED)
-    if v is not OMITTED:
+    o.content = v
+    if "isError" in d:
+        v = d["isError"]
         n += 1
         if not (v is True or v is False):
             raise _type_error("boolean", v, path + "/isError")
-    _s_CallToolResult__is_error(o, v)
-    v = d.get("structuredContent", OMITTED)
-    if v is not OMITTED:
+        o.is_error = v
+    else:
+        o.is_error = OMITTED
+    if "structuredContent" in d:
+        v = d["structuredContent"]
         n += 1
         if not isinstance(v, dict):
-            raise _type_error("object", v, path + "/structuredContent")
-        for k in v:
-            if not isinstance(k, str):
-                raise _key_error(k, path + "/structuredContent")
-    _s_CallToolResult__structured_content(o, v)
-    if len(d) != n:
-        _s_CallToolResult__extra(o, _extra(d, _K_CallToolResult, path))
+            raise _invalid(v, _structure__dict_str_Any, path + "/structuredContent")
+        for k0 in v:
+            if not isinstance(k0, str):
+                raise _invalid(v, _structure__dict_str_Any, path + "/structuredContent")
+        o.structured_content = v
     else:
-        _s_CallToolResult__extra(o, {})
-    return o
+        o.structured_content = OMITTED
+    o.extra = _extra(d, _K_CallToolResult, path) if len(d) != n else {}
+    o.__class__ = CallToolResult
+    r: CallToolResult = o
+    return r
 
 
 def _unstructure_CallToolResult(o: CallToolResult) -> dict[str, Any]:
@@ -5345,36 +5406,43 @@ def _unstructure_CallToolResult(o: CallToolResult) -> dict[str, Any]:
 
 
 def _structure_CancelTaskRequest(d: Any, path: str) -> CancelTaskRequest:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: CancelTaskRequest = _new(CancelTaskRequest)
-    v = d.get("id", _MISSING)
-    if v is _MISSING:
-        raise _missing("id", path)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_CancelTaskRequest()
+    try:
+        v = d["id"]
+    except KeyError:
+        raise _missing("id", path) from None
     if not (isinstance(v, str) or (v.__class__ is int or _is_int(v))):
         raise _type_error("string or integer", v, path + "/id")
-    _s_CancelTaskRequest__id(o, v)
-    v = d.get("jsonrpc", _MISSING)
+    o.id = v
+    try:
+        v = d["jsonrpc"]
+    except KeyError:
+        raise _missing("jsonrpc", path) from None
     if v != "2.0":
-        raise _const_error(v, "2.0", "jsonrpc", path)
-    _s_CancelTaskRequest__jsonrpc(o, "2.0")
-    v = d.get("method", _MISSING)
+        raise _type_error("\"2.0\"", v, path + "/jsonrpc")
+    o.jsonrpc = "2.0"
+    try:
+        v = d["method"]
+    except KeyError:
+        raise _missing("method", path) from None
     if v != "tasks/cancel":
-        raise _const_error(v, "tasks/cancel", "method", path)
-    _s_CancelTaskRequest__method(o, "tasks/cancel")
-    v = d.get("params", _MISSING)
-    if v is _MISSING:
-        raise _missing("params", path)
+        raise _type_error("\"tasks/cancel\"", v, path + "/method")
+    o.method = "tasks/cancel"
+    try:
+        v = d["params"]
+    except KeyError:
+        raise _missing("params", path) from None
     try:
         v = _structure_CancelTaskRequestParams(v, "")
     except ValidationError as e:
         raise _at(e, path + "/params") from None
-    _s_CancelTaskRequest__params(o, v)
-    if len(d) != 4:
-        _s_CancelTaskRequest__extra(o, _extra(d, _K_CancelTaskRequest, path))
-    else:
-        _s_CancelTaskRequest__extra(o, {})
-    return o
+    o.params = v
+    o.extra = _extra(d, _K_CancelTaskRequest, path) if len(d) != 4 else {}
+    o.__class__ = CancelTaskRequest
+    r: CancelTaskRequest = o
+    return r
 
 
 def _unstructure_CancelTaskRequest(o: CancelTaskRequest) -> dict[str, Any]:
@@ -5385,20 +5453,20 @@ def _unstructure_CancelTaskRequest(o: CancelTaskRequest) -> dict[str, Any]:
 
 
 def _structure_CancelTaskRequestParams(d: Any, path: str) -> CancelTaskRequestParams:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: CancelTaskRequestParams = _new(CancelTaskRequestParams)
-    v = d.get("taskId", _MISSING)
-    if v is _MISSING:
-        raise _missing("taskId", path)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_CancelTaskRequestParams()
+    try:
+        v = d["taskId"]
+    except KeyError:
+        raise _missing("taskId", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/taskId")
-    _s_CancelTaskRequestParams__task_id(o, v)
-    if len(d) != 1:
-        _s_CancelTaskRequestParams__extra(o, _extra(d, _K_CancelTaskRequestParams, path))
-    else:
-        _s_CancelTaskRequestParams__extra(o, {})
-    return o
+    o.task_id = v
+    o.extra = _extra(d, _K_CancelTaskRequestParams, path) if len(d) != 1 else {}
+    o.__class__ = CancelTaskRequestParams
+    r: CancelTaskRequestParams = o
+    return r
 
 
 def _unstructure_CancelTaskRequestParams(o: CancelTaskRequestParams) -> dict[str, Any]:
@@ -5409,66 +5477,76 @@ def _unstructure_CancelTaskRequestParams(o: CancelTaskRequestParams) -> dict[str
 
 
 def _structure_CancelTaskResult(d: Any, path: str) -> CancelTaskResult:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: CancelTaskResult = _new(CancelTaskResult)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_CancelTaskResult()
     n = 5
-    v = d.get("_meta", OMITTED)
-    if v is not OMITTED:
+    if "_meta" in d:
+        v = d["_meta"]
         n += 1
         if not isinstance(v, dict):
-            raise _type_error("object", v, path + "/_meta")
-        for k in v:
-            if not isinstance(k, str):
-                raise _key_error(k, path + "/_meta")
-    _s_CancelTaskResult__meta(o, v)
-    v = d.get("createdAt", _MISSING)
-    if v is _MISSING:
-        raise _missing("createdAt", path)
+            raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        for k0 in v:
+            if not isinstance(k0, str):
+                raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        o.meta = v
+    else:
+        o.meta = OMITTED
+    try:
+        v = d["createdAt"]
+    except KeyError:
+        raise _missing("createdAt", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/createdAt")
-    _s_CancelTaskResult__created_at(o, v)
-    v = d.get("lastUpdatedAt", _MISSING)
-    if v is _MISSING:
-        raise _missing("lastUpdatedAt", path)
+    o.created_at = v
+    try:
+        v = d["lastUpdatedAt"]
+    except KeyError:
+        raise _missing("lastUpdatedAt", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/lastUpdatedAt")
-    _s_CancelTaskResult__last_updated_at(o, v)
-    v = d.get("pollInterval", OMITTED)
-    if v is not OMITTED:
+    o.last_updated_at = v
+    if "pollInterval" in d:
+        v = d["pollInterval"]
         n += 1
         if not (v.__class__ is int or _is_int(v)):
             raise _type_error("integer", v, path + "/pollInterval")
-    _s_CancelTaskResult__poll_interval(o, v)
-    v = d.get("status", _MISSING)
-    if v is _MISSING:
-        raise _missing("status", path)
+        o.poll_interval = v
+    else:
+        o.poll_interval = OMITTED
+    try:
+        v = d["status"]
+    except KeyError:
+        raise _missing("status", path) from None
     if not (isinstance(v, str) and v in {"cancelled", "completed", "failed", "input_required", "working"}):
         raise _type_error("one of \"cancelled\", \"completed\", \"failed\", \"input_required\", \"working\"", v, path + "/status")
-    _s_CancelTaskResult__status(o, v)
-    v = d.get("statusMessage", OMITTED)
-    if v is not OMITTED:
+    o.status = v
+    if "statusMessage" in d:
+        v = d["statusMessage"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/statusMessage")
-    _s_CancelTaskResult__status_message(o, v)
-    v = d.get("taskId", _MISSING)
-    if v is _MISSING:
-        raise _missing("taskId", path)
+        o.status_message = v
+    else:
+        o.status_message = OMITTED
+    try:
+        v = d["taskId"]
+    except KeyError:
+        raise _missing("taskId", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/taskId")
-    _s_CancelTaskResult__task_id(o, v)
-    v = d.get("ttl", _MISSING)
-    if v is _MISSING:
-        raise _missing("ttl", path)
+    o.task_id = v
+    try:
+        v = d["ttl"]
+    except KeyError:
+        raise _missing("ttl", path) from None
     if not ((v.__class__ is int or _is_int(v)) or v is None):
         raise _type_error("integer or null", v, path + "/ttl")
-    _s_CancelTaskResult__ttl(o, v)
-    if len(d) != n:
-        _s_CancelTaskResult__extra(o, _extra(d, _K_CancelTaskResult, path))
-    else:
-        _s_CancelTaskResult__extra(o, {})
-    return o
+    o.ttl = v
+    o.extra = _extra(d, _K_CancelTaskResult, path) if len(d) != n else {}
+    o.__class__ = CancelTaskResult
+    r: CancelTaskResult = o
+    return r
 
 
 def _unstructure_CancelTaskResult(o: CancelTaskResult) -> dict[str, Any]:
@@ -5489,30 +5567,36 @@ def _unstructure_CancelTaskResult(o: CancelTaskResult) -> dict[str, Any]:
 
 
 def _structure_CancelledNotification(d: Any, path: str) -> CancelledNotification:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: CancelledNotification = _new(CancelledNotification)
-    v = d.get("jsonrpc", _MISSING)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_CancelledNotification()
+    try:
+        v = d["jsonrpc"]
+    except KeyError:
+        raise _missing("jsonrpc", path) from None
     if v != "2.0":
-        raise _const_error(v, "2.0", "jsonrpc", path)
-    _s_CancelledNotification__jsonrpc(o, "2.0")
-    v = d.get("method", _MISSING)
+        raise _type_error("\"2.0\"", v, path + "/jsonrpc")
+    o.jsonrpc = "2.0"
+    try:
+        v = d["method"]
+    except KeyError:
+        raise _missing("method", path) from None
     if v != "notifications/cancelled":
-        raise _const_error(v, "notifications/cancelled", "method", path)
-    _s_CancelledNotification__method(o, "notifications/cancelled")
-    v = d.get("params", _MISSING)
-    if v is _MISSING:
-        raise _missing("params", path)
+        raise _type_error("\"notifications/cancelled\"", v, path + "/method")
+    o.method = "notifications/cancelled"
+    try:
+        v = d["params"]
+    except KeyError:
+        raise _missing("params", path) from None
     try:
         v = _structure_CancelledNotificationParams(v, "")
     except ValidationError as e:
         raise _at(e, path + "/params") from None
-    _s_CancelledNotification__params(o, v)
-    if len(d) != 3:
-        _s_CancelledNotification__extra(o, _extra(d, _K_CancelledNotification, path))
-    else:
-        _s_CancelledNotification__extra(o, {})
-    return o
+    o.params = v
+    o.extra = _extra(d, _K_CancelledNotification, path) if len(d) != 3 else {}
+    o.__class__ = CancelledNotification
+    r: CancelledNotification = o
+    return r
 
 
 def _unstructure_CancelledNotification(o: CancelledNotification) -> dict[str, Any]:
@@ -5523,36 +5607,48 @@ def _unstructure_CancelledNotification(o: CancelledNotification) -> dict[str, An
 
 
 def _structure_CancelledNotificationParams(d: Any, path: str) -> CancelledNotificationParams:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: CancelledNotificationParams = _new(CancelledNotificationParams)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_CancelledNotificationParams()
+    if not d:
+        o.meta = OMITTED
+        o.reason = OMITTED
+        o.request_id = OMITTED
+        o.extra = {}
+        o.__class__ = CancelledNotificationParams
+        return o  # type: ignore[no-any-return]
     n = 0
-    v = d.get("_meta", OMITTED)
-    if v is not OMITTED:
+    if "_meta" in d:
+        v = d["_meta"]
         n += 1
         if not isinstance(v, dict):
-            raise _type_error("object", v, path + "/_meta")
-        for k in v:
-            if not isinstance(k, str):
-                raise _key_error(k, path + "/_meta")
-    _s_CancelledNotificationParams__meta(o, v)
-    v = d.get("reason", OMITTED)
-    if v is not OMITTED:
+            raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        for k0 in v:
+            if not isinstance(k0, str):
+                raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        o.meta = v
+    else:
+        o.meta = OMITTED
+    if "reason" in d:
+        v = d["reason"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/reason")
-    _s_CancelledNotificationParams__reason(o, v)
-    v = d.get("requestId", OMITTED)
-    if v is not OMITTED:
+        o.reason = v
+    else:
+        o.reason = OMITTED
+    if "requestId" in d:
+        v = d["requestId"]
         n += 1
         if not (isinstance(v, str) or (v.__class__ is int or _is_int(v))):
             raise _type_error("string or integer", v, path + "/requestId")
-    _s_CancelledNotificationParams__request_id(o, v)
-    if len(d) != n:
-        _s_CancelledNotificationParams__extra(o, _extra(d, _K_CancelledNotificationParams, path))
+        o.request_id = v
     else:
-        _s_CancelledNotificationParams__extra(o, {})
-    return o
+        o.request_id = OMITTED
+    o.extra = _extra(d, _K_CancelledNotificationParams, path) if len(d) != n else {}
+    o.__class__ = CancelledNotificationParams
+    r: CancelledNotificationParams = o
+    return r
 
 
 def _unstructure_CancelledNotificationParams(o: CancelledNotificationParams) -> dict[str, Any]:
@@ -5573,58 +5669,79 @@ def _unstructure_CancelledNotificationParams(o: CancelledNotificationParams) -> 
 
 
 def _structure_ClientCapabilities(d: Any, path: str) -> ClientCapabilities:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ClientCapabilities = _new(ClientCapabilities)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ClientCapabilities()
+    if not d:
+        o.elicitation = OMITTED
+        o.experimental = OMITTED
+        o.roots = OMITTED
+        o.sampling = OMITTED
+        o.tasks = OMITTED
+        o.extra = {}
+        o.__class__ = ClientCapabilities
+        return o  # type: ignore[no-any-return]
     n = 0
-    v = d.get("elicitation", OMITTED)
-    if v is not OMITTED:
+    if "elicitation" in d:
+        v = d["elicitation"]
         n += 1
         try:
             v = _structure_ClientCapabilitiesElicitation(v, "")
         except ValidationError as e:
             raise _at(e, path + "/elicitation") from None
-    _s_ClientCapabilities__elicitation(o, v)
-    v = d.get("experimental", OMITTED)
-    if v is not OMITTED:
+        o.elicitation = v
+    else:
+        o.elicitation = OMITTED
+    if "experimental" in d:
+        v = d["experimental"]
         n += 1
         if not isinstance(v, dict):
-            raise _type_error("object", v, path + "/experimental")
-        _check_keys(v, path + "/experimental")
-        try:
-            v = {k: _structure__dict_str_Any(x, "") for k, x in v.items()}
-        except ValidationError:
-            raise _entry_error(v, _structure__dict_str_Any, path + "/experimental") from None
-    _s_ClientCapabilities__experimental(o, v)
-    v = d.get("roots", OMITTED)
-    if v is not OMITTED:
+            raise _invalid(v, _structure__dict_str_dict_str_Any, path + "/experimental")
+        for k0, x0 in v.items():
+            if not isinstance(k0, str):
+                raise _invalid(v, _structure__dict_str_dict_str_Any, path + "/experimental")
+            if not isinstance(x0, dict):
+                raise _invalid(v, _structure__dict_str_dict_str_Any, path + "/experimental")
+            for k1 in x0:
+                if not isinstance(k1, str):
+                    raise _invalid(v, _structure__dict_str_dict_str_Any, path + "/experimental")
+        o.experimental = v
+    else:
+        o.experimental = OMITTED
+    if "roots" in d:
+        v = d["roots"]
         n += 1
         try:
             v = _structure_ClientCapabilitiesRoots(v, "")
         except ValidationError as e:
             raise _at(e, path + "/roots") from None
-    _s_ClientCapabilities__roots(o, v)
-    v = d.get("sampling", OMITTED)
-    if v is not OMITTED:
+        o.roots = v
+    else:
+        o.roots = OMITTED
+    if "sampling" in d:
+        v = d["sampling"]
         n += 1
         try:
             v = _structure_ClientCapabilitiesSampling(v, "")
         except ValidationError as e:
             raise _at(e, path + "/sampling") from None
-    _s_ClientCapabilities__sampling(o, v)
-    v = d.get("tasks", OMITTED)
-    if v is not OMITTED:
+        o.sampling = v
+    else:
+        o.sampling = OMITTED
+    if "tasks" in d:
+        v = d["tasks"]
         n += 1
         try:
             v = _structure_ClientCapabilitiesTasks(v, "")
         except ValidationError as e:
             raise _at(e, path + "/tasks") from None
-    _s_ClientCapabilities__tasks(o, v)
-    if len(d) != n:
-        _s_ClientCapabilities__extra(o, _extra(d, _K_ClientCapabilities, path))
+        o.tasks = v
     else:
-        _s_ClientCapabilities__extra(o, {})
-    return o
+        o.tasks = OMITTED
+    o.extra = _extra(d, _K_ClientCapabilities, path) if len(d) != n else {}
+    o.__class__ = ClientCapabilities
+    r: ClientCapabilities = o
+    return r
 
 
 def _unstructure_ClientCapabilities(o: ClientCapabilities) -> dict[str, Any]:
@@ -5651,33 +5768,42 @@ def _unstructure_ClientCapabilities(o: ClientCapabilities) -> dict[str, Any]:
 
 
 def _structure_ClientCapabilitiesElicitation(d: Any, path: str) -> ClientCapabilitiesElicitation:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ClientCapabilitiesElicitation = _new(ClientCapabilitiesElicitation)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ClientCapabilitiesElicitation()
+    if not d:
+        o.form = OMITTED
+        o.url = OMITTED
+        o.extra = {}
+        o.__class__ = ClientCapabilitiesElicitation
+        return o  # type: ignore[no-any-return]
     n = 0
-    v = d.get("form", OMITTED)
-    if v is not OMITTED:
+    if "form" in d:
+        v = d["form"]
         n += 1
         if not isinstance(v, dict):
-            raise _type_error("object", v, path + "/form")
-        for k in v:
-            if not isinstance(k, str):
-                raise _key_error(k, path + "/form")
-    _s_ClientCapabilitiesElicitation__form(o, v)
-    v = d.get("url", OMITTED)
-    if v is not OMITTED:
-        n += 1
-        if not isinstance(v, dict):
-            raise _type_error("object", v, path + "/url")
-        for k in v:
-            if not isinstance(k, str):
-                raise _key_error(k, path + "/url")
-    _s_ClientCapabilitiesElicitation__url(o, v)
-    if len(d) != n:
-        _s_ClientCapabilitiesElicitation__extra(o, _extra(d, _K_ClientCapabilitiesElicitation, path))
+            raise _invalid(v, _structure__dict_str_Any, path + "/form")
+        for k0 in v:
+            if not isinstance(k0, str):
+                raise _invalid(v, _structure__dict_str_Any, path + "/form")
+        o.form = v
     else:
-        _s_ClientCapabilitiesElicitation__extra(o, {})
-    return o
+        o.form = OMITTED
+    if "url" in d:
+        v = d["url"]
+        n += 1
+        if not isinstance(v, dict):
+            raise _invalid(v, _structure__dict_str_Any, path + "/url")
+        for k0 in v:
+            if not isinstance(k0, str):
+                raise _invalid(v, _structure__dict_str_Any, path + "/url")
+        o.url = v
+    else:
+        o.url = OMITTED
+    o.extra = _extra(d, _K_ClientCapabilitiesElicitation, path) if len(d) != n else {}
+    o.__class__ = ClientCapabilitiesElicitation
+    r: ClientCapabilitiesElicitation = o
+    return r
 
 
 def _unstructure_ClientCapabilitiesElicitation(o: ClientCapabilitiesElicitation) -> dict[str, Any]:
@@ -5695,21 +5821,27 @@ def _unstructure_ClientCapabilitiesElicitation(o: ClientCapabilitiesElicitation)
 
 
 def _structure_ClientCapabilitiesRoots(d: Any, path: str) -> ClientCapabilitiesRoots:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ClientCapabilitiesRoots = _new(ClientCapabilitiesRoots)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ClientCapabilitiesRoots()
+    if not d:
+        o.list_changed = OMITTED
+        o.extra = {}
+        o.__class__ = ClientCapabilitiesRoots
+        return o  # type: ignore[no-any-return]
     n = 0
-    v = d.get("listChanged", OMITTED)
-    if v is not OMITTED:
+    if "listChanged" in d:
+        v = d["listChanged"]
         n += 1
         if not (v is True or v is False):
             raise _type_error("boolean", v, path + "/listChanged")
-    _s_ClientCapabilitiesRoots__list_changed(o, v)
-    if len(d) != n:
-        _s_ClientCapabilitiesRoots__extra(o, _extra(d, _K_ClientCapabilitiesRoots, path))
+        o.list_changed = v
     else:
-        _s_ClientCapabilitiesRoots__extra(o, {})
-    return o
+        o.list_changed = OMITTED
+    o.extra = _extra(d, _K_ClientCapabilitiesRoots, path) if len(d) != n else {}
+    o.__class__ = ClientCapabilitiesRoots
+    r: ClientCapabilitiesRoots = o
+    return r
 
 
 def _unstructure_ClientCapabilitiesRoots(o: ClientCapabilitiesRoots) -> dict[str, Any]:
@@ -5724,33 +5856,42 @@ def _unstructure_ClientCapabilitiesRoots(o: ClientCapabilitiesRoots) -> dict[str
 
 
 def _structure_ClientCapabilitiesSampling(d: Any, path: str) -> ClientCapabilitiesSampling:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ClientCapabilitiesSampling = _new(ClientCapabilitiesSampling)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ClientCapabilitiesSampling()
+    if not d:
+        o.context = OMITTED
+        o.tools = OMITTED
+        o.extra = {}
+        o.__class__ = ClientCapabilitiesSampling
+        return o  # type: ignore[no-any-return]
     n = 0
-    v = d.get("context", OMITTED)
-    if v is not OMITTED:
+    if "context" in d:
+        v = d["context"]
         n += 1
         if not isinstance(v, dict):
-            raise _type_error("object", v, path + "/context")
-        for k in v:
-            if not isinstance(k, str):
-                raise _key_error(k, path + "/context")
-    _s_ClientCapabilitiesSampling__context(o, v)
-    v = d.get("tools", OMITTED)
-    if v is not OMITTED:
-        n += 1
-        if not isinstance(v, dict):
-            raise _type_error("object", v, path + "/tools")
-        for k in v:
-            if not isinstance(k, str):
-                raise _key_error(k, path + "/tools")
-    _s_ClientCapabilitiesSampling__tools(o, v)
-    if len(d) != n:
-        _s_ClientCapabilitiesSampling__extra(o, _extra(d, _K_ClientCapabilitiesSampling, path))
+            raise _invalid(v, _structure__dict_str_Any, path + "/context")
+        for k0 in v:
+            if not isinstance(k0, str):
+                raise _invalid(v, _structure__dict_str_Any, path + "/context")
+        o.context = v
     else:
-        _s_ClientCapabilitiesSampling__extra(o, {})
-    return o
+        o.context = OMITTED
+    if "tools" in d:
+        v = d["tools"]
+        n += 1
+        if not isinstance(v, dict):
+            raise _invalid(v, _structure__dict_str_Any, path + "/tools")
+        for k0 in v:
+            if not isinstance(k0, str):
+                raise _invalid(v, _structure__dict_str_Any, path + "/tools")
+        o.tools = v
+    else:
+        o.tools = OMITTED
+    o.extra = _extra(d, _K_ClientCapabilitiesSampling, path) if len(d) != n else {}
+    o.__class__ = ClientCapabilitiesSampling
+    r: ClientCapabilitiesSampling = o
+    return r
 
 
 def _unstructure_ClientCapabilitiesSampling(o: ClientCapabilitiesSampling) -> dict[str, Any]:
@@ -5768,41 +5909,53 @@ def _unstructure_ClientCapabilitiesSampling(o: ClientCapabilitiesSampling) -> di
 
 
 def _structure_ClientCapabilitiesTasks(d: Any, path: str) -> ClientCapabilitiesTasks:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ClientCapabilitiesTasks = _new(ClientCapabilitiesTasks)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ClientCapabilitiesTasks()
+    if not d:
+        o.cancel = OMITTED
+        o.list = OMITTED
+        o.requests = OMITTED
+        o.extra = {}
+        o.__class__ = ClientCapabilitiesTasks
+        return o  # type: ignore[no-any-return]
     n = 0
-    v = d.get("cancel", OMITTED)
-    if v is not OMITTED:
+    if "cancel" in d:
+        v = d["cancel"]
         n += 1
         if not isinstance(v, dict):
-            raise _type_error("object", v, path + "/cancel")
-        for k in v:
-            if not isinstance(k, str):
-                raise _key_error(k, path + "/cancel")
-    _s_ClientCapabilitiesTasks__cancel(o, v)
-    v = d.get("list", OMITTED)
-    if v is not OMITTED:
+            raise _invalid(v, _structure__dict_str_Any, path + "/cancel")
+        for k0 in v:
+            if not isinstance(k0, str):
+                raise _invalid(v, _structure__dict_str_Any, path + "/cancel")
+        o.cancel = v
+    else:
+        o.cancel = OMITTED
+    if "list" in d:
+        v = d["list"]
         n += 1
         if not isinstance(v, dict):
-            raise _type_error("object", v, path + "/list")
-        for k in v:
-            if not isinstance(k, str):
-                raise _key_error(k, path + "/list")
-    _s_ClientCapabilitiesTasks__list(o, v)
-    v = d.get("requests", OMITTED)
-    if v is not OMITTED:
+            raise _invalid(v, _structure__dict_str_Any, path + "/list")
+        for k0 in v:
+            if not isinstance(k0, str):
+                raise _invalid(v, _structure__dict_str_Any, path + "/list")
+        o.list = v
+    else:
+        o.list = OMITTED
+    if "requests" in d:
+        v = d["requests"]
         n += 1
         try:
             v = _structure_ClientCapabilitiesTasksRequests(v, "")
         except ValidationError as e:
             raise _at(e, path + "/requests") from None
-    _s_ClientCapabilitiesTasks__requests(o, v)
-    if len(d) != n:
-        _s_ClientCapabilitiesTasks__extra(o, _extra(d, _K_ClientCapabilitiesTasks, path))
+        o.requests = v
     else:
-        _s_ClientCapabilitiesTasks__extra(o, {})
-    return o
+        o.requests = OMITTED
+    o.extra = _extra(d, _K_ClientCapabilitiesTasks, path) if len(d) != n else {}
+    o.__class__ = ClientCapabilitiesTasks
+    r: ClientCapabilitiesTasks = o
+    return r
 
 
 def _unstructure_ClientCapabilitiesTasks(o: ClientCapabilitiesTasks) -> dict[str, Any]:
@@ -5823,31 +5976,40 @@ def _unstructure_ClientCapabilitiesTasks(o: ClientCapabilitiesTasks) -> dict[str
 
 
 def _structure_ClientCapabilitiesTasksRequests(d: Any, path: str) -> ClientCapabilitiesTasksRequests:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ClientCapabilitiesTasksRequests = _new(ClientCapabilitiesTasksRequests)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ClientCapabilitiesTasksRequests()
+    if not d:
+        o.elicitation = OMITTED
+        o.sampling = OMITTED
+        o.extra = {}
+        o.__class__ = ClientCapabilitiesTasksRequests
+        return o  # type: ignore[no-any-return]
     n = 0
-    v = d.get("elicitation", OMITTED)
-    if v is not OMITTED:
+    if "elicitation" in d:
+        v = d["elicitation"]
         n += 1
         try:
             v = _structure_ClientCapabilitiesTasksRequestsElicitation(v, "")
         except ValidationError as e:
             raise _at(e, path + "/elicitation") from None
-    _s_ClientCapabilitiesTasksRequests__elicitation(o, v)
-    v = d.get("sampling", OMITTED)
-    if v is not OMITTED:
+        o.elicitation = v
+    else:
+        o.elicitation = OMITTED
+    if "sampling" in d:
+        v = d["sampling"]
         n += 1
         try:
             v = _structure_ClientCapabilitiesTasksRequestsSampling(v, "")
         except ValidationError as e:
             raise _at(e, path + "/sampling") from None
-    _s_ClientCapabilitiesTasksRequests__sampling(o, v)
-    if len(d) != n:
-        _s_ClientCapabilitiesTasksRequests__extra(o, _extra(d, _K_ClientCapabilitiesTasksRequests, path))
+        o.sampling = v
     else:
-        _s_ClientCapabilitiesTasksRequests__extra(o, {})
-    return o
+        o.sampling = OMITTED
+    o.extra = _extra(d, _K_ClientCapabilitiesTasksRequests, path) if len(d) != n else {}
+    o.__class__ = ClientCapabilitiesTasksRequests
+    r: ClientCapabilitiesTasksRequests = o
+    return r
 
 
 def _unstructure_ClientCapabilitiesTasksRequests(o: ClientCapabilitiesTasksRequests) -> dict[str, Any]:
@@ -5865,24 +6027,30 @@ def _unstructure_ClientCapabilitiesTasksRequests(o: ClientCapabilitiesTasksReque
 
 
 def _structure_ClientCapabilitiesTasksRequestsElicitation(d: Any, path: str) -> ClientCapabilitiesTasksRequestsElicitation:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ClientCapabilitiesTasksRequestsElicitation = _new(ClientCapabilitiesTasksRequestsElicitation)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ClientCapabilitiesTasksRequestsElicitation()
+    if not d:
+        o.create = OMITTED
+        o.extra = {}
+        o.__class__ = ClientCapabilitiesTasksRequestsElicitation
+        return o  # type: ignore[no-any-return]
     n = 0
-    v = d.get("create", OMITTED)
-    if v is not OMITTED:
+    if "create" in d:
+        v = d["create"]
         n += 1
         if not isinstance(v, dict):
-            raise _type_error("object", v, path + "/create")
-        for k in v:
-            if not isinstance(k, str):
-                raise _key_error(k, path + "/create")
-    _s_ClientCapabilitiesTasksRequestsElicitation__create(o, v)
-    if len(d) != n:
-        _s_ClientCapabilitiesTasksRequestsElicitation__extra(o, _extra(d, _K_ClientCapabilitiesTasksRequestsElicitation, path))
+            raise _invalid(v, _structure__dict_str_Any, path + "/create")
+        for k0 in v:
+            if not isinstance(k0, str):
+                raise _invalid(v, _structure__dict_str_Any, path + "/create")
+        o.create = v
     else:
-        _s_ClientCapabilitiesTasksRequestsElicitation__extra(o, {})
-    return o
+        o.create = OMITTED
+    o.extra = _extra(d, _K_ClientCapabilitiesTasksRequestsElicitation, path) if len(d) != n else {}
+    o.__class__ = ClientCapabilitiesTasksRequestsElicitation
+    r: ClientCapabilitiesTasksRequestsElicitation = o
+    return r
 
 
 def _unstructure_ClientCapabilitiesTasksRequestsElicitation(o: ClientCapabilitiesTasksRequestsElicitation) -> dict[str, Any]:
@@ -5897,24 +6065,30 @@ def _unstructure_ClientCapabilitiesTasksRequestsElicitation(o: ClientCapabilitie
 
 
 def _structure_ClientCapabilitiesTasksRequestsSampling(d: Any, path: str) -> ClientCapabilitiesTasksRequestsSampling:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ClientCapabilitiesTasksRequestsSampling = _new(ClientCapabilitiesTasksRequestsSampling)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ClientCapabilitiesTasksRequestsSampling()
+    if not d:
+        o.create_message = OMITTED
+        o.extra = {}
+        o.__class__ = ClientCapabilitiesTasksRequestsSampling
+        return o  # type: ignore[no-any-return]
     n = 0
-    v = d.get("createMessage", OMITTED)
-    if v is not OMITTED:
+    if "createMessage" in d:
+        v = d["createMessage"]
         n += 1
         if not isinstance(v, dict):
-            raise _type_error("object", v, path + "/createMessage")
-        for k in v:
-            if not isinstance(k, str):
-                raise _key_error(k, path + "/createMessage")
-    _s_ClientCapabilitiesTasksRequestsSampling__create_message(o, v)
-    if len(d) != n:
-        _s_ClientCapabilitiesTasksRequestsSampling__extra(o, _extra(d, _K_ClientCapabilitiesTasksRequestsSampling, path))
+            raise _invalid(v, _structure__dict_str_Any, path + "/createMessage")
+        for k0 in v:
+            if not isinstance(k0, str):
+                raise _invalid(v, _structure__dict_str_Any, path + "/createMessage")
+        o.create_message = v
     else:
-        _s_ClientCapabilitiesTasksRequestsSampling__extra(o, {})
-    return o
+        o.create_message = OMITTED
+    o.extra = _extra(d, _K_ClientCapabilitiesTasksRequestsSampling, path) if len(d) != n else {}
+    o.__class__ = ClientCapabilitiesTasksRequestsSampling
+    r: ClientCapabilitiesTasksRequestsSampling = o
+    return r
 
 
 def _unstructure_ClientCapabilitiesTasksRequestsSampling(o: ClientCapabilitiesTasksRequestsSampling) -> dict[str, Any]:
@@ -5929,36 +6103,43 @@ def _unstructure_ClientCapabilitiesTasksRequestsSampling(o: ClientCapabilitiesTa
 
 
 def _structure_CompleteRequest(d: Any, path: str) -> CompleteRequest:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: CompleteRequest = _new(CompleteRequest)
-    v = d.get("id", _MISSING)
-    if v is _MISSING:
-        raise _missing("id", path)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_CompleteRequest()
+    try:
+        v = d["id"]
+    except KeyError:
+        raise _missing("id", path) from None
     if not (isinstance(v, str) or (v.__class__ is int or _is_int(v))):
         raise _type_error("string or integer", v, path + "/id")
-    _s_CompleteRequest__id(o, v)
-    v = d.get("jsonrpc", _MISSING)
+    o.id = v
+    try:
+        v = d["jsonrpc"]
+    except KeyError:
+        raise _missing("jsonrpc", path) from None
     if v != "2.0":
-        raise _const_error(v, "2.0", "jsonrpc", path)
-    _s_CompleteRequest__jsonrpc(o, "2.0")
-    v = d.get("method", _MISSING)
+        raise _type_error("\"2.0\"", v, path + "/jsonrpc")
+    o.jsonrpc = "2.0"
+    try:
+        v = d["method"]
+    except KeyError:
+        raise _missing("method", path) from None
     if v != "completion/complete":
-        raise _const_error(v, "completion/complete", "method", path)
-    _s_CompleteRequest__method(o, "completion/complete")
-    v = d.get("params", _MISSING)
-    if v is _MISSING:
-        raise _missing("params", path)
+        raise _type_error("\"completion/complete\"", v, path + "/method")
+    o.method = "completion/complete"
+    try:
+        v = d["params"]
+    except KeyError:
+        raise _missing("params", path) from None
     try:
         v = _structure_CompleteRequestParams(v, "")
     except ValidationError as e:
         raise _at(e, path + "/params") from None
-    _s_CompleteRequest__params(o, v)
-    if len(d) != 4:
-        _s_CompleteRequest__extra(o, _extra(d, _K_CompleteRequest, path))
-    else:
-        _s_CompleteRequest__extra(o, {})
-    return o
+    o.params = v
+    o.extra = _extra(d, _K_CompleteRequest, path) if len(d) != 4 else {}
+    o.__class__ = CompleteRequest
+    r: CompleteRequest = o
+    return r
 
 
 def _unstructure_CompleteRequest(o: CompleteRequest) -> dict[str, Any]:
@@ -5969,47 +6150,52 @@ def _unstructure_CompleteRequest(o: CompleteRequest) -> dict[str, Any]:
 
 
 def _structure_CompleteRequestParams(d: Any, path: str) -> CompleteRequestParams:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: CompleteRequestParams = _new(CompleteRequestParams)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_CompleteRequestParams()
     n = 2
-    v = d.get("_meta", OMITTED)
-    if v is not OMITTED:
+    if "_meta" in d:
+        v = d["_meta"]
         n += 1
         try:
             v = _structure_CompleteRequestParamsMeta(v, "")
         except ValidationError as e:
             raise _at(e, path + "/_meta") from None
-    _s_CompleteRequestParams__meta(o, v)
-    v = d.get("argument", _MISSING)
-    if v is _MISSING:
-        raise _missing("argument", path)
+        o.meta = v
+    else:
+        o.meta = OMITTED
+    try:
+        v = d["argument"]
+    except KeyError:
+        raise _missing("argument", path) from None
     try:
         v = _structure_CompleteRequestParamsArgument(v, "")
     except ValidationError as e:
         raise _at(e, path + "/argument") from None
-    _s_CompleteRequestParams__argument(o, v)
-    v = d.get("context", OMITTED)
-    if v is not OMITTED:
+    o.argument = v
+    if "context" in d:
+        v = d["context"]
         n += 1
         try:
             v = _structure_CompleteRequestParamsContext(v, "")
         except ValidationError as e:
             raise _at(e, path + "/context") from None
-    _s_CompleteRequestParams__context(o, v)
-    v = d.get("ref", _MISSING)
-    if v is _MISSING:
-        raise _missing("ref", path)
+        o.context = v
+    else:
+        o.context = OMITTED
+    try:
+        v = d["ref"]
+    except KeyError:
+        raise _missing("ref", path) from None
     try:
         v = _structure_CompleteRequestParamsRef(v, "")
     except ValidationError as e:
         raise _at(e, path + "/ref") from None
-    _s_CompleteRequestParams__ref(o, v)
-    if len(d) != n:
-        _s_CompleteRequestParams__extra(o, _extra(d, _K_CompleteRequestParams, path))
-    else:
-        _s_CompleteRequestParams__extra(o, {})
-    return o
+    o.ref = v
+    o.extra = _extra(d, _K_CompleteRequestParams, path) if len(d) != n else {}
+    o.__class__ = CompleteRequestParams
+    r: CompleteRequestParams = o
+    return r
 
 
 def _unstructure_CompleteRequestParams(o: CompleteRequestParams) -> dict[str, Any]:
@@ -6027,26 +6213,27 @@ def _unstructure_CompleteRequestParams(o: CompleteRequestParams) -> dict[str, An
 
 
 def _structure_CompleteRequestParamsArgument(d: Any, path: str) -> CompleteRequestParamsArgument:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: CompleteRequestParamsArgument = _new(CompleteRequestParamsArgument)
-    v = d.get("name", _MISSING)
-    if v is _MISSING:
-        raise _missing("name", path)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_CompleteRequestParamsArgument()
+    try:
+        v = d["name"]
+    except KeyError:
+        raise _missing("name", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/name")
-    _s_CompleteRequestParamsArgument__name(o, v)
-    v = d.get("value", _MISSING)
-    if v is _MISSING:
-        raise _missing("value", path)
+    o.name = v
+    try:
+        v = d["value"]
+    except KeyError:
+        raise _missing("value", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/value")
-    _s_CompleteRequestParamsArgument__value(o, v)
-    if len(d) != 2:
-        _s_CompleteRequestParamsArgument__extra(o, _extra(d, _K_CompleteRequestParamsArgument, path))
-    else:
-        _s_CompleteRequestParamsArgument__extra(o, {})
-    return o
+    o.value = v
+    o.extra = _extra(d, _K_CompleteRequestParamsArgument, path) if len(d) != 2 else {}
+    o.__class__ = CompleteRequestParamsArgument
+    r: CompleteRequestParamsArgument = o
+    return r
 
 
 def _unstructure_CompleteRequestParamsArgument(o: CompleteRequestParamsArgument) -> dict[str, Any]:
@@ -6057,24 +6244,32 @@ def _unstructure_CompleteRequestParamsArgument(o: CompleteRequestParamsArgument)
 
 
 def _structure_CompleteRequestParamsContext(d: Any, path: str) -> CompleteRequestParamsContext:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: CompleteRequestParamsContext = _new(CompleteRequestParamsContext)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_CompleteRequestParamsContext()
+    if not d:
+        o.arguments = OMITTED
+        o.extra = {}
+        o.__class__ = CompleteRequestParamsContext
+        return o  # type: ignore[no-any-return]
     n = 0
-    v = d.get("arguments", OMITTED)
-    if v is not OMITTED:
+    if "arguments" in d:
+        v = d["arguments"]
         n += 1
         if not isinstance(v, dict):
-            raise _type_error("object", v, path + "/arguments")
-        for k, x in v.items():
-            if not isinstance(k, str) or not (isinstance(x, str)):
-                raise _bad_entry(v, lambda x: isinstance(x, str), "string", path + "/arguments")
-    _s_CompleteRequestParamsContext__arguments(o, v)
-    if len(d) != n:
-        _s_CompleteRequestParamsContext__extra(o, _extra(d, _K_CompleteRequestParamsContext, path))
+            raise _invalid(v, _structure__dict_str_str, path + "/arguments")
+        for k0, x0 in v.items():
+            if not isinstance(k0, str):
+                raise _invalid(v, _structure__dict_str_str, path + "/arguments")
+            if not isinstance(x0, str):
+                raise _invalid(v, _structure__dict_str_str, path + "/arguments")
+        o.arguments = v
     else:
-        _s_CompleteRequestParamsContext__extra(o, {})
-    return o
+        o.arguments = OMITTED
+    o.extra = _extra(d, _K_CompleteRequestParamsContext, path) if len(d) != n else {}
+    o.__class__ = CompleteRequestParamsContext
+    r: CompleteRequestParamsContext = o
+    return r
 
 
 def _unstructure_CompleteRequestParamsContext(o: CompleteRequestParamsContext) -> dict[str, Any]:
@@ -6089,21 +6284,27 @@ def _unstructure_CompleteRequestParamsContext(o: CompleteRequestParamsContext) -
 
 
 def _structure_CompleteRequestParamsMeta(d: Any, path: str) -> CompleteRequestParamsMeta:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: CompleteRequestParamsMeta = _new(CompleteRequestParamsMeta)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_CompleteRequestParamsMeta()
+    if not d:
+        o.progress_token = OMITTED
+        o.extra = {}
+        o.__class__ = CompleteRequestParamsMeta
+        return o  # type: ignore[no-any-return]
     n = 0
-    v = d.get("progressToken", OMITTED)
-    if v is not OMITTED:
+    if "progressToken" in d:
+        v = d["progressToken"]
         n += 1
         if not (isinstance(v, str) or (v.__class__ is int or _is_int(v))):
             raise _type_error("string or integer", v, path + "/progressToken")
-    _s_CompleteRequestParamsMeta__progress_token(o, v)
-    if len(d) != n:
-        _s_CompleteRequestParamsMeta__extra(o, _extra(d, _K_CompleteRequestParamsMeta, path))
+        o.progress_token = v
     else:
-        _s_CompleteRequestParamsMeta__extra(o, {})
-    return o
+        o.progress_token = OMITTED
+    o.extra = _extra(d, _K_CompleteRequestParamsMeta, path) if len(d) != n else {}
+    o.__class__ = CompleteRequestParamsMeta
+    r: CompleteRequestParamsMeta = o
+    return r
 
 
 def _unstructure_CompleteRequestParamsMeta(o: CompleteRequestParamsMeta) -> dict[str, Any]:
@@ -6118,32 +6319,34 @@ def _unstructure_CompleteRequestParamsMeta(o: CompleteRequestParamsMeta) -> dict
 
 
 def _structure_CompleteResult(d: Any, path: str) -> CompleteResult:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: CompleteResult = _new(CompleteResult)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_CompleteResult()
     n = 1
-    v = d.get("_meta", OMITTED)
-    if v is not OMITTED:
+    if "_meta" in d:
+        v = d["_meta"]
         n += 1
         if not isinstance(v, dict):
-            raise _type_error("object", v, path + "/_meta")
-        for k in v:
-            if not isinstance(k, str):
-                raise _key_error(k, path + "/_meta")
-    _s_CompleteResult__meta(o, v)
-    v = d.get("completion", _MISSING)
-    if v is _MISSING:
-        raise _missing("completion", path)
+            raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        for k0 in v:
+            if not isinstance(k0, str):
+                raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        o.meta = v
+    else:
+        o.meta = OMITTED
+    try:
+        v = d["completion"]
+    except KeyError:
+        raise _missing("completion", path) from None
     try:
         v = _structure_CompleteResultCompletion(v, "")
     except ValidationError as e:
         raise _at(e, path + "/completion") from None
-    _s_CompleteResult__completion(o, v)
-    if len(d) != n:
-        _s_CompleteResult__extra(o, _extra(d, _K_CompleteResult, path))
-    else:
-        _s_CompleteResult__extra(o, {})
-    return o
+    o.completion = v
+    o.extra = _extra(d, _K_CompleteResult, path) if len(d) != n else {}
+    o.__class__ = CompleteResult
+    r: CompleteResult = o
+    return r
 
 
 def _unstructure_CompleteResult(o: CompleteResult) -> dict[str, Any]:
@@ -6158,36 +6361,40 @@ def _unstructure_CompleteResult(o: CompleteResult) -> dict[str, Any]:
 
 
 def _structure_CompleteResultCompletion(d: Any, path: str) -> CompleteResultCompletion:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: CompleteResultCompletion = _new(CompleteResultCompletion)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_CompleteResultCompletion()
     n = 1
-    v = d.get("hasMore", OMITTED)
-    if v is not OMITTED:
+    if "hasMore" in d:
+        v = d["hasMore"]
         n += 1
         if not (v is True or v is False):
             raise _type_error("boolean", v, path + "/hasMore")
-    _s_CompleteResultCompletion__has_more(o, v)
-    v = d.get("total", OMITTED)
-    if v is not OMITTED:
+        o.has_more = v
+    else:
+        o.has_more = OMITTED
+    if "total" in d:
+        v = d["total"]
         n += 1
         if not (v.__class__ is int or _is_int(v)):
             raise _type_error("integer", v, path + "/total")
-    _s_CompleteResultCompletion__total(o, v)
-    v = d.get("values", _MISSING)
-    if v is _MISSING:
-        raise _missing("values", path)
-    if not isinstance(v, list):
-        raise _type_error("array", v, path + "/values")
-    for x in v:
-        if not isinstance(x, str):
-            raise _bad_item(v, lambda x: isinstance(x, str), "string", path + "/values")
-    _s_CompleteResultCompletion__values(o, v)
-    if len(d) != n:
-        _s_CompleteResultCompletion__extra(o, _extra(d, _K_CompleteResultCompletion, path))
+        o.total = v
     else:
-        _s_CompleteResultCompletion__extra(o, {})
-    return o
+        o.total = OMITTED
+    try:
+        v = d["values"]
+    except KeyError:
+        raise _missing("values", path) from None
+    if not isinstance(v, list):
+        raise _invalid(v, _structure__list_str, path + "/values")
+    for x0 in v:
+        if not isinstance(x0, str):
+            raise _invalid(v, _structure__list_str, path + "/values")
+    o.values = v
+    o.extra = _extra(d, _K_CompleteResultCompletion, path) if len(d) != n else {}
+    o.__class__ = CompleteResultCompletion
+    r: CompleteResultCompletion = o
+    return r
 
 
 def _unstructure_CompleteResultCompletion(o: CompleteResultCompletion) -> dict[str, Any]:
@@ -6205,36 +6412,43 @@ def _unstructure_CompleteResultCompletion(o: CompleteResultCompletion) -> dict[s
 
 
 def _structure_CreateMessageRequest(d: Any, path: str) -> CreateMessageRequest:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: CreateMessageRequest = _new(CreateMessageRequest)
-    v = d.get("id", _MISSING)
-    if v is _MISSING:
-        raise _missing("id", path)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_CreateMessageRequest()
+    try:
+        v = d["id"]
+    except KeyError:
+        raise _missing("id", path) from None
     if not (isinstance(v, str) or (v.__class__ is int or _is_int(v))):
         raise _type_error("string or integer", v, path + "/id")
-    _s_CreateMessageRequest__id(o, v)
-    v = d.get("jsonrpc", _MISSING)
+    o.id = v
+    try:
+        v = d["jsonrpc"]
+    except KeyError:
+        raise _missing("jsonrpc", path) from None
     if v != "2.0":
-        raise _const_error(v, "2.0", "jsonrpc", path)
-    _s_CreateMessageRequest__jsonrpc(o, "2.0")
-    v = d.get("method", _MISSING)
+        raise _type_error("\"2.0\"", v, path + "/jsonrpc")
+    o.jsonrpc = "2.0"
+    try:
+        v = d["method"]
+    except KeyError:
+        raise _missing("method", path) from None
     if v != "sampling/createMessage":
-        raise _const_error(v, "sampling/createMessage", "method", path)
-    _s_CreateMessageRequest__method(o, "sampling/createMessage")
-    v = d.get("params", _MISSING)
-    if v is _MISSING:
-        raise _missing("params", path)
+        raise _type_error("\"sampling/createMessage\"", v, path + "/method")
+    o.method = "sampling/createMessage"
+    try:
+        v = d["params"]
+    except KeyError:
+        raise _missing("params", path) from None
     try:
         v = _structure_CreateMessageRequestParams(v, "")
     except ValidationError as e:
         raise _at(e, path + "/params") from None
-    _s_CreateMessageRequest__params(o, v)
-    if len(d) != 4:
-        _s_CreateMessageRequest__extra(o, _extra(d, _K_CreateMessageRequest, path))
-    else:
-        _s_CreateMessageRequest__extra(o, {})
-    return o
+    o.params = v
+    o.extra = _extra(d, _K_CreateMessageRequest, path) if len(d) != 4 else {}
+    o.__class__ = CreateMessageRequest
+    r: CreateMessageRequest = o
+    return r
 
 
 def _unstructure_CreateMessageRequest(o: CreateMessageRequest) -> dict[str, Any]:
@@ -6245,96 +6459,116 @@ def _unstructure_CreateMessageRequest(o: CreateMessageRequest) -> dict[str, Any]
 
 
 def _structure_CreateMessageRequestParams(d: Any, path: str) -> CreateMessageRequestParams:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: CreateMessageRequestParams = _new(CreateMessageRequestParams)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_CreateMessageRequestParams()
     n = 2
-    v = d.get("_meta", OMITTED)
-    if v is not OMITTED:
+    if "_meta" in d:
+        v = d["_meta"]
         n += 1
         try:
             v = _structure_CreateMessageRequestParamsMeta(v, "")
         except ValidationError as e:
             raise _at(e, path + "/_meta") from None
-    _s_CreateMessageRequestParams__meta(o, v)
-    v = d.get("includeContext", OMITTED)
-    if v is not OMITTED:
+        o.meta = v
+    else:
+        o.meta = OMITTED
+    if "includeContext" in d:
+        v = d["includeContext"]
         n += 1
         if not (isinstance(v, str) and v in {"allServers", "none", "thisServer"}):
             raise _type_error("one of \"allServers\", \"none\", \"thisServer\"", v, path + "/includeContext")
-    _s_CreateMessageRequestParams__include_context(o, v)
-    v = d.get("maxTokens", _MISSING)
-    if v is _MISSING:
-        raise _missing("maxTokens", path)
+        o.include_context = v
+    else:
+        o.include_context = OMITTED
+    try:
+        v = d["maxTokens"]
+    except KeyError:
+        raise _missing("maxTokens", path) from None
     if not (v.__class__ is int or _is_int(v)):
         raise _type_error("integer", v, path + "/maxTokens")
-    _s_CreateMessageRequestParams__max_tokens(o, v)
-    v = d.get("messages", _MISSING)
-    if v is _MISSING:
-        raise _missing("messages", path)
+    o.max_tokens = v
+    try:
+        v = d["messages"]
+    except KeyError:
+        raise _missing("messages", path) from None
     if not isinstance(v, list):
         raise _type_error("array", v, path + "/messages")
     try:
         v = [_structure_SamplingMessage(x, "") for x in v]
     except ValidationError:
         raise _item_error(v, _structure_SamplingMessage, path + "/messages") from None
-    _s_CreateMessageRequestParams__messages(o, v)
-    v = d.get("metadata", OMITTED)
-    if v is not OMITTED:
+    o.messages = v
+    if "metadata" in d:
+        v = d["metadata"]
         n += 1
         if not isinstance(v, dict):
-            raise _type_error("object", v, path + "/metadata")
-        for k in v:
-            if not isinstance(k, str):
-                raise _key_error(k, path + "/metadata")
-    _s_CreateMessageRequestParams__metadata(o, v)
-    v = d.get("modelPreferences", OMITTED)
-    if v is not OMITTED:
+            raise _invalid(v, _structure__dict_str_Any, path + "/metadata")
+        for k0 in v:
+            if not isinstance(k0, str):
+                raise _invalid(v, _structure__dict_str_Any, path + "/metadata")
+        o.metadata = v
+    else:
+        o.metadata = OMITTED
+    if "modelPreferences" in d:
+        v = d["modelPreferences"]
         n += 1
         try:
             v = _structure_ModelPreferences(v, "")
         except ValidationError as e:
             raise _at(e, path + "/modelPreferences") from None
-    _s_CreateMessageRequestParams__model_preferences(o, v)
-    v = d.get("stopSequences", OMITTED)
-    if v is not OMITTED:
+        o.model_preferences = v
+    else:
+        o.model_preferences = OMITTED
+    if "stopSequences" in d:
+        v = d["stopSequences"]
         n += 1
         if not isinstance(v, list):
-            raise _type_error("array", v, path + "/stopSequences")
-        for x in v:
-            if not isinstance(x, str):
-                raise _bad_item(v, lambda x: isinstance(x, str), "string", path + "/stopSequences")
-    _s_CreateMessageRequestParams__stop_sequences(o, v)
-    v = d.get("systemPrompt", OMITTED)
-    if v is not OMITTED:
+            raise _invalid(v, _structure__list_str, path + "/stopSequences")
+        for x0 in v:
+            if not isinstance(x0, str):
+                raise _invalid(v, _structure__list_str, path + "/stopSequences")
+        o.stop_sequences = v
+    else:
+        o.stop_sequences = OMITTED
+    if "systemPrompt" in d:
+        v = d["systemPrompt"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/systemPrompt")
-    _s_CreateMessageRequestParams__system_prompt(o, v)
-    v = d.get("task", OMITTED)
-    if v is not OMITTED:
+        o.system_prompt = v
+    else:
+        o.system_prompt = OMITTED
+    if "task" in d:
+        v = d["task"]
         n += 1
         try:
             v = _structure_TaskMetadata(v, "")
         except ValidationError as e:
             raise _at(e, path + "/task") from None
-    _s_CreateMessageRequestParams__task(o, v)
-    v = d.get("temperature", OMITTED)
-    if v is not OMITTED:
+        o.task = v
+    else:
+        o.task = OMITTED
+    if "temperature" in d:
+        v = d["temperature"]
         n += 1
         if not (v.__class__ is float or v.__class__ is int or _is_number(v)):
             raise _type_error("number", v, path + "/temperature")
-    _s_CreateMessageRequestParams__temperature(o, v)
-    v = d.get("toolChoice", OMITTED)
-    if v is not OMITTED:
+        o.temperature = v
+    else:
+        o.temperature = OMITTED
+    if "toolChoice" in d:
+        v = d["toolChoice"]
         n += 1
         try:
             v = _structure_ToolChoice(v, "")
         except ValidationError as e:
             raise _at(e, path + "/toolChoice") from None
-    _s_CreateMessageRequestParams__tool_choice(o, v)
-    v = d.get("tools", OMITTED)
-    if v is not OMITTED:
+        o.tool_choice = v
+    else:
+        o.tool_choice = OMITTED
+    if "tools" in d:
+        v = d["tools"]
         n += 1
         if not isinstance(v, list):
             raise _type_error("array", v, path + "/tools")
@@ -6342,12 +6576,13 @@ def _structure_CreateMessageRequestParams(d: Any, path: str) -> CreateMessageReq
             v = [_structure_Tool(x, "") for x in v]
         except ValidationError:
             raise _item_error(v, _structure_Tool, path + "/tools") from None
-    _s_CreateMessageRequestParams__tools(o, v)
-    if len(d) != n:
-        _s_CreateMessageRequestParams__extra(o, _extra(d, _K_CreateMessageRequestParams, path))
+        o.tools = v
     else:
-        _s_CreateMessageRequestParams__extra(o, {})
-    return o
+        o.tools = OMITTED
+    o.extra = _extra(d, _K_CreateMessageRequestParams, path) if len(d) != n else {}
+    o.__class__ = CreateMessageRequestParams
+    r: CreateMessageRequestParams = o
+    return r
 
 
 def _unstructure_CreateMessageRequestParams(o: CreateMessageRequestParams) -> dict[str, Any]:
@@ -6389,21 +6624,27 @@ def _unstructure_CreateMessageRequestParams(o: CreateMessageRequestParams) -> di
 
 
 def _structure_CreateMessageRequestParamsMeta(d: Any, path: str) -> CreateMessageRequestParamsMeta:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: CreateMessageRequestParamsMeta = _new(CreateMessageRequestParamsMeta)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_CreateMessageRequestParamsMeta()
+    if not d:
+        o.progress_token = OMITTED
+        o.extra = {}
+        o.__class__ = CreateMessageRequestParamsMeta
+        return o  # type: ignore[no-any-return]
     n = 0
-    v = d.get("progressToken", OMITTED)
-    if v is not OMITTED:
+    if "progressToken" in d:
+        v = d["progressToken"]
         n += 1
         if not (isinstance(v, str) or (v.__class__ is int or _is_int(v))):
             raise _type_error("string or integer", v, path + "/progressToken")
-    _s_CreateMessageRequestParamsMeta__progress_token(o, v)
-    if len(d) != n:
-        _s_CreateMessageRequestParamsMeta__extra(o, _extra(d, _K_CreateMessageRequestParamsMeta, path))
+        o.progress_token = v
     else:
-        _s_CreateMessageRequestParamsMeta__extra(o, {})
-    return o
+        o.progress_token = OMITTED
+    o.extra = _extra(d, _K_CreateMessageRequestParamsMeta, path) if len(d) != n else {}
+    o.__class__ = CreateMessageRequestParamsMeta
+    r: CreateMessageRequestParamsMeta = o
+    return r
 
 
 def _unstructure_CreateMessageRequestParamsMeta(o: CreateMessageRequestParamsMeta) -> dict[str, Any]:
@@ -6418,50 +6659,56 @@ def _unstructure_CreateMessageRequestParamsMeta(o: CreateMessageRequestParamsMet
 
 
 def _structure_CreateMessageResult(d: Any, path: str) -> CreateMessageResult:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: CreateMessageResult = _new(CreateMessageResult)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_CreateMessageResult()
     n = 3
-    v = d.get("_meta", OMITTED)
-    if v is not OMITTED:
+    if "_meta" in d:
+        v = d["_meta"]
         n += 1
         if not isinstance(v, dict):
-            raise _type_error("object", v, path + "/_meta")
-        for k in v:
-            if not isinstance(k, str):
-                raise _key_error(k, path + "/_meta")
-    _s_CreateMessageResult__meta(o, v)
-    v = d.get("content", _MISSING)
-    if v is _MISSING:
-        raise _missing("content", path)
+            raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        for k0 in v:
+            if not isinstance(k0, str):
+                raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        o.meta = v
+    else:
+        o.meta = OMITTED
+    try:
+        v = d["content"]
+    except KeyError:
+        raise _missing("content", path) from None
     try:
         v = _structure_CreateMessageResultContent(v, "")
     except ValidationError as e:
         raise _at(e, path + "/content") from None
-    _s_CreateMessageResult__content(o, v)
-    v = d.get("model", _MISSING)
-    if v is _MISSING:
-        raise _missing("model", path)
+    o.content = v
+    try:
+        v = d["model"]
+    except KeyError:
+        raise _missing("model", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/model")
-    _s_CreateMessageResult__model(o, v)
-    v = d.get("role", _MISSING)
-    if v is _MISSING:
-        raise _missing("role", path)
+    o.model = v
+    try:
+        v = d["role"]
+    except KeyError:
+        raise _missing("role", path) from None
     if not (isinstance(v, str) and v in {"assistant", "user"}):
         raise _type_error("one of \"assistant\", \"user\"", v, path + "/role")
-    _s_CreateMessageResult__role(o, v)
-    v = d.get("stopReason", OMITTED)
-    if v is not OMITTED:
+    o.role = v
+    if "stopReason" in d:
+        v = d["stopReason"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/stopReason")
-    _s_CreateMessageResult__stop_reason(o, v)
-    if len(d) != n:
-        _s_CreateMessageResult__extra(o, _extra(d, _K_CreateMessageResult, path))
+        o.stop_reason = v
     else:
-        _s_CreateMessageResult__extra(o, {})
-    return o
+        o.stop_reason = OMITTED
+    o.extra = _extra(d, _K_CreateMessageResult, path) if len(d) != n else {}
+    o.__class__ = CreateMessageResult
+    r: CreateMessageResult = o
+    return r
 
 
 def _unstructure_CreateMessageResult(o: CreateMessageResult) -> dict[str, Any]:
@@ -6479,32 +6726,34 @@ def _unstructure_CreateMessageResult(o: CreateMessageResult) -> dict[str, Any]:
 
 
 def _structure_CreateTaskResult(d: Any, path: str) -> CreateTaskResult:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: CreateTaskResult = _new(CreateTaskResult)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_CreateTaskResult()
     n = 1
-    v = d.get("_meta", OMITTED)
-    if v is not OMITTED:
+    if "_meta" in d:
+        v = d["_meta"]
         n += 1
         if not isinstance(v, dict):
-            raise _type_error("object", v, path + "/_meta")
-        for k in v:
-            if not isinstance(k, str):
-                raise _key_error(k, path + "/_meta")
-    _s_CreateTaskResult__meta(o, v)
-    v = d.get("task", _MISSING)
-    if v is _MISSING:
-        raise _missing("task", path)
+            raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        for k0 in v:
+            if not isinstance(k0, str):
+                raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        o.meta = v
+    else:
+        o.meta = OMITTED
+    try:
+        v = d["task"]
+    except KeyError:
+        raise _missing("task", path) from None
     try:
         v = _structure_Task(v, "")
     except ValidationError as e:
         raise _at(e, path + "/task") from None
-    _s_CreateTaskResult__task(o, v)
-    if len(d) != n:
-        _s_CreateTaskResult__extra(o, _extra(d, _K_CreateTaskResult, path))
-    else:
-        _s_CreateTaskResult__extra(o, {})
-    return o
+    o.task = v
+    o.extra = _extra(d, _K_CreateTaskResult, path) if len(d) != n else {}
+    o.__class__ = CreateTaskResult
+    r: CreateTaskResult = o
+    return r
 
 
 def _unstructure_CreateTaskResult(o: CreateTaskResult) -> dict[str, Any]:
@@ -6519,36 +6768,43 @@ def _unstructure_CreateTaskResult(o: CreateTaskResult) -> dict[str, Any]:
 
 
 def _structure_ElicitRequest(d: Any, path: str) -> ElicitRequest:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ElicitRequest = _new(ElicitRequest)
-    v = d.get("id", _MISSING)
-    if v is _MISSING:
-        raise _missing("id", path)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ElicitRequest()
+    try:
+        v = d["id"]
+    except KeyError:
+        raise _missing("id", path) from None
     if not (isinstance(v, str) or (v.__class__ is int or _is_int(v))):
         raise _type_error("string or integer", v, path + "/id")
-    _s_ElicitRequest__id(o, v)
-    v = d.get("jsonrpc", _MISSING)
+    o.id = v
+    try:
+        v = d["jsonrpc"]
+    except KeyError:
+        raise _missing("jsonrpc", path) from None
     if v != "2.0":
-        raise _const_error(v, "2.0", "jsonrpc", path)
-    _s_ElicitRequest__jsonrpc(o, "2.0")
-    v = d.get("method", _MISSING)
+        raise _type_error("\"2.0\"", v, path + "/jsonrpc")
+    o.jsonrpc = "2.0"
+    try:
+        v = d["method"]
+    except KeyError:
+        raise _missing("method", path) from None
     if v != "elicitation/create":
-        raise _const_error(v, "elicitation/create", "method", path)
-    _s_ElicitRequest__method(o, "elicitation/create")
-    v = d.get("params", _MISSING)
-    if v is _MISSING:
-        raise _missing("params", path)
+        raise _type_error("\"elicitation/create\"", v, path + "/method")
+    o.method = "elicitation/create"
+    try:
+        v = d["params"]
+    except KeyError:
+        raise _missing("params", path) from None
     try:
         v = _structure_ElicitRequestParams(v, "")
     except ValidationError as e:
         raise _at(e, path + "/params") from None
-    _s_ElicitRequest__params(o, v)
-    if len(d) != 4:
-        _s_ElicitRequest__extra(o, _extra(d, _K_ElicitRequest, path))
-    else:
-        _s_ElicitRequest__extra(o, {})
-    return o
+    o.params = v
+    o.extra = _extra(d, _K_ElicitRequest, path) if len(d) != 4 else {}
+    o.__class__ = ElicitRequest
+    r: ElicitRequest = o
+    return r
 
 
 def _unstructure_ElicitRequest(o: ElicitRequest) -> dict[str, Any]:
@@ -6559,51 +6815,58 @@ def _unstructure_ElicitRequest(o: ElicitRequest) -> dict[str, Any]:
 
 
 def _structure_ElicitRequestFormParams(d: Any, path: str) -> ElicitRequestFormParams:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ElicitRequestFormParams = _new(ElicitRequestFormParams)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ElicitRequestFormParams()
     n = 2
-    v = d.get("_meta", OMITTED)
-    if v is not OMITTED:
+    if "_meta" in d:
+        v = d["_meta"]
         n += 1
         try:
             v = _structure_ElicitRequestFormParamsMeta(v, "")
         except ValidationError as e:
             raise _at(e, path + "/_meta") from None
-    _s_ElicitRequestFormParams__meta(o, v)
-    v = d.get("message", _MISSING)
-    if v is _MISSING:
-        raise _missing("message", path)
+        o.meta = v
+    else:
+        o.meta = OMITTED
+    try:
+        v = d["message"]
+    except KeyError:
+        raise _missing("message", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/message")
-    _s_ElicitRequestFormParams__message(o, v)
-    v = d.get("mode", OMITTED)
-    if v is not OMITTED:
+    o.message = v
+    if "mode" in d:
+        v = d["mode"]
         n += 1
         if not (v == "form"):
             raise _type_error("\"form\"", v, path + "/mode")
-    _s_ElicitRequestFormParams__mode(o, v)
-    v = d.get("requestedSchema", _MISSING)
-    if v is _MISSING:
-        raise _missing("requestedSchema", path)
+        o.mode = v
+    else:
+        o.mode = OMITTED
+    try:
+        v = d["requestedSchema"]
+    except KeyError:
+        raise _missing("requestedSchema", path) from None
     try:
         v = _structure_ElicitRequestFormParamsRequestedSchema(v, "")
     except ValidationError as e:
         raise _at(e, path + "/requestedSchema") from None
-    _s_ElicitRequestFormParams__requested_schema(o, v)
-    v = d.get("task", OMITTED)
-    if v is not OMITTED:
+    o.requested_schema = v
+    if "task" in d:
+        v = d["task"]
         n += 1
         try:
             v = _structure_TaskMetadata(v, "")
         except ValidationError as e:
             raise _at(e, path + "/task") from None
-    _s_ElicitRequestFormParams__task(o, v)
-    if len(d) != n:
-        _s_ElicitRequestFormParams__extra(o, _extra(d, _K_ElicitRequestFormParams, path))
+        o.task = v
     else:
-        _s_ElicitRequestFormParams__extra(o, {})
-    return o
+        o.task = OMITTED
+    o.extra = _extra(d, _K_ElicitRequestFormParams, path) if len(d) != n else {}
+    o.__class__ = ElicitRequestFormParams
+    r: ElicitRequestFormParams = o
+    return r
 
 
 def _unstructure_ElicitRequestFormParams(o: ElicitRequestFormParams) -> dict[str, Any]:
@@ -6624,21 +6887,27 @@ def _unstructure_ElicitRequestFormParams(o: ElicitRequestFormParams) -> dict[str
 
 
 def _structure_ElicitRequestFormParamsMeta(d: Any, path: str) -> ElicitRequestFormParamsMeta:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ElicitRequestFormParamsMeta = _new(ElicitRequestFormParamsMeta)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ElicitRequestFormParamsMeta()
+    if not d:
+        o.progress_token = OMITTED
+        o.extra = {}
+        o.__class__ = ElicitRequestFormParamsMeta
+        return o  # type: ignore[no-any-return]
     n = 0
-    v = d.get("progressToken", OMITTED)
-    if v is not OMITTED:
+    if "progressToken" in d:
+        v = d["progressToken"]
         n += 1
         if not (isinstance(v, str) or (v.__class__ is int or _is_int(v))):
             raise _type_error("string or integer", v, path + "/progressToken")
-    _s_ElicitRequestFormParamsMeta__progress_token(o, v)
-    if len(d) != n:
-        _s_ElicitRequestFormParamsMeta__extra(o, _extra(d, _K_ElicitRequestFormParamsMeta, path))
+        o.progress_token = v
     else:
-        _s_ElicitRequestFormParamsMeta__extra(o, {})
-    return o
+        o.progress_token = OMITTED
+    o.extra = _extra(d, _K_ElicitRequestFormParamsMeta, path) if len(d) != n else {}
+    o.__class__ = ElicitRequestFormParamsMeta
+    r: ElicitRequestFormParamsMeta = o
+    return r
 
 
 def _unstructure_ElicitRequestFormParamsMeta(o: ElicitRequestFormParamsMeta) -> dict[str, Any]:
@@ -6653,19 +6922,22 @@ def _unstructure_ElicitRequestFormParamsMeta(o: ElicitRequestFormParamsMeta) -> 
 
 
 def _structure_ElicitRequestFormParamsRequestedSchema(d: Any, path: str) -> ElicitRequestFormParamsRequestedSchema:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ElicitRequestFormParamsRequestedSchema = _new(ElicitRequestFormParamsRequestedSchema)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ElicitRequestFormParamsRequestedSchema()
     n = 2
-    v = d.get("$schema", OMITTED)
-    if v is not OMITTED:
+    if "$schema" in d:
+        v = d["$schema"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/$schema")
-    _s_ElicitRequestFormParamsRequestedSchema__schema(o, v)
-    v = d.get("properties", _MISSING)
-    if v is _MISSING:
-        raise _missing("properties", path)
+        o.schema = v
+    else:
+        o.schema = OMITTED
+    try:
+        v = d["properties"]
+    except KeyError:
+        raise _missing("properties", path) from None
     if not isinstance(v, dict):
         raise _type_error("object", v, path + "/properties")
     _check_keys(v, path + "/properties")
@@ -6673,25 +6945,29 @@ def _structure_ElicitRequestFormParamsRequestedSchema(d: Any, path: str) -> Elic
         v = {k: _structure_PrimitiveSchemaDefinition(x, "") for k, x in v.items()}
     except ValidationError:
         raise _entry_error(v, _structure_PrimitiveSchemaDefinition, path + "/properties") from None
-    _s_ElicitRequestFormParamsRequestedSchema__properties(o, v)
-    v = d.get("required", OMITTED)
-    if v is not OMITTED:
+    o.properties = v
+    if "required" in d:
+        v = d["required"]
         n += 1
         if not isinstance(v, list):
-            raise _type_error("array", v, path + "/required")
-        for x in v:
-            if not isinstance(x, str):
-                raise _bad_item(v, lambda x: isinstance(x, str), "string", path + "/required")
-    _s_ElicitRequestFormParamsRequestedSchema__required(o, v)
-    v = d.get("type", _MISSING)
-    if v != "object":
-        raise _const_error(v, "object", "type", path)
-    _s_ElicitRequestFormParamsRequestedSchema__type(o, "object")
-    if len(d) != n:
-        _s_ElicitRequestFormParamsRequestedSchema__extra(o, _extra(d, _K_ElicitRequestFormParamsRequestedSchema, path))
+            raise _invalid(v, _structure__list_str, path + "/required")
+        for x0 in v:
+            if not isinstance(x0, str):
+                raise _invalid(v, _structure__list_str, path + "/required")
+        o.required = v
     else:
-        _s_ElicitRequestFormParamsRequestedSchema__extra(o, {})
-    return o
+        o.required = OMITTED
+    try:
+        v = d["type"]
+    except KeyError:
+        raise _missing("type", path) from None
+    if v != "object":
+        raise _type_error("\"object\"", v, path + "/type")
+    o.type = "object"
+    o.extra = _extra(d, _K_ElicitRequestFormParamsRequestedSchema, path) if len(d) != n else {}
+    o.__class__ = ElicitRequestFormParamsRequestedSchema
+    r: ElicitRequestFormParamsRequestedSchema = o
+    return r
 
 
 def _unstructure_ElicitRequestFormParamsRequestedSchema(o: ElicitRequestFormParamsRequestedSchema) -> dict[str, Any]:
@@ -6709,53 +6985,62 @@ def _unstructure_ElicitRequestFormParamsRequestedSchema(o: ElicitRequestFormPara
 
 
 def _structure_ElicitRequestURLParams(d: Any, path: str) -> ElicitRequestURLParams:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ElicitRequestURLParams = _new(ElicitRequestURLParams)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ElicitRequestURLParams()
     n = 4
-    v = d.get("_meta", OMITTED)
-    if v is not OMITTED:
+    if "_meta" in d:
+        v = d["_meta"]
         n += 1
         try:
             v = _structure_ElicitRequestURLParamsMeta(v, "")
         except ValidationError as e:
             raise _at(e, path + "/_meta") from None
-    _s_ElicitRequestURLParams__meta(o, v)
-    v = d.get("elicitationId", _MISSING)
-    if v is _MISSING:
-        raise _missing("elicitationId", path)
+        o.meta = v
+    else:
+        o.meta = OMITTED
+    try:
+        v = d["elicitationId"]
+    except KeyError:
+        raise _missing("elicitationId", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/elicitationId")
-    _s_ElicitRequestURLParams__elicitation_id(o, v)
-    v = d.get("message", _MISSING)
-    if v is _MISSING:
-        raise _missing("message", path)
+    o.elicitation_id = v
+    try:
+        v = d["message"]
+    except KeyError:
+        raise _missing("message", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/message")
-    _s_ElicitRequestURLParams__message(o, v)
-    v = d.get("mode", _MISSING)
+    o.message = v
+    try:
+        v = d["mode"]
+    except KeyError:
+        raise _missing("mode", path) from None
     if v != "url":
-        raise _const_error(v, "url", "mode", path)
-    _s_ElicitRequestURLParams__mode(o, "url")
-    v = d.get("task", OMITTED)
-    if v is not OMITTED:
+        raise _type_error("\"url\"", v, path + "/mode")
+    o.mode = "url"
+    if "task" in d:
+        v = d["task"]
         n += 1
         try:
             v = _structure_TaskMetadata(v, "")
         except ValidationError as e:
             raise _at(e, path + "/task") from None
-    _s_ElicitRequestURLParams__task(o, v)
-    v = d.get("url", _MISSING)
-    if v is _MISSING:
-        raise _missing("url", path)
+        o.task = v
+    else:
+        o.task = OMITTED
+    try:
+        v = d["url"]
+    except KeyError:
+        raise _missing("url", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/url")
-    _s_ElicitRequestURLParams__url(o, v)
-    if len(d) != n:
-        _s_ElicitRequestURLParams__extra(o, _extra(d, _K_ElicitRequestURLParams, path))
-    else:
-        _s_ElicitRequestURLParams__extra(o, {})
-    return o
+    o.url = v
+    o.extra = _extra(d, _K_ElicitRequestURLParams, path) if len(d) != n else {}
+    o.__class__ = ElicitRequestURLParams
+    r: ElicitRequestURLParams = o
+    return r
 
 
 def _unstructure_ElicitRequestURLParams(o: ElicitRequestURLParams) -> dict[str, Any]:
@@ -6773,21 +7058,27 @@ def _unstructure_ElicitRequestURLParams(o: ElicitRequestURLParams) -> dict[str, 
 
 
 def _structure_ElicitRequestURLParamsMeta(d: Any, path: str) -> ElicitRequestURLParamsMeta:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ElicitRequestURLParamsMeta = _new(ElicitRequestURLParamsMeta)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ElicitRequestURLParamsMeta()
+    if not d:
+        o.progress_token = OMITTED
+        o.extra = {}
+        o.__class__ = ElicitRequestURLParamsMeta
+        return o  # type: ignore[no-any-return]
     n = 0
-    v = d.get("progressToken", OMITTED)
-    if v is not OMITTED:
+    if "progressToken" in d:
+        v = d["progressToken"]
         n += 1
         if not (isinstance(v, str) or (v.__class__ is int or _is_int(v))):
             raise _type_error("string or integer", v, path + "/progressToken")
-    _s_ElicitRequestURLParamsMeta__progress_token(o, v)
-    if len(d) != n:
-        _s_ElicitRequestURLParamsMeta__extra(o, _extra(d, _K_ElicitRequestURLParamsMeta, path))
+        o.progress_token = v
     else:
-        _s_ElicitRequestURLParamsMeta__extra(o, {})
-    return o
+        o.progress_token = OMITTED
+    o.extra = _extra(d, _K_ElicitRequestURLParamsMeta, path) if len(d) != n else {}
+    o.__class__ = ElicitRequestURLParamsMeta
+    r: ElicitRequestURLParamsMeta = o
+    return r
 
 
 def _unstructure_ElicitRequestURLParamsMeta(o: ElicitRequestURLParamsMeta) -> dict[str, Any]:
@@ -6802,41 +7093,47 @@ def _unstructure_ElicitRequestURLParamsMeta(o: ElicitRequestURLParamsMeta) -> di
 
 
 def _structure_ElicitResult(d: Any, path: str) -> ElicitResult:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ElicitResult = _new(ElicitResult)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ElicitResult()
     n = 1
-    v = d.get("_meta", OMITTED)
-    if v is not OMITTED:
+    if "_meta" in d:
+        v = d["_meta"]
         n += 1
         if not isinstance(v, dict):
-            raise _type_error("object", v, path + "/_meta")
-        for k in v:
-            if not isinstance(k, str):
-                raise _key_error(k, path + "/_meta")
-    _s_ElicitResult__meta(o, v)
-    v = d.get("action", _MISSING)
-    if v is _MISSING:
-        raise _missing("action", path)
+            raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        for k0 in v:
+            if not isinstance(k0, str):
+                raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        o.meta = v
+    else:
+        o.meta = OMITTED
+    try:
+        v = d["action"]
+    except KeyError:
+        raise _missing("action", path) from None
     if not (isinstance(v, str) and v in {"accept", "cancel", "decline"}):
         raise _type_error("one of \"accept\", \"cancel\", \"decline\"", v, path + "/action")
-    _s_ElicitResult__action(o, v)
-    v = d.get("content", OMITTED)
-    if v is not OMITTED:
+    o.action = v
+    if "content" in d:
+        v = d["content"]
         n += 1
         if not isinstance(v, dict):
-            raise _type_error("object", v, path + "/content")
-        _check_keys(v, path + "/content")
-        try:
-            v = {k: _structure_ElicitResultContentValue(x, "") for k, x in v.items()}
-        except ValidationError:
-            raise _entry_error(v, _structure_ElicitResultContentValue, path + "/content") from None
-    _s_ElicitResult__content(o, v)
-    if len(d) != n:
-        _s_ElicitResult__extra(o, _extra(d, _K_ElicitResult, path))
+            raise _invalid(v, _structure__dict_str_ElicitResultContentValue, path + "/content")
+        for k0, x0 in v.items():
+            if not isinstance(k0, str):
+                raise _invalid(v, _structure__dict_str_ElicitResultContentValue, path + "/content")
+            try:
+                _structure_ElicitResultContentValue(x0, "")
+            except ValidationError:
+                raise _invalid(v, _structure__dict_str_ElicitResultContentValue, path + "/content")
+        o.content = v
     else:
-        _s_ElicitResult__extra(o, {})
-    return o
+        o.content = OMITTED
+    o.extra = _extra(d, _K_ElicitResult, path) if len(d) != n else {}
+    o.__class__ = ElicitResult
+    r: ElicitResult = o
+    return r
 
 
 def _unstructure_ElicitResult(o: ElicitResult) -> dict[str, Any]:
@@ -6854,30 +7151,36 @@ def _unstructure_ElicitResult(o: ElicitResult) -> dict[str, Any]:
 
 
 def _structure_ElicitationCompleteNotification(d: Any, path: str) -> ElicitationCompleteNotification:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ElicitationCompleteNotification = _new(ElicitationCompleteNotification)
-    v = d.get("jsonrpc", _MISSING)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ElicitationCompleteNotification()
+    try:
+        v = d["jsonrpc"]
+    except KeyError:
+        raise _missing("jsonrpc", path) from None
     if v != "2.0":
-        raise _const_error(v, "2.0", "jsonrpc", path)
-    _s_ElicitationCompleteNotification__jsonrpc(o, "2.0")
-    v = d.get("method", _MISSING)
+        raise _type_error("\"2.0\"", v, path + "/jsonrpc")
+    o.jsonrpc = "2.0"
+    try:
+        v = d["method"]
+    except KeyError:
+        raise _missing("method", path) from None
     if v != "notifications/elicitation/complete":
-        raise _const_error(v, "notifications/elicitation/complete", "method", path)
-    _s_ElicitationCompleteNotification__method(o, "notifications/elicitation/complete")
-    v = d.get("params", _MISSING)
-    if v is _MISSING:
-        raise _missing("params", path)
+        raise _type_error("\"notifications/elicitation/complete\"", v, path + "/method")
+    o.method = "notifications/elicitation/complete"
+    try:
+        v = d["params"]
+    except KeyError:
+        raise _missing("params", path) from None
     try:
         v = _structure_ElicitationCompleteNotificationParams(v, "")
     except ValidationError as e:
         raise _at(e, path + "/params") from None
-    _s_ElicitationCompleteNotification__params(o, v)
-    if len(d) != 3:
-        _s_ElicitationCompleteNotification__extra(o, _extra(d, _K_ElicitationCompleteNotification, path))
-    else:
-        _s_ElicitationCompleteNotification__extra(o, {})
-    return o
+    o.params = v
+    o.extra = _extra(d, _K_ElicitationCompleteNotification, path) if len(d) != 3 else {}
+    o.__class__ = ElicitationCompleteNotification
+    r: ElicitationCompleteNotification = o
+    return r
 
 
 def _unstructure_ElicitationCompleteNotification(o: ElicitationCompleteNotification) -> dict[str, Any]:
@@ -6888,20 +7191,20 @@ def _unstructure_ElicitationCompleteNotification(o: ElicitationCompleteNotificat
 
 
 def _structure_ElicitationCompleteNotificationParams(d: Any, path: str) -> ElicitationCompleteNotificationParams:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ElicitationCompleteNotificationParams = _new(ElicitationCompleteNotificationParams)
-    v = d.get("elicitationId", _MISSING)
-    if v is _MISSING:
-        raise _missing("elicitationId", path)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ElicitationCompleteNotificationParams()
+    try:
+        v = d["elicitationId"]
+    except KeyError:
+        raise _missing("elicitationId", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/elicitationId")
-    _s_ElicitationCompleteNotificationParams__elicitation_id(o, v)
-    if len(d) != 1:
-        _s_ElicitationCompleteNotificationParams__extra(o, _extra(d, _K_ElicitationCompleteNotificationParams, path))
-    else:
-        _s_ElicitationCompleteNotificationParams__extra(o, {})
-    return o
+    o.elicitation_id = v
+    o.extra = _extra(d, _K_ElicitationCompleteNotificationParams, path) if len(d) != 1 else {}
+    o.__class__ = ElicitationCompleteNotificationParams
+    r: ElicitationCompleteNotificationParams = o
+    return r
 
 
 def _unstructure_ElicitationCompleteNotificationParams(o: ElicitationCompleteNotificationParams) -> dict[str, Any]:
@@ -6912,44 +7215,51 @@ def _unstructure_ElicitationCompleteNotificationParams(o: ElicitationCompleteNot
 
 
 def _structure_EmbeddedResource(d: Any, path: str) -> EmbeddedResource:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: EmbeddedResource = _new(EmbeddedResource)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_EmbeddedResource()
     n = 2
-    v = d.get("_meta", OMITTED)
-    if v is not OMITTED:
+    if "_meta" in d:
+        v = d["_meta"]
         n += 1
         if not isinstance(v, dict):
-            raise _type_error("object", v, path + "/_meta")
-        for k in v:
-            if not isinstance(k, str):
-                raise _key_error(k, path + "/_meta")
-    _s_EmbeddedResource__meta(o, v)
-    v = d.get("annotations", OMITTED)
-    if v is not OMITTED:
+            raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        for k0 in v:
+            if not isinstance(k0, str):
+                raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        o.meta = v
+    else:
+        o.meta = OMITTED
+    if "annotations" in d:
+        v = d["annotations"]
         n += 1
         try:
             v = _structure_Annotations(v, "")
         except ValidationError as e:
             raise _at(e, path + "/annotations") from None
-    _s_EmbeddedResource__annotations(o, v)
-    v = d.get("resource", _MISSING)
-    if v is _MISSING:
-        raise _missing("resource", path)
+        o.annotations = v
+    else:
+        o.annotations = OMITTED
+    try:
+        v = d["resource"]
+    except KeyError:
+        raise _missing("resource", path) from None
     try:
         v = _structure_EmbeddedResourceResource(v, "")
     except ValidationError as e:
         raise _at(e, path + "/resource") from None
-    _s_EmbeddedResource__resource(o, v)
-    v = d.get("type", _MISSING)
+    o.resource = v
+    try:
+        v = d["type"]
+    except KeyError:
+        raise _missing("type", path) from None
     if v != "resource":
-        raise _const_error(v, "resource", "type", path)
-    _s_EmbeddedResource__type(o, "resource")
-    if len(d) != n:
-        _s_EmbeddedResource__extra(o, _extra(d, _K_EmbeddedResource, path))
-    else:
-        _s_EmbeddedResource__extra(o, {})
-    return o
+        raise _type_error("\"resource\"", v, path + "/type")
+    o.type = "resource"
+    o.extra = _extra(d, _K_EmbeddedResource, path) if len(d) != n else {}
+    o.__class__ = EmbeddedResource
+    r: EmbeddedResource = o
+    return r
 
 
 def _unstructure_EmbeddedResource(o: EmbeddedResource) -> dict[str, Any]:
@@ -6967,31 +7277,34 @@ def _unstructure_EmbeddedResource(o: EmbeddedResource) -> dict[str, Any]:
 
 
 def _structure_Error(d: Any, path: str) -> Error:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: Error = _new(Error)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_Error()
     n = 2
-    v = d.get("code", _MISSING)
-    if v is _MISSING:
-        raise _missing("code", path)
+    try:
+        v = d["code"]
+    except KeyError:
+        raise _missing("code", path) from None
     if not (v.__class__ is int or _is_int(v)):
         raise _type_error("integer", v, path + "/code")
-    _s_Error__code(o, v)
-    v = d.get("data", OMITTED)
-    if v is not OMITTED:
+    o.code = v
+    if "data" in d:
+        v = d["data"]
         n += 1
-    _s_Error__data(o, v)
-    v = d.get("message", _MISSING)
-    if v is _MISSING:
-        raise _missing("message", path)
+        o.data = v
+    else:
+        o.data = OMITTED
+    try:
+        v = d["message"]
+    except KeyError:
+        raise _missing("message", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/message")
-    _s_Error__message(o, v)
-    if len(d) != n:
-        _s_Error__extra(o, _extra(d, _K_Error, path))
-    else:
-        _s_Error__extra(o, {})
-    return o
+    o.message = v
+    o.extra = _extra(d, _K_Error, path) if len(d) != n else {}
+    o.__class__ = Error
+    r: Error = o
+    return r
 
 
 def _unstructure_Error(o: Error) -> dict[str, Any]:
@@ -7006,36 +7319,43 @@ def _unstructure_Error(o: Error) -> dict[str, Any]:
 
 
 def _structure_GetPromptRequest(d: Any, path: str) -> GetPromptRequest:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: GetPromptRequest = _new(GetPromptRequest)
-    v = d.get("id", _MISSING)
-    if v is _MISSING:
-        raise _missing("id", path)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_GetPromptRequest()
+    try:
+        v = d["id"]
+    except KeyError:
+        raise _missing("id", path) from None
     if not (isinstance(v, str) or (v.__class__ is int or _is_int(v))):
         raise _type_error("string or integer", v, path + "/id")
-    _s_GetPromptRequest__id(o, v)
-    v = d.get("jsonrpc", _MISSING)
+    o.id = v
+    try:
+        v = d["jsonrpc"]
+    except KeyError:
+        raise _missing("jsonrpc", path) from None
     if v != "2.0":
-        raise _const_error(v, "2.0", "jsonrpc", path)
-    _s_GetPromptRequest__jsonrpc(o, "2.0")
-    v = d.get("method", _MISSING)
+        raise _type_error("\"2.0\"", v, path + "/jsonrpc")
+    o.jsonrpc = "2.0"
+    try:
+        v = d["method"]
+    except KeyError:
+        raise _missing("method", path) from None
     if v != "prompts/get":
-        raise _const_error(v, "prompts/get", "method", path)
-    _s_GetPromptRequest__method(o, "prompts/get")
-    v = d.get("params", _MISSING)
-    if v is _MISSING:
-        raise _missing("params", path)
+        raise _type_error("\"prompts/get\"", v, path + "/method")
+    o.method = "prompts/get"
+    try:
+        v = d["params"]
+    except KeyError:
+        raise _missing("params", path) from None
     try:
         v = _structure_GetPromptRequestParams(v, "")
     except ValidationError as e:
         raise _at(e, path + "/params") from None
-    _s_GetPromptRequest__params(o, v)
-    if len(d) != 4:
-        _s_GetPromptRequest__extra(o, _extra(d, _K_GetPromptRequest, path))
-    else:
-        _s_GetPromptRequest__extra(o, {})
-    return o
+    o.params = v
+    o.extra = _extra(d, _K_GetPromptRequest, path) if len(d) != 4 else {}
+    o.__class__ = GetPromptRequest
+    r: GetPromptRequest = o
+    return r
 
 
 def _unstructure_GetPromptRequest(o: GetPromptRequest) -> dict[str, Any]:
@@ -7046,38 +7366,44 @@ def _unstructure_GetPromptRequest(o: GetPromptRequest) -> dict[str, Any]:
 
 
 def _structure_GetPromptRequestParams(d: Any, path: str) -> GetPromptRequestParams:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: GetPromptRequestParams = _new(GetPromptRequestParams)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_GetPromptRequestParams()
     n = 1
-    v = d.get("_meta", OMITTED)
-    if v is not OMITTED:
+    if "_meta" in d:
+        v = d["_meta"]
         n += 1
         try:
             v = _structure_GetPromptRequestParamsMeta(v, "")
         except ValidationError as e:
             raise _at(e, path + "/_meta") from None
-    _s_GetPromptRequestParams__meta(o, v)
-    v = d.get("arguments", OMITTED)
-    if v is not OMITTED:
+        o.meta = v
+    else:
+        o.meta = OMITTED
+    if "arguments" in d:
+        v = d["arguments"]
         n += 1
         if not isinstance(v, dict):
-            raise _type_error("object", v, path + "/arguments")
-        for k, x in v.items():
-            if not isinstance(k, str) or not (isinstance(x, str)):
-                raise _bad_entry(v, lambda x: isinstance(x, str), "string", path + "/arguments")
-    _s_GetPromptRequestParams__arguments(o, v)
-    v = d.get("name", _MISSING)
-    if v is _MISSING:
-        raise _missing("name", path)
+            raise _invalid(v, _structure__dict_str_str, path + "/arguments")
+        for k0, x0 in v.items():
+            if not isinstance(k0, str):
+                raise _invalid(v, _structure__dict_str_str, path + "/arguments")
+            if not isinstance(x0, str):
+                raise _invalid(v, _structure__dict_str_str, path + "/arguments")
+        o.arguments = v
+    else:
+        o.arguments = OMITTED
+    try:
+        v = d["name"]
+    except KeyError:
+        raise _missing("name", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/name")
-    _s_GetPromptRequestParams__name(o, v)
-    if len(d) != n:
-        _s_GetPromptRequestParams__extra(o, _extra(d, _K_GetPromptRequestParams, path))
-    else:
-        _s_GetPromptRequestParams__extra(o, {})
-    return o
+    o.name = v
+    o.extra = _extra(d, _K_GetPromptRequestParams, path) if len(d) != n else {}
+    o.__class__ = GetPromptRequestParams
+    r: GetPromptRequestParams = o
+    return r
 
 
 def _unstructure_GetPromptRequestParams(o: GetPromptRequestParams) -> dict[str, Any]:
@@ -7095,21 +7421,27 @@ def _unstructure_GetPromptRequestParams(o: GetPromptRequestParams) -> dict[str, 
 
 
 def _structure_GetPromptRequestParamsMeta(d: Any, path: str) -> GetPromptRequestParamsMeta:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: GetPromptRequestParamsMeta = _new(GetPromptRequestParamsMeta)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_GetPromptRequestParamsMeta()
+    if not d:
+        o.progress_token = OMITTED
+        o.extra = {}
+        o.__class__ = GetPromptRequestParamsMeta
+        return o  # type: ignore[no-any-return]
     n = 0
-    v = d.get("progressToken", OMITTED)
-    if v is not OMITTED:
+    if "progressToken" in d:
+        v = d["progressToken"]
         n += 1
         if not (isinstance(v, str) or (v.__class__ is int or _is_int(v))):
             raise _type_error("string or integer", v, path + "/progressToken")
-    _s_GetPromptRequestParamsMeta__progress_token(o, v)
-    if len(d) != n:
-        _s_GetPromptRequestParamsMeta__extra(o, _extra(d, _K_GetPromptRequestParamsMeta, path))
+        o.progress_token = v
     else:
-        _s_GetPromptRequestParamsMeta__extra(o, {})
-    return o
+        o.progress_token = OMITTED
+    o.extra = _extra(d, _K_GetPromptRequestParamsMeta, path) if len(d) != n else {}
+    o.__class__ = GetPromptRequestParamsMeta
+    r: GetPromptRequestParamsMeta = o
+    return r
 
 
 def _unstructure_GetPromptRequestParamsMeta(o: GetPromptRequestParamsMeta) -> dict[str, Any]:
@@ -7124,40 +7456,44 @@ def _unstructure_GetPromptRequestParamsMeta(o: GetPromptRequestParamsMeta) -> di
 
 
 def _structure_GetPromptResult(d: Any, path: str) -> GetPromptResult:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: GetPromptResult = _new(GetPromptResult)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_GetPromptResult()
     n = 1
-    v = d.get("_meta", OMITTED)
-    if v is not OMITTED:
+    if "_meta" in d:
+        v = d["_meta"]
         n += 1
         if not isinstance(v, dict):
-            raise _type_error("object", v, path + "/_meta")
-        for k in v:
-            if not isinstance(k, str):
-                raise _key_error(k, path + "/_meta")
-    _s_GetPromptResult__meta(o, v)
-    v = d.get("description", OMITTED)
-    if v is not OMITTED:
+            raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        for k0 in v:
+            if not isinstance(k0, str):
+                raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        o.meta = v
+    else:
+        o.meta = OMITTED
+    if "description" in d:
+        v = d["description"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/description")
-    _s_GetPromptResult__description(o, v)
-    v = d.get("messages", _MISSING)
-    if v is _MISSING:
-        raise _missing("messages", path)
+        o.description = v
+    else:
+        o.description = OMITTED
+    try:
+        v = d["messages"]
+    except KeyError:
+        raise _missing("messages", path) from None
     if not isinstance(v, list):
         raise _type_error("array", v, path + "/messages")
     try:
         v = [_structure_PromptMessage(x, "") for x in v]
     except ValidationError:
         raise _item_error(v, _structure_PromptMessage, path + "/messages") from None
-    _s_GetPromptResult__messages(o, v)
-    if len(d) != n:
-        _s_GetPromptResult__extra(o, _extra(d, _K_GetPromptResult, path))
-    else:
-        _s_GetPromptResult__extra(o, {})
-    return o
+    o.messages = v
+    o.extra = _extra(d, _K_GetPromptResult, path) if len(d) != n else {}
+    o.__class__ = GetPromptResult
+    r: GetPromptResult = o
+    return r
 
 
 def _unstructure_GetPromptResult(o: GetPromptResult) -> dict[str, Any]:
@@ -7175,36 +7511,43 @@ def _unstructure_GetPromptResult(o: GetPromptResult) -> dict[str, Any]:
 
 
 def _structure_GetTaskPayloadRequest(d: Any, path: str) -> GetTaskPayloadRequest:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: GetTaskPayloadRequest = _new(GetTaskPayloadRequest)
-    v = d.get("id", _MISSING)
-    if v is _MISSING:
-        raise _missing("id", path)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_GetTaskPayloadRequest()
+    try:
+        v = d["id"]
+    except KeyError:
+        raise _missing("id", path) from None
     if not (isinstance(v, str) or (v.__class__ is int or _is_int(v))):
         raise _type_error("string or integer", v, path + "/id")
-    _s_GetTaskPayloadRequest__id(o, v)
-    v = d.get("jsonrpc", _MISSING)
+    o.id = v
+    try:
+        v = d["jsonrpc"]
+    except KeyError:
+        raise _missing("jsonrpc", path) from None
     if v != "2.0":
-        raise _const_error(v, "2.0", "jsonrpc", path)
-    _s_GetTaskPayloadRequest__jsonrpc(o, "2.0")
-    v = d.get("method", _MISSING)
+        raise _type_error("\"2.0\"", v, path + "/jsonrpc")
+    o.jsonrpc = "2.0"
+    try:
+        v = d["method"]
+    except KeyError:
+        raise _missing("method", path) from None
     if v != "tasks/result":
-        raise _const_error(v, "tasks/result", "method", path)
-    _s_GetTaskPayloadRequest__method(o, "tasks/result")
-    v = d.get("params", _MISSING)
-    if v is _MISSING:
-        raise _missing("params", path)
+        raise _type_error("\"tasks/result\"", v, path + "/method")
+    o.method = "tasks/result"
+    try:
+        v = d["params"]
+    except KeyError:
+        raise _missing("params", path) from None
     try:
         v = _structure_GetTaskPayloadRequestParams(v, "")
     except ValidationError as e:
         raise _at(e, path + "/params") from None
-    _s_GetTaskPayloadRequest__params(o, v)
-    if len(d) != 4:
-        _s_GetTaskPayloadRequest__extra(o, _extra(d, _K_GetTaskPayloadRequest, path))
-    else:
-        _s_GetTaskPayloadRequest__extra(o, {})
-    return o
+    o.params = v
+    o.extra = _extra(d, _K_GetTaskPayloadRequest, path) if len(d) != 4 else {}
+    o.__class__ = GetTaskPayloadRequest
+    r: GetTaskPayloadRequest = o
+    return r
 
 
 def _unstructure_GetTaskPayloadRequest(o: GetTaskPayloadRequest) -> dict[str, Any]:
@@ -7215,20 +7558,20 @@ def _unstructure_GetTaskPayloadRequest(o: GetTaskPayloadRequest) -> dict[str, An
 
 
 def _structure_GetTaskPayloadRequestParams(d: Any, path: str) -> GetTaskPayloadRequestParams:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: GetTaskPayloadRequestParams = _new(GetTaskPayloadRequestParams)
-    v = d.get("taskId", _MISSING)
-    if v is _MISSING:
-        raise _missing("taskId", path)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_GetTaskPayloadRequestParams()
+    try:
+        v = d["taskId"]
+    except KeyError:
+        raise _missing("taskId", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/taskId")
-    _s_GetTaskPayloadRequestParams__task_id(o, v)
-    if len(d) != 1:
-        _s_GetTaskPayloadRequestParams__extra(o, _extra(d, _K_GetTaskPayloadRequestParams, path))
-    else:
-        _s_GetTaskPayloadRequestParams__extra(o, {})
-    return o
+    o.task_id = v
+    o.extra = _extra(d, _K_GetTaskPayloadRequestParams, path) if len(d) != 1 else {}
+    o.__class__ = GetTaskPayloadRequestParams
+    r: GetTaskPayloadRequestParams = o
+    return r
 
 
 def _unstructure_GetTaskPayloadRequestParams(o: GetTaskPayloadRequestParams) -> dict[str, Any]:
@@ -7239,24 +7582,30 @@ def _unstructure_GetTaskPayloadRequestParams(o: GetTaskPayloadRequestParams) -> 
 
 
 def _structure_GetTaskPayloadResult(d: Any, path: str) -> GetTaskPayloadResult:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: GetTaskPayloadResult = _new(GetTaskPayloadResult)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_GetTaskPayloadResult()
+    if not d:
+        o.meta = OMITTED
+        o.extra = {}
+        o.__class__ = GetTaskPayloadResult
+        return o  # type: ignore[no-any-return]
     n = 0
-    v = d.get("_meta", OMITTED)
-    if v is not OMITTED:
+    if "_meta" in d:
+        v = d["_meta"]
         n += 1
         if not isinstance(v, dict):
-            raise _type_error("object", v, path + "/_meta")
-        for k in v:
-            if not isinstance(k, str):
-                raise _key_error(k, path + "/_meta")
-    _s_GetTaskPayloadResult__meta(o, v)
-    if len(d) != n:
-        _s_GetTaskPayloadResult__extra(o, _extra(d, _K_GetTaskPayloadResult, path))
+            raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        for k0 in v:
+            if not isinstance(k0, str):
+                raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        o.meta = v
     else:
-        _s_GetTaskPayloadResult__extra(o, {})
-    return o
+        o.meta = OMITTED
+    o.extra = _extra(d, _K_GetTaskPayloadResult, path) if len(d) != n else {}
+    o.__class__ = GetTaskPayloadResult
+    r: GetTaskPayloadResult = o
+    return r
 
 
 def _unstructure_GetTaskPayloadResult(o: GetTaskPayloadResult) -> dict[str, Any]:
@@ -7271,36 +7620,43 @@ def _unstructure_GetTaskPayloadResult(o: GetTaskPayloadResult) -> dict[str, Any]
 
 
 def _structure_GetTaskRequest(d: Any, path: str) -> GetTaskRequest:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: GetTaskRequest = _new(GetTaskRequest)
-    v = d.get("id", _MISSING)
-    if v is _MISSING:
-        raise _missing("id", path)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_GetTaskRequest()
+    try:
+        v = d["id"]
+    except KeyError:
+        raise _missing("id", path) from None
     if not (isinstance(v, str) or (v.__class__ is int or _is_int(v))):
         raise _type_error("string or integer", v, path + "/id")
-    _s_GetTaskRequest__id(o, v)
-    v = d.get("jsonrpc", _MISSING)
+    o.id = v
+    try:
+        v = d["jsonrpc"]
+    except KeyError:
+        raise _missing("jsonrpc", path) from None
     if v != "2.0":
-        raise _const_error(v, "2.0", "jsonrpc", path)
-    _s_GetTaskRequest__jsonrpc(o, "2.0")
-    v = d.get("method", _MISSING)
+        raise _type_error("\"2.0\"", v, path + "/jsonrpc")
+    o.jsonrpc = "2.0"
+    try:
+        v = d["method"]
+    except KeyError:
+        raise _missing("method", path) from None
     if v != "tasks/get":
-        raise _const_error(v, "tasks/get", "method", path)
-    _s_GetTaskRequest__method(o, "tasks/get")
-    v = d.get("params", _MISSING)
-    if v is _MISSING:
-        raise _missing("params", path)
+        raise _type_error("\"tasks/get\"", v, path + "/method")
+    o.method = "tasks/get"
+    try:
+        v = d["params"]
+    except KeyError:
+        raise _missing("params", path) from None
     try:
         v = _structure_GetTaskRequestParams(v, "")
     except ValidationError as e:
         raise _at(e, path + "/params") from None
-    _s_GetTaskRequest__params(o, v)
-    if len(d) != 4:
-        _s_GetTaskRequest__extra(o, _extra(d, _K_GetTaskRequest, path))
-    else:
-        _s_GetTaskRequest__extra(o, {})
-    return o
+    o.params = v
+    o.extra = _extra(d, _K_GetTaskRequest, path) if len(d) != 4 else {}
+    o.__class__ = GetTaskRequest
+    r: GetTaskRequest = o
+    return r
 
 
 def _unstructure_GetTaskRequest(o: GetTaskRequest) -> dict[str, Any]:
@@ -7311,20 +7667,20 @@ def _unstructure_GetTaskRequest(o: GetTaskRequest) -> dict[str, Any]:
 
 
 def _structure_GetTaskRequestParams(d: Any, path: str) -> GetTaskRequestParams:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: GetTaskRequestParams = _new(GetTaskRequestParams)
-    v = d.get("taskId", _MISSING)
-    if v is _MISSING:
-        raise _missing("taskId", path)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_GetTaskRequestParams()
+    try:
+        v = d["taskId"]
+    except KeyError:
+        raise _missing("taskId", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/taskId")
-    _s_GetTaskRequestParams__task_id(o, v)
-    if len(d) != 1:
-        _s_GetTaskRequestParams__extra(o, _extra(d, _K_GetTaskRequestParams, path))
-    else:
-        _s_GetTaskRequestParams__extra(o, {})
-    return o
+    o.task_id = v
+    o.extra = _extra(d, _K_GetTaskRequestParams, path) if len(d) != 1 else {}
+    o.__class__ = GetTaskRequestParams
+    r: GetTaskRequestParams = o
+    return r
 
 
 def _unstructure_GetTaskRequestParams(o: GetTaskRequestParams) -> dict[str, Any]:
@@ -7335,66 +7691,76 @@ def _unstructure_GetTaskRequestParams(o: GetTaskRequestParams) -> dict[str, Any]
 
 
 def _structure_GetTaskResult(d: Any, path: str) -> GetTaskResult:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: GetTaskResult = _new(GetTaskResult)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_GetTaskResult()
     n = 5
-    v = d.get("_meta", OMITTED)
-    if v is not OMITTED:
+    if "_meta" in d:
+        v = d["_meta"]
         n += 1
         if not isinstance(v, dict):
-            raise _type_error("object", v, path + "/_meta")
-        for k in v:
-            if not isinstance(k, str):
-                raise _key_error(k, path + "/_meta")
-    _s_GetTaskResult__meta(o, v)
-    v = d.get("createdAt", _MISSING)
-    if v is _MISSING:
-        raise _missing("createdAt", path)
+            raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        for k0 in v:
+            if not isinstance(k0, str):
+                raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        o.meta = v
+    else:
+        o.meta = OMITTED
+    try:
+        v = d["createdAt"]
+    except KeyError:
+        raise _missing("createdAt", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/createdAt")
-    _s_GetTaskResult__created_at(o, v)
-    v = d.get("lastUpdatedAt", _MISSING)
-    if v is _MISSING:
-        raise _missing("lastUpdatedAt", path)
+    o.created_at = v
+    try:
+        v = d["lastUpdatedAt"]
+    except KeyError:
+        raise _missing("lastUpdatedAt", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/lastUpdatedAt")
-    _s_GetTaskResult__last_updated_at(o, v)
-    v = d.get("pollInterval", OMITTED)
-    if v is not OMITTED:
+    o.last_updated_at = v
+    if "pollInterval" in d:
+        v = d["pollInterval"]
         n += 1
         if not (v.__class__ is int or _is_int(v)):
             raise _type_error("integer", v, path + "/pollInterval")
-    _s_GetTaskResult__poll_interval(o, v)
-    v = d.get("status", _MISSING)
-    if v is _MISSING:
-        raise _missing("status", path)
+        o.poll_interval = v
+    else:
+        o.poll_interval = OMITTED
+    try:
+        v = d["status"]
+    except KeyError:
+        raise _missing("status", path) from None
     if not (isinstance(v, str) and v in {"cancelled", "completed", "failed", "input_required", "working"}):
         raise _type_error("one of \"cancelled\", \"completed\", \"failed\", \"input_required\", \"working\"", v, path + "/status")
-    _s_GetTaskResult__status(o, v)
-    v = d.get("statusMessage", OMITTED)
-    if v is not OMITTED:
+    o.status = v
+    if "statusMessage" in d:
+        v = d["statusMessage"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/statusMessage")
-    _s_GetTaskResult__status_message(o, v)
-    v = d.get("taskId", _MISSING)
-    if v is _MISSING:
-        raise _missing("taskId", path)
+        o.status_message = v
+    else:
+        o.status_message = OMITTED
+    try:
+        v = d["taskId"]
+    except KeyError:
+        raise _missing("taskId", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/taskId")
-    _s_GetTaskResult__task_id(o, v)
-    v = d.get("ttl", _MISSING)
-    if v is _MISSING:
-        raise _missing("ttl", path)
+    o.task_id = v
+    try:
+        v = d["ttl"]
+    except KeyError:
+        raise _missing("ttl", path) from None
     if not ((v.__class__ is int or _is_int(v)) or v is None):
         raise _type_error("integer or null", v, path + "/ttl")
-    _s_GetTaskResult__ttl(o, v)
-    if len(d) != n:
-        _s_GetTaskResult__extra(o, _extra(d, _K_GetTaskResult, path))
-    else:
-        _s_GetTaskResult__extra(o, {})
-    return o
+    o.ttl = v
+    o.extra = _extra(d, _K_GetTaskResult, path) if len(d) != n else {}
+    o.__class__ = GetTaskResult
+    r: GetTaskResult = o
+    return r
 
 
 def _unstructure_GetTaskResult(o: GetTaskResult) -> dict[str, Any]:
@@ -7415,42 +7781,48 @@ def _unstructure_GetTaskResult(o: GetTaskResult) -> dict[str, Any]:
 
 
 def _structure_Icon(d: Any, path: str) -> Icon:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: Icon = _new(Icon)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_Icon()
     n = 1
-    v = d.get("mimeType", OMITTED)
-    if v is not OMITTED:
+    if "mimeType" in d:
+        v = d["mimeType"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/mimeType")
-    _s_Icon__mime_type(o, v)
-    v = d.get("sizes", OMITTED)
-    if v is not OMITTED:
+        o.mime_type = v
+    else:
+        o.mime_type = OMITTED
+    if "sizes" in d:
+        v = d["sizes"]
         n += 1
         if not isinstance(v, list):
-            raise _type_error("array", v, path + "/sizes")
-        for x in v:
-            if not isinstance(x, str):
-                raise _bad_item(v, lambda x: isinstance(x, str), "string", path + "/sizes")
-    _s_Icon__sizes(o, v)
-    v = d.get("src", _MISSING)
-    if v is _MISSING:
-        raise _missing("src", path)
+            raise _invalid(v, _structure__list_str, path + "/sizes")
+        for x0 in v:
+            if not isinstance(x0, str):
+                raise _invalid(v, _structure__list_str, path + "/sizes")
+        o.sizes = v
+    else:
+        o.sizes = OMITTED
+    try:
+        v = d["src"]
+    except KeyError:
+        raise _missing("src", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/src")
-    _s_Icon__src(o, v)
-    v = d.get("theme", OMITTED)
-    if v is not OMITTED:
+    o.src = v
+    if "theme" in d:
+        v = d["theme"]
         n += 1
         if not (isinstance(v, str) and v in {"dark", "light"}):
             raise _type_error("one of \"dark\", \"light\"", v, path + "/theme")
-    _s_Icon__theme(o, v)
-    if len(d) != n:
-        _s_Icon__extra(o, _extra(d, _K_Icon, path))
+        o.theme = v
     else:
-        _s_Icon__extra(o, {})
-    return o
+        o.theme = OMITTED
+    o.extra = _extra(d, _K_Icon, path) if len(d) != n else {}
+    o.__class__ = Icon
+    r: Icon = o
+    return r
 
 
 def _unstructure_Icon(o: Icon) -> dict[str, Any]:
@@ -7471,12 +7843,17 @@ def _unstructure_Icon(o: Icon) -> dict[str, Any]:
 
 
 def _structure_Icons(d: Any, path: str) -> Icons:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: Icons = _new(Icons)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_Icons()
+    if not d:
+        o.icons = OMITTED
+        o.extra = {}
+        o.__class__ = Icons
+        return o  # type: ignore[no-any-return]
     n = 0
-    v = d.get("icons", OMITTED)
-    if v is not OMITTED:
+    if "icons" in d:
+        v = d["icons"]
         n += 1
         if not isinstance(v, list):
             raise _type_error("array", v, path + "/icons")
@@ -7484,12 +7861,13 @@ def _structure_Icons(d: Any, path: str) -> Icons:
             v = [_structure_Icon(x, "") for x in v]
         except ValidationError:
             raise _item_error(v, _structure_Icon, path + "/icons") from None
-    _s_Icons__icons(o, v)
-    if len(d) != n:
-        _s_Icons__extra(o, _extra(d, _K_Icons, path))
+        o.icons = v
     else:
-        _s_Icons__extra(o, {})
-    return o
+        o.icons = OMITTED
+    o.extra = _extra(d, _K_Icons, path) if len(d) != n else {}
+    o.__class__ = Icons
+    r: Icons = o
+    return r
 
 
 def _unstructure_Icons(o: Icons) -> dict[str, Any]:
@@ -7504,48 +7882,56 @@ def _unstructure_Icons(o: Icons) -> dict[str, Any]:
 
 
 def _structure_ImageContent(d: Any, path: str) -> ImageContent:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ImageContent = _new(ImageContent)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ImageContent()
     n = 3
-    v = d.get("_meta", OMITTED)
-    if v is not OMITTED:
+    if "_meta" in d:
+        v = d["_meta"]
         n += 1
         if not isinstance(v, dict):
-            raise _type_error("object", v, path + "/_meta")
-        for k in v:
-            if not isinstance(k, str):
-                raise _key_error(k, path + "/_meta")
-    _s_ImageContent__meta(o, v)
-    v = d.get("annotations", OMITTED)
-    if v is not OMITTED:
+            raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        for k0 in v:
+            if not isinstance(k0, str):
+                raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        o.meta = v
+    else:
+        o.meta = OMITTED
+    if "annotations" in d:
+        v = d["annotations"]
         n += 1
         try:
             v = _structure_Annotations(v, "")
         except ValidationError as e:
             raise _at(e, path + "/annotations") from None
-    _s_ImageContent__annotations(o, v)
-    v = d.get("data", _MISSING)
-    if v is _MISSING:
-        raise _missing("data", path)
+        o.annotations = v
+    else:
+        o.annotations = OMITTED
+    try:
+        v = d["data"]
+    except KeyError:
+        raise _missing("data", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/data")
-    _s_ImageContent__data(o, v)
-    v = d.get("mimeType", _MISSING)
-    if v is _MISSING:
-        raise _missing("mimeType", path)
+    o.data = v
+    try:
+        v = d["mimeType"]
+    except KeyError:
+        raise _missing("mimeType", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/mimeType")
-    _s_ImageContent__mime_type(o, v)
-    v = d.get("type", _MISSING)
+    o.mime_type = v
+    try:
+        v = d["type"]
+    except KeyError:
+        raise _missing("type", path) from None
     if v != "image":
-        raise _const_error(v, "image", "type", path)
-    _s_ImageContent__type(o, "image")
-    if len(d) != n:
-        _s_ImageContent__extra(o, _extra(d, _K_ImageContent, path))
-    else:
-        _s_ImageContent__extra(o, {})
-    return o
+        raise _type_error("\"image\"", v, path + "/type")
+    o.type = "image"
+    o.extra = _extra(d, _K_ImageContent, path) if len(d) != n else {}
+    o.__class__ = ImageContent
+    r: ImageContent = o
+    return r
 
 
 def _unstructure_ImageContent(o: ImageContent) -> dict[str, Any]:
@@ -7563,18 +7949,20 @@ def _unstructure_ImageContent(o: ImageContent) -> dict[str, Any]:
 
 
 def _structure_Implementation(d: Any, path: str) -> Implementation:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: Implementation = _new(Implementation)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_Implementation()
     n = 2
-    v = d.get("description", OMITTED)
-    if v is not OMITTED:
+    if "description" in d:
+        v = d["description"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/description")
-    _s_Implementation__description(o, v)
-    v = d.get("icons", OMITTED)
-    if v is not OMITTED:
+        o.description = v
+    else:
+        o.description = OMITTED
+    if "icons" in d:
+        v = d["icons"]
         n += 1
         if not isinstance(v, list):
             raise _type_error("array", v, path + "/icons")
@@ -7582,36 +7970,43 @@ def _structure_Implementation(d: Any, path: str) -> Implementation:
             v = [_structure_Icon(x, "") for x in v]
         except ValidationError:
             raise _item_error(v, _structure_Icon, path + "/icons") from None
-    _s_Implementation__icons(o, v)
-    v = d.get("name", _MISSING)
-    if v is _MISSING:
-        raise _missing("name", path)
+        o.icons = v
+    else:
+        o.icons = OMITTED
+    try:
+        v = d["name"]
+    except KeyError:
+        raise _missing("name", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/name")
-    _s_Implementation__name(o, v)
-    v = d.get("title", OMITTED)
-    if v is not OMITTED:
+    o.name = v
+    if "title" in d:
+        v = d["title"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/title")
-    _s_Implementation__title(o, v)
-    v = d.get("version", _MISSING)
-    if v is _MISSING:
-        raise _missing("version", path)
+        o.title = v
+    else:
+        o.title = OMITTED
+    try:
+        v = d["version"]
+    except KeyError:
+        raise _missing("version", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/version")
-    _s_Implementation__version(o, v)
-    v = d.get("websiteUrl", OMITTED)
-    if v is not OMITTED:
+    o.version = v
+    if "websiteUrl" in d:
+        v = d["websiteUrl"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/websiteUrl")
-    _s_Implementation__website_url(o, v)
-    if len(d) != n:
-        _s_Implementation__extra(o, _extra(d, _K_Implementation, path))
+        o.website_url = v
     else:
-        _s_Implementation__extra(o, {})
-    return o
+        o.website_url = OMITTED
+    o.extra = _extra(d, _K_Implementation, path) if len(d) != n else {}
+    o.__class__ = Implementation
+    r: Implementation = o
+    return r
 
 
 def _unstructure_Implementation(o: Implementation) -> dict[str, Any]:
@@ -7635,36 +8030,43 @@ def _unstructure_Implementation(o: Implementation) -> dict[str, Any]:
 
 
 def _structure_InitializeRequest(d: Any, path: str) -> InitializeRequest:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: InitializeRequest = _new(InitializeRequest)
-    v = d.get("id", _MISSING)
-    if v is _MISSING:
-        raise _missing("id", path)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_InitializeRequest()
+    try:
+        v = d["id"]
+    except KeyError:
+        raise _missing("id", path) from None
     if not (isinstance(v, str) or (v.__class__ is int or _is_int(v))):
         raise _type_error("string or integer", v, path + "/id")
-    _s_InitializeRequest__id(o, v)
-    v = d.get("jsonrpc", _MISSING)
+    o.id = v
+    try:
+        v = d["jsonrpc"]
+    except KeyError:
+        raise _missing("jsonrpc", path) from None
     if v != "2.0":
-        raise _const_error(v, "2.0", "jsonrpc", path)
-    _s_InitializeRequest__jsonrpc(o, "2.0")
-    v = d.get("method", _MISSING)
+        raise _type_error("\"2.0\"", v, path + "/jsonrpc")
+    o.jsonrpc = "2.0"
+    try:
+        v = d["method"]
+    except KeyError:
+        raise _missing("method", path) from None
     if v != "initialize":
-        raise _const_error(v, "initialize", "method", path)
-    _s_InitializeRequest__method(o, "initialize")
-    v = d.get("params", _MISSING)
-    if v is _MISSING:
-        raise _missing("params", path)
+        raise _type_error("\"initialize\"", v, path + "/method")
+    o.method = "initialize"
+    try:
+        v = d["params"]
+    except KeyError:
+        raise _missing("params", path) from None
     try:
         v = _structure_InitializeRequestParams(v, "")
     except ValidationError as e:
         raise _at(e, path + "/params") from None
-    _s_InitializeRequest__params(o, v)
-    if len(d) != 4:
-        _s_InitializeRequest__extra(o, _extra(d, _K_InitializeRequest, path))
-    else:
-        _s_InitializeRequest__extra(o, {})
-    return o
+    o.params = v
+    o.extra = _extra(d, _K_InitializeRequest, path) if len(d) != 4 else {}
+    o.__class__ = InitializeRequest
+    r: InitializeRequest = o
+    return r
 
 
 def _unstructure_InitializeRequest(o: InitializeRequest) -> dict[str, Any]:
@@ -7675,45 +8077,49 @@ def _unstructure_InitializeRequest(o: InitializeRequest) -> dict[str, Any]:
 
 
 def _structure_InitializeRequestParams(d: Any, path: str) -> InitializeRequestParams:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: InitializeRequestParams = _new(InitializeRequestParams)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_InitializeRequestParams()
     n = 3
-    v = d.get("_meta", OMITTED)
-    if v is not OMITTED:
+    if "_meta" in d:
+        v = d["_meta"]
         n += 1
         try:
             v = _structure_InitializeRequestParamsMeta(v, "")
         except ValidationError as e:
             raise _at(e, path + "/_meta") from None
-    _s_InitializeRequestParams__meta(o, v)
-    v = d.get("capabilities", _MISSING)
-    if v is _MISSING:
-        raise _missing("capabilities", path)
+        o.meta = v
+    else:
+        o.meta = OMITTED
+    try:
+        v = d["capabilities"]
+    except KeyError:
+        raise _missing("capabilities", path) from None
     try:
         v = _structure_ClientCapabilities(v, "")
     except ValidationError as e:
         raise _at(e, path + "/capabilities") from None
-    _s_InitializeRequestParams__capabilities(o, v)
-    v = d.get("clientInfo", _MISSING)
-    if v is _MISSING:
-        raise _missing("clientInfo", path)
+    o.capabilities = v
+    try:
+        v = d["clientInfo"]
+    except KeyError:
+        raise _missing("clientInfo", path) from None
     try:
         v = _structure_Implementation(v, "")
     except ValidationError as e:
         raise _at(e, path + "/clientInfo") from None
-    _s_InitializeRequestParams__client_info(o, v)
-    v = d.get("protocolVersion", _MISSING)
-    if v is _MISSING:
-        raise _missing("protocolVersion", path)
+    o.client_info = v
+    try:
+        v = d["protocolVersion"]
+    except KeyError:
+        raise _missing("protocolVersion", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/protocolVersion")
-    _s_InitializeRequestParams__protocol_version(o, v)
-    if len(d) != n:
-        _s_InitializeRequestParams__extra(o, _extra(d, _K_InitializeRequestParams, path))
-    else:
-        _s_InitializeRequestParams__extra(o, {})
-    return o
+    o.protocol_version = v
+    o.extra = _extra(d, _K_InitializeRequestParams, path) if len(d) != n else {}
+    o.__class__ = InitializeRequestParams
+    r: InitializeRequestParams = o
+    return r
 
 
 def _unstructure_InitializeRequestParams(o: InitializeRequestParams) -> dict[str, Any]:
@@ -7728,21 +8134,27 @@ def _unstructure_InitializeRequestParams(o: InitializeRequestParams) -> dict[str
 
 
 def _structure_InitializeRequestParamsMeta(d: Any, path: str) -> InitializeRequestParamsMeta:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: InitializeRequestParamsMeta = _new(InitializeRequestParamsMeta)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_InitializeRequestParamsMeta()
+    if not d:
+        o.progress_token = OMITTED
+        o.extra = {}
+        o.__class__ = InitializeRequestParamsMeta
+        return o  # type: ignore[no-any-return]
     n = 0
-    v = d.get("progressToken", OMITTED)
-    if v is not OMITTED:
+    if "progressToken" in d:
+        v = d["progressToken"]
         n += 1
         if not (isinstance(v, str) or (v.__class__ is int or _is_int(v))):
             raise _type_error("string or integer", v, path + "/progressToken")
-    _s_InitializeRequestParamsMeta__progress_token(o, v)
-    if len(d) != n:
-        _s_InitializeRequestParamsMeta__extra(o, _extra(d, _K_InitializeRequestParamsMeta, path))
+        o.progress_token = v
     else:
-        _s_InitializeRequestParamsMeta__extra(o, {})
-    return o
+        o.progress_token = OMITTED
+    o.extra = _extra(d, _K_InitializeRequestParamsMeta, path) if len(d) != n else {}
+    o.__class__ = InitializeRequestParamsMeta
+    r: InitializeRequestParamsMeta = o
+    return r
 
 
 def _unstructure_InitializeRequestParamsMeta(o: InitializeRequestParamsMeta) -> dict[str, Any]:
@@ -7757,52 +8169,58 @@ def _unstructure_InitializeRequestParamsMeta(o: InitializeRequestParamsMeta) -> 
 
 
 def _structure_InitializeResult(d: Any, path: str) -> InitializeResult:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: InitializeResult = _new(InitializeResult)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_InitializeResult()
     n = 3
-    v = d.get("_meta", OMITTED)
-    if v is not OMITTED:
+    if "_meta" in d:
+        v = d["_meta"]
         n += 1
         if not isinstance(v, dict):
-            raise _type_error("object", v, path + "/_meta")
-        for k in v:
-            if not isinstance(k, str):
-                raise _key_error(k, path + "/_meta")
-    _s_InitializeResult__meta(o, v)
-    v = d.get("capabilities", _MISSING)
-    if v is _MISSING:
-        raise _missing("capabilities", path)
+            raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        for k0 in v:
+            if not isinstance(k0, str):
+                raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        o.meta = v
+    else:
+        o.meta = OMITTED
+    try:
+        v = d["capabilities"]
+    except KeyError:
+        raise _missing("capabilities", path) from None
     try:
         v = _structure_ServerCapabilities(v, "")
     except ValidationError as e:
         raise _at(e, path + "/capabilities") from None
-    _s_InitializeResult__capabilities(o, v)
-    v = d.get("instructions", OMITTED)
-    if v is not OMITTED:
+    o.capabilities = v
+    if "instructions" in d:
+        v = d["instructions"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/instructions")
-    _s_InitializeResult__instructions(o, v)
-    v = d.get("protocolVersion", _MISSING)
-    if v is _MISSING:
-        raise _missing("protocolVersion", path)
+        o.instructions = v
+    else:
+        o.instructions = OMITTED
+    try:
+        v = d["protocolVersion"]
+    except KeyError:
+        raise _missing("protocolVersion", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/protocolVersion")
-    _s_InitializeResult__protocol_version(o, v)
-    v = d.get("serverInfo", _MISSING)
-    if v is _MISSING:
-        raise _missing("serverInfo", path)
+    o.protocol_version = v
+    try:
+        v = d["serverInfo"]
+    except KeyError:
+        raise _missing("serverInfo", path) from None
     try:
         v = _structure_Implementation(v, "")
     except ValidationError as e:
         raise _at(e, path + "/serverInfo") from None
-    _s_InitializeResult__server_info(o, v)
-    if len(d) != n:
-        _s_InitializeResult__extra(o, _extra(d, _K_InitializeResult, path))
-    else:
-        _s_InitializeResult__extra(o, {})
-    return o
+    o.server_info = v
+    o.extra = _extra(d, _K_InitializeResult, path) if len(d) != n else {}
+    o.__class__ = InitializeResult
+    r: InitializeResult = o
+    return r
 
 
 def _unstructure_InitializeResult(o: InitializeResult) -> dict[str, Any]:
@@ -7820,31 +8238,38 @@ def _unstructure_InitializeResult(o: InitializeResult) -> dict[str, Any]:
 
 
 def _structure_InitializedNotification(d: Any, path: str) -> InitializedNotification:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: InitializedNotification = _new(InitializedNotification)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_InitializedNotification()
     n = 2
-    v = d.get("jsonrpc", _MISSING)
+    try:
+        v = d["jsonrpc"]
+    except KeyError:
+        raise _missing("jsonrpc", path) from None
     if v != "2.0":
-        raise _const_error(v, "2.0", "jsonrpc", path)
-    _s_InitializedNotification__jsonrpc(o, "2.0")
-    v = d.get("method", _MISSING)
+        raise _type_error("\"2.0\"", v, path + "/jsonrpc")
+    o.jsonrpc = "2.0"
+    try:
+        v = d["method"]
+    except KeyError:
+        raise _missing("method", path) from None
     if v != "notifications/initialized":
-        raise _const_error(v, "notifications/initialized", "method", path)
-    _s_InitializedNotification__method(o, "notifications/initialized")
-    v = d.get("params", OMITTED)
-    if v is not OMITTED:
+        raise _type_error("\"notifications/initialized\"", v, path + "/method")
+    o.method = "notifications/initialized"
+    if "params" in d:
+        v = d["params"]
         n += 1
         try:
             v = _structure_NotificationParams(v, "")
         except ValidationError as e:
             raise _at(e, path + "/params") from None
-    _s_InitializedNotification__params(o, v)
-    if len(d) != n:
-        _s_InitializedNotification__extra(o, _extra(d, _K_InitializedNotification, path))
+        o.params = v
     else:
-        _s_InitializedNotification__extra(o, {})
-    return o
+        o.params = OMITTED
+    o.extra = _extra(d, _K_InitializedNotification, path) if len(d) != n else {}
+    o.__class__ = InitializedNotification
+    r: InitializedNotification = o
+    return r
 
 
 def _unstructure_InitializedNotification(o: InitializedNotification) -> dict[str, Any]:
@@ -7859,33 +8284,38 @@ def _unstructure_InitializedNotification(o: InitializedNotification) -> dict[str
 
 
 def _structure_JSONRPCErrorResponse(d: Any, path: str) -> JSONRPCErrorResponse:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: JSONRPCErrorResponse = _new(JSONRPCErrorResponse)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_JSONRPCErrorResponse()
     n = 2
-    v = d.get("error", _MISSING)
-    if v is _MISSING:
-        raise _missing("error", path)
+    try:
+        v = d["error"]
+    except KeyError:
+        raise _missing("error", path) from None
     try:
         v = _structure_Error(v, "")
     except ValidationError as e:
         raise _at(e, path + "/error") from None
-    _s_JSONRPCErrorResponse__error(o, v)
-    v = d.get("id", OMITTED)
-    if v is not OMITTED:
+    o.error = v
+    if "id" in d:
+        v = d["id"]
         n += 1
         if not (isinstance(v, str) or (v.__class__ is int or _is_int(v))):
             raise _type_error("string or integer", v, path + "/id")
-    _s_JSONRPCErrorResponse__id(o, v)
-    v = d.get("jsonrpc", _MISSING)
-    if v != "2.0":
-        raise _const_error(v, "2.0", "jsonrpc", path)
-    _s_JSONRPCErrorResponse__jsonrpc(o, "2.0")
-    if len(d) != n:
-        _s_JSONRPCErrorResponse__extra(o, _extra(d, _K_JSONRPCErrorResponse, path))
+        o.id = v
     else:
-        _s_JSONRPCErrorResponse__extra(o, {})
-    return o
+        o.id = OMITTED
+    try:
+        v = d["jsonrpc"]
+    except KeyError:
+        raise _missing("jsonrpc", path) from None
+    if v != "2.0":
+        raise _type_error("\"2.0\"", v, path + "/jsonrpc")
+    o.jsonrpc = "2.0"
+    o.extra = _extra(d, _K_JSONRPCErrorResponse, path) if len(d) != n else {}
+    o.__class__ = JSONRPCErrorResponse
+    r: JSONRPCErrorResponse = o
+    return r
 
 
 def _unstructure_JSONRPCErrorResponse(o: JSONRPCErrorResponse) -> dict[str, Any]:
@@ -7900,34 +8330,39 @@ def _unstructure_JSONRPCErrorResponse(o: JSONRPCErrorResponse) -> dict[str, Any]
 
 
 def _structure_JSONRPCNotification(d: Any, path: str) -> JSONRPCNotification:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: JSONRPCNotification = _new(JSONRPCNotification)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_JSONRPCNotification()
     n = 2
-    v = d.get("jsonrpc", _MISSING)
+    try:
+        v = d["jsonrpc"]
+    except KeyError:
+        raise _missing("jsonrpc", path) from None
     if v != "2.0":
-        raise _const_error(v, "2.0", "jsonrpc", path)
-    _s_JSONRPCNotification__jsonrpc(o, "2.0")
-    v = d.get("method", _MISSING)
-    if v is _MISSING:
-        raise _missing("method", path)
+        raise _type_error("\"2.0\"", v, path + "/jsonrpc")
+    o.jsonrpc = "2.0"
+    try:
+        v = d["method"]
+    except KeyError:
+        raise _missing("method", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/method")
-    _s_JSONRPCNotification__method(o, v)
-    v = d.get("params", OMITTED)
-    if v is not OMITTED:
+    o.method = v
+    if "params" in d:
+        v = d["params"]
         n += 1
         if not isinstance(v, dict):
-            raise _type_error("object", v, path + "/params")
-        for k in v:
-            if not isinstance(k, str):
-                raise _key_error(k, path + "/params")
-    _s_JSONRPCNotification__params(o, v)
-    if len(d) != n:
-        _s_JSONRPCNotification__extra(o, _extra(d, _K_JSONRPCNotification, path))
+            raise _invalid(v, _structure__dict_str_Any, path + "/params")
+        for k0 in v:
+            if not isinstance(k0, str):
+                raise _invalid(v, _structure__dict_str_Any, path + "/params")
+        o.params = v
     else:
-        _s_JSONRPCNotification__extra(o, {})
-    return o
+        o.params = OMITTED
+    o.extra = _extra(d, _K_JSONRPCNotification, path) if len(d) != n else {}
+    o.__class__ = JSONRPCNotification
+    r: JSONRPCNotification = o
+    return r
 
 
 def _unstructure_JSONRPCNotification(o: JSONRPCNotification) -> dict[str, Any]:
@@ -7942,40 +8377,46 @@ def _unstructure_JSONRPCNotification(o: JSONRPCNotification) -> dict[str, Any]:
 
 
 def _structure_JSONRPCRequest(d: Any, path: str) -> JSONRPCRequest:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: JSONRPCRequest = _new(JSONRPCRequest)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_JSONRPCRequest()
     n = 3
-    v = d.get("id", _MISSING)
-    if v is _MISSING:
-        raise _missing("id", path)
+    try:
+        v = d["id"]
+    except KeyError:
+        raise _missing("id", path) from None
     if not (isinstance(v, str) or (v.__class__ is int or _is_int(v))):
         raise _type_error("string or integer", v, path + "/id")
-    _s_JSONRPCRequest__id(o, v)
-    v = d.get("jsonrpc", _MISSING)
+    o.id = v
+    try:
+        v = d["jsonrpc"]
+    except KeyError:
+        raise _missing("jsonrpc", path) from None
     if v != "2.0":
-        raise _const_error(v, "2.0", "jsonrpc", path)
-    _s_JSONRPCRequest__jsonrpc(o, "2.0")
-    v = d.get("method", _MISSING)
-    if v is _MISSING:
-        raise _missing("method", path)
+        raise _type_error("\"2.0\"", v, path + "/jsonrpc")
+    o.jsonrpc = "2.0"
+    try:
+        v = d["method"]
+    except KeyError:
+        raise _missing("method", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/method")
-    _s_JSONRPCRequest__method(o, v)
-    v = d.get("params", OMITTED)
-    if v is not OMITTED:
+    o.method = v
+    if "params" in d:
+        v = d["params"]
         n += 1
         if not isinstance(v, dict):
-            raise _type_error("object", v, path + "/params")
-        for k in v:
-            if not isinstance(k, str):
-                raise _key_error(k, path + "/params")
-    _s_JSONRPCRequest__params(o, v)
-    if len(d) != n:
-        _s_JSONRPCRequest__extra(o, _extra(d, _K_JSONRPCRequest, path))
+            raise _invalid(v, _structure__dict_str_Any, path + "/params")
+        for k0 in v:
+            if not isinstance(k0, str):
+                raise _invalid(v, _structure__dict_str_Any, path + "/params")
+        o.params = v
     else:
-        _s_JSONRPCRequest__extra(o, {})
-    return o
+        o.params = OMITTED
+    o.extra = _extra(d, _K_JSONRPCRequest, path) if len(d) != n else {}
+    o.__class__ = JSONRPCRequest
+    r: JSONRPCRequest = o
+    return r
 
 
 def _unstructure_JSONRPCRequest(o: JSONRPCRequest) -> dict[str, Any]:
@@ -7990,32 +8431,36 @@ def _unstructure_JSONRPCRequest(o: JSONRPCRequest) -> dict[str, Any]:
 
 
 def _structure_JSONRPCResultResponse(d: Any, path: str) -> JSONRPCResultResponse:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: JSONRPCResultResponse = _new(JSONRPCResultResponse)
-    v = d.get("id", _MISSING)
-    if v is _MISSING:
-        raise _missing("id", path)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_JSONRPCResultResponse()
+    try:
+        v = d["id"]
+    except KeyError:
+        raise _missing("id", path) from None
     if not (isinstance(v, str) or (v.__class__ is int or _is_int(v))):
         raise _type_error("string or integer", v, path + "/id")
-    _s_JSONRPCResultResponse__id(o, v)
-    v = d.get("jsonrpc", _MISSING)
+    o.id = v
+    try:
+        v = d["jsonrpc"]
+    except KeyError:
+        raise _missing("jsonrpc", path) from None
     if v != "2.0":
-        raise _const_error(v, "2.0", "jsonrpc", path)
-    _s_JSONRPCResultResponse__jsonrpc(o, "2.0")
-    v = d.get("result", _MISSING)
-    if v is _MISSING:
-        raise _missing("result", path)
+        raise _type_error("\"2.0\"", v, path + "/jsonrpc")
+    o.jsonrpc = "2.0"
+    try:
+        v = d["result"]
+    except KeyError:
+        raise _missing("result", path) from None
     try:
         v = _structure_Result(v, "")
     except ValidationError as e:
         raise _at(e, path + "/result") from None
-    _s_JSONRPCResultResponse__result(o, v)
-    if len(d) != 3:
-        _s_JSONRPCResultResponse__extra(o, _extra(d, _K_JSONRPCResultResponse, path))
-    else:
-        _s_JSONRPCResultResponse__extra(o, {})
-    return o
+    o.result = v
+    o.extra = _extra(d, _K_JSONRPCResultResponse, path) if len(d) != 3 else {}
+    o.__class__ = JSONRPCResultResponse
+    r: JSONRPCResultResponse = o
+    return r
 
 
 def _unstructure_JSONRPCResultResponse(o: JSONRPCResultResponse) -> dict[str, Any]:
@@ -8026,55 +8471,66 @@ def _unstructure_JSONRPCResultResponse(o: JSONRPCResultResponse) -> dict[str, An
 
 
 def _structure_LegacyTitledEnumSchema(d: Any, path: str) -> LegacyTitledEnumSchema:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: LegacyTitledEnumSchema = _new(LegacyTitledEnumSchema)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_LegacyTitledEnumSchema()
     n = 2
-    v = d.get("default", OMITTED)
-    if v is not OMITTED:
+    if "default" in d:
+        v = d["default"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/default")
-    _s_LegacyTitledEnumSchema__default(o, v)
-    v = d.get("description", OMITTED)
-    if v is not OMITTED:
+        o.default = v
+    else:
+        o.default = OMITTED
+    if "description" in d:
+        v = d["description"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/description")
-    _s_LegacyTitledEnumSchema__description(o, v)
-    v = d.get("enum", _MISSING)
-    if v is _MISSING:
-        raise _missing("enum", path)
+        o.description = v
+    else:
+        o.description = OMITTED
+    try:
+        v = d["enum"]
+    except KeyError:
+        raise _missing("enum", path) from None
     if not isinstance(v, list):
-        raise _type_error("array", v, path + "/enum")
-    for x in v:
-        if not isinstance(x, str):
-            raise _bad_item(v, lambda x: isinstance(x, str), "string", path + "/enum")
-    _s_LegacyTitledEnumSchema__enum(o, v)
-    v = d.get("enumNames", OMITTED)
-    if v is not OMITTED:
+        raise _invalid(v, _structure__list_str, path + "/enum")
+    for x0 in v:
+        if not isinstance(x0, str):
+            raise _invalid(v, _structure__list_str, path + "/enum")
+    o.enum = v
+    if "enumNames" in d:
+        v = d["enumNames"]
         n += 1
         if not isinstance(v, list):
-            raise _type_error("array", v, path + "/enumNames")
-        for x in v:
-            if not isinstance(x, str):
-                raise _bad_item(v, lambda x: isinstance(x, str), "string", path + "/enumNames")
-    _s_LegacyTitledEnumSchema__enum_names(o, v)
-    v = d.get("title", OMITTED)
-    if v is not OMITTED:
+            raise _invalid(v, _structure__list_str, path + "/enumNames")
+        for x0 in v:
+            if not isinstance(x0, str):
+                raise _invalid(v, _structure__list_str, path + "/enumNames")
+        o.enum_names = v
+    else:
+        o.enum_names = OMITTED
+    if "title" in d:
+        v = d["title"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/title")
-    _s_LegacyTitledEnumSchema__title(o, v)
-    v = d.get("type", _MISSING)
-    if v != "string":
-        raise _const_error(v, "string", "type", path)
-    _s_LegacyTitledEnumSchema__type(o, "string")
-    if len(d) != n:
-        _s_LegacyTitledEnumSchema__extra(o, _extra(d, _K_LegacyTitledEnumSchema, path))
+        o.title = v
     else:
-        _s_LegacyTitledEnumSchema__extra(o, {})
-    return o
+        o.title = OMITTED
+    try:
+        v = d["type"]
+    except KeyError:
+        raise _missing("type", path) from None
+    if v != "string":
+        raise _type_error("\"string\"", v, path + "/type")
+    o.type = "string"
+    o.extra = _extra(d, _K_LegacyTitledEnumSchema, path) if len(d) != n else {}
+    o.__class__ = LegacyTitledEnumSchema
+    r: LegacyTitledEnumSchema = o
+    return r
 
 
 def _unstructure_LegacyTitledEnumSchema(o: LegacyTitledEnumSchema) -> dict[str, Any]:
@@ -8098,37 +8554,45 @@ def _unstructure_LegacyTitledEnumSchema(o: LegacyTitledEnumSchema) -> dict[str, 
 
 
 def _structure_ListPromptsRequest(d: Any, path: str) -> ListPromptsRequest:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ListPromptsRequest = _new(ListPromptsRequest)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ListPromptsRequest()
     n = 3
-    v = d.get("id", _MISSING)
-    if v is _MISSING:
-        raise _missing("id", path)
+    try:
+        v = d["id"]
+    except KeyError:
+        raise _missing("id", path) from None
     if not (isinstance(v, str) or (v.__class__ is int or _is_int(v))):
         raise _type_error("string or integer", v, path + "/id")
-    _s_ListPromptsRequest__id(o, v)
-    v = d.get("jsonrpc", _MISSING)
+    o.id = v
+    try:
+        v = d["jsonrpc"]
+    except KeyError:
+        raise _missing("jsonrpc", path) from None
     if v != "2.0":
-        raise _const_error(v, "2.0", "jsonrpc", path)
-    _s_ListPromptsRequest__jsonrpc(o, "2.0")
-    v = d.get("method", _MISSING)
+        raise _type_error("\"2.0\"", v, path + "/jsonrpc")
+    o.jsonrpc = "2.0"
+    try:
+        v = d["method"]
+    except KeyError:
+        raise _missing("method", path) from None
     if v != "prompts/list":
-        raise _const_error(v, "prompts/list", "method", path)
-    _s_ListPromptsRequest__method(o, "prompts/list")
-    v = d.get("params", OMITTED)
-    if v is not OMITTED:
+        raise _type_error("\"prompts/list\"", v, path + "/method")
+    o.method = "prompts/list"
+    if "params" in d:
+        v = d["params"]
         n += 1
         try:
             v = _structure_PaginatedRequestParams(v, "")
         except ValidationError as e:
             raise _at(e, path + "/params") from None
-    _s_ListPromptsRequest__params(o, v)
-    if len(d) != n:
-        _s_ListPromptsRequest__extra(o, _extra(d, _K_ListPromptsRequest, path))
+        o.params = v
     else:
-        _s_ListPromptsRequest__extra(o, {})
-    return o
+        o.params = OMITTED
+    o.extra = _extra(d, _K_ListPromptsRequest, path) if len(d) != n else {}
+    o.__class__ = ListPromptsRequest
+    r: ListPromptsRequest = o
+    return r
 
 
 def _unstructure_ListPromptsRequest(o: ListPromptsRequest) -> dict[str, Any]:
@@ -8143,40 +8607,44 @@ def _unstructure_ListPromptsRequest(o: ListPromptsRequest) -> dict[str, Any]:
 
 
 def _structure_ListPromptsResult(d: Any, path: str) -> ListPromptsResult:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ListPromptsResult = _new(ListPromptsResult)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ListPromptsResult()
     n = 1
-    v = d.get("_meta", OMITTED)
-    if v is not OMITTED:
+    if "_meta" in d:
+        v = d["_meta"]
         n += 1
         if not isinstance(v, dict):
-            raise _type_error("object", v, path + "/_meta")
-        for k in v:
-            if not isinstance(k, str):
-                raise _key_error(k, path + "/_meta")
-    _s_ListPromptsResult__meta(o, v)
-    v = d.get("nextCursor", OMITTED)
-    if v is not OMITTED:
+            raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        for k0 in v:
+            if not isinstance(k0, str):
+                raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        o.meta = v
+    else:
+        o.meta = OMITTED
+    if "nextCursor" in d:
+        v = d["nextCursor"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/nextCursor")
-    _s_ListPromptsResult__next_cursor(o, v)
-    v = d.get("prompts", _MISSING)
-    if v is _MISSING:
-        raise _missing("prompts", path)
+        o.next_cursor = v
+    else:
+        o.next_cursor = OMITTED
+    try:
+        v = d["prompts"]
+    except KeyError:
+        raise _missing("prompts", path) from None
     if not isinstance(v, list):
         raise _type_error("array", v, path + "/prompts")
     try:
         v = [_structure_Prompt(x, "") for x in v]
     except ValidationError:
         raise _item_error(v, _structure_Prompt, path + "/prompts") from None
-    _s_ListPromptsResult__prompts(o, v)
-    if len(d) != n:
-        _s_ListPromptsResult__extra(o, _extra(d, _K_ListPromptsResult, path))
-    else:
-        _s_ListPromptsResult__extra(o, {})
-    return o
+    o.prompts = v
+    o.extra = _extra(d, _K_ListPromptsResult, path) if len(d) != n else {}
+    o.__class__ = ListPromptsResult
+    r: ListPromptsResult = o
+    return r
 
 
 def _unstructure_ListPromptsResult(o: ListPromptsResult) -> dict[str, Any]:
@@ -8194,37 +8662,45 @@ def _unstructure_ListPromptsResult(o: ListPromptsResult) -> dict[str, Any]:
 
 
 def _structure_ListResourceTemplatesRequest(d: Any, path: str) -> ListResourceTemplatesRequest:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ListResourceTemplatesRequest = _new(ListResourceTemplatesRequest)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ListResourceTemplatesRequest()
     n = 3
-    v = d.get("id", _MISSING)
-    if v is _MISSING:
-        raise _missing("id", path)
+    try:
+        v = d["id"]
+    except KeyError:
+        raise _missing("id", path) from None
     if not (isinstance(v, str) or (v.__class__ is int or _is_int(v))):
         raise _type_error("string or integer", v, path + "/id")
-    _s_ListResourceTemplatesRequest__id(o, v)
-    v = d.get("jsonrpc", _MISSING)
+    o.id = v
+    try:
+        v = d["jsonrpc"]
+    except KeyError:
+        raise _missing("jsonrpc", path) from None
     if v != "2.0":
-        raise _const_error(v, "2.0", "jsonrpc", path)
-    _s_ListResourceTemplatesRequest__jsonrpc(o, "2.0")
-    v = d.get("method", _MISSING)
+        raise _type_error("\"2.0\"", v, path + "/jsonrpc")
+    o.jsonrpc = "2.0"
+    try:
+        v = d["method"]
+    except KeyError:
+        raise _missing("method", path) from None
     if v != "resources/templates/list":
-        raise _const_error(v, "resources/templates/list", "method", path)
-    _s_ListResourceTemplatesRequest__method(o, "resources/templates/list")
-    v = d.get("params", OMITTED)
-    if v is not OMITTED:
+        raise _type_error("\"resources/templates/list\"", v, path + "/method")
+    o.method = "resources/templates/list"
+    if "params" in d:
+        v = d["params"]
         n += 1
         try:
             v = _structure_PaginatedRequestParams(v, "")
         except ValidationError as e:
             raise _at(e, path + "/params") from None
-    _s_ListResourceTemplatesRequest__params(o, v)
-    if len(d) != n:
-        _s_ListResourceTemplatesRequest__extra(o, _extra(d, _K_ListResourceTemplatesRequest, path))
+        o.params = v
     else:
-        _s_ListResourceTemplatesRequest__extra(o, {})
-    return o
+        o.params = OMITTED
+    o.extra = _extra(d, _K_ListResourceTemplatesRequest, path) if len(d) != n else {}
+    o.__class__ = ListResourceTemplatesRequest
+    r: ListResourceTemplatesRequest = o
+    return r
 
 
 def _unstructure_ListResourceTemplatesRequest(o: ListResourceTemplatesRequest) -> dict[str, Any]:
@@ -8239,40 +8715,44 @@ def _unstructure_ListResourceTemplatesRequest(o: ListResourceTemplatesRequest) -
 
 
 def _structure_ListResourceTemplatesResult(d: Any, path: str) -> ListResourceTemplatesResult:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ListResourceTemplatesResult = _new(ListResourceTemplatesResult)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ListResourceTemplatesResult()
     n = 1
-    v = d.get("_meta", OMITTED)
-    if v is not OMITTED:
+    if "_meta" in d:
+        v = d["_meta"]
         n += 1
         if not isinstance(v, dict):
-            raise _type_error("object", v, path + "/_meta")
-        for k in v:
-            if not isinstance(k, str):
-                raise _key_error(k, path + "/_meta")
-    _s_ListResourceTemplatesResult__meta(o, v)
-    v = d.get("nextCursor", OMITTED)
-    if v is not OMITTED:
+            raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        for k0 in v:
+            if not isinstance(k0, str):
+                raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        o.meta = v
+    else:
+        o.meta = OMITTED
+    if "nextCursor" in d:
+        v = d["nextCursor"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/nextCursor")
-    _s_ListResourceTemplatesResult__next_cursor(o, v)
-    v = d.get("resourceTemplates", _MISSING)
-    if v is _MISSING:
-        raise _missing("resourceTemplates", path)
+        o.next_cursor = v
+    else:
+        o.next_cursor = OMITTED
+    try:
+        v = d["resourceTemplates"]
+    except KeyError:
+        raise _missing("resourceTemplates", path) from None
     if not isinstance(v, list):
         raise _type_error("array", v, path + "/resourceTemplates")
     try:
         v = [_structure_ResourceTemplate(x, "") for x in v]
     except ValidationError:
         raise _item_error(v, _structure_ResourceTemplate, path + "/resourceTemplates") from None
-    _s_ListResourceTemplatesResult__resource_templates(o, v)
-    if len(d) != n:
-        _s_ListResourceTemplatesResult__extra(o, _extra(d, _K_ListResourceTemplatesResult, path))
-    else:
-        _s_ListResourceTemplatesResult__extra(o, {})
-    return o
+    o.resource_templates = v
+    o.extra = _extra(d, _K_ListResourceTemplatesResult, path) if len(d) != n else {}
+    o.__class__ = ListResourceTemplatesResult
+    r: ListResourceTemplatesResult = o
+    return r
 
 
 def _unstructure_ListResourceTemplatesResult(o: ListResourceTemplatesResult) -> dict[str, Any]:
@@ -8290,37 +8770,45 @@ def _unstructure_ListResourceTemplatesResult(o: ListResourceTemplatesResult) -> 
 
 
 def _structure_ListResourcesRequest(d: Any, path: str) -> ListResourcesRequest:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ListResourcesRequest = _new(ListResourcesRequest)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ListResourcesRequest()
     n = 3
-    v = d.get("id", _MISSING)
-    if v is _MISSING:
-        raise _missing("id", path)
+    try:
+        v = d["id"]
+    except KeyError:
+        raise _missing("id", path) from None
     if not (isinstance(v, str) or (v.__class__ is int or _is_int(v))):
         raise _type_error("string or integer", v, path + "/id")
-    _s_ListResourcesRequest__id(o, v)
-    v = d.get("jsonrpc", _MISSING)
+    o.id = v
+    try:
+        v = d["jsonrpc"]
+    except KeyError:
+        raise _missing("jsonrpc", path) from None
     if v != "2.0":
-        raise _const_error(v, "2.0", "jsonrpc", path)
-    _s_ListResourcesRequest__jsonrpc(o, "2.0")
-    v = d.get("method", _MISSING)
+        raise _type_error("\"2.0\"", v, path + "/jsonrpc")
+    o.jsonrpc = "2.0"
+    try:
+        v = d["method"]
+    except KeyError:
+        raise _missing("method", path) from None
     if v != "resources/list":
-        raise _const_error(v, "resources/list", "method", path)
-    _s_ListResourcesRequest__method(o, "resources/list")
-    v = d.get("params", OMITTED)
-    if v is not OMITTED:
+        raise _type_error("\"resources/list\"", v, path + "/method")
+    o.method = "resources/list"
+    if "params" in d:
+        v = d["params"]
         n += 1
         try:
             v = _structure_PaginatedRequestParams(v, "")
         except ValidationError as e:
             raise _at(e, path + "/params") from None
-    _s_ListResourcesRequest__params(o, v)
-    if len(d) != n:
-        _s_ListResourcesRequest__extra(o, _extra(d, _K_ListResourcesRequest, path))
+        o.params = v
     else:
-        _s_ListResourcesRequest__extra(o, {})
-    return o
+        o.params = OMITTED
+    o.extra = _extra(d, _K_ListResourcesRequest, path) if len(d) != n else {}
+    o.__class__ = ListResourcesRequest
+    r: ListResourcesRequest = o
+    return r
 
 
 def _unstructure_ListResourcesRequest(o: ListResourcesRequest) -> dict[str, Any]:
@@ -8335,40 +8823,44 @@ def _unstructure_ListResourcesRequest(o: ListResourcesRequest) -> dict[str, Any]
 
 
 def _structure_ListResourcesResult(d: Any, path: str) -> ListResourcesResult:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ListResourcesResult = _new(ListResourcesResult)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ListResourcesResult()
     n = 1
-    v = d.get("_meta", OMITTED)
-    if v is not OMITTED:
+    if "_meta" in d:
+        v = d["_meta"]
         n += 1
         if not isinstance(v, dict):
-            raise _type_error("object", v, path + "/_meta")
-        for k in v:
-            if not isinstance(k, str):
-                raise _key_error(k, path + "/_meta")
-    _s_ListResourcesResult__meta(o, v)
-    v = d.get("nextCursor", OMITTED)
-    if v is not OMITTED:
+            raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        for k0 in v:
+            if not isinstance(k0, str):
+                raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        o.meta = v
+    else:
+        o.meta = OMITTED
+    if "nextCursor" in d:
+        v = d["nextCursor"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/nextCursor")
-    _s_ListResourcesResult__next_cursor(o, v)
-    v = d.get("resources", _MISSING)
-    if v is _MISSING:
-        raise _missing("resources", path)
+        o.next_cursor = v
+    else:
+        o.next_cursor = OMITTED
+    try:
+        v = d["resources"]
+    except KeyError:
+        raise _missing("resources", path) from None
     if not isinstance(v, list):
         raise _type_error("array", v, path + "/resources")
     try:
         v = [_structure_Resource(x, "") for x in v]
     except ValidationError:
         raise _item_error(v, _structure_Resource, path + "/resources") from None
-    _s_ListResourcesResult__resources(o, v)
-    if len(d) != n:
-        _s_ListResourcesResult__extra(o, _extra(d, _K_ListResourcesResult, path))
-    else:
-        _s_ListResourcesResult__extra(o, {})
-    return o
+    o.resources = v
+    o.extra = _extra(d, _K_ListResourcesResult, path) if len(d) != n else {}
+    o.__class__ = ListResourcesResult
+    r: ListResourcesResult = o
+    return r
 
 
 def _unstructure_ListResourcesResult(o: ListResourcesResult) -> dict[str, Any]:
@@ -8386,37 +8878,45 @@ def _unstructure_ListResourcesResult(o: ListResourcesResult) -> dict[str, Any]:
 
 
 def _structure_ListRootsRequest(d: Any, path: str) -> ListRootsRequest:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ListRootsRequest = _new(ListRootsRequest)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ListRootsRequest()
     n = 3
-    v = d.get("id", _MISSING)
-    if v is _MISSING:
-        raise _missing("id", path)
+    try:
+        v = d["id"]
+    except KeyError:
+        raise _missing("id", path) from None
     if not (isinstance(v, str) or (v.__class__ is int or _is_int(v))):
         raise _type_error("string or integer", v, path + "/id")
-    _s_ListRootsRequest__id(o, v)
-    v = d.get("jsonrpc", _MISSING)
+    o.id = v
+    try:
+        v = d["jsonrpc"]
+    except KeyError:
+        raise _missing("jsonrpc", path) from None
     if v != "2.0":
-        raise _const_error(v, "2.0", "jsonrpc", path)
-    _s_ListRootsRequest__jsonrpc(o, "2.0")
-    v = d.get("method", _MISSING)
+        raise _type_error("\"2.0\"", v, path + "/jsonrpc")
+    o.jsonrpc = "2.0"
+    try:
+        v = d["method"]
+    except KeyError:
+        raise _missing("method", path) from None
     if v != "roots/list":
-        raise _const_error(v, "roots/list", "method", path)
-    _s_ListRootsRequest__method(o, "roots/list")
-    v = d.get("params", OMITTED)
-    if v is not OMITTED:
+        raise _type_error("\"roots/list\"", v, path + "/method")
+    o.method = "roots/list"
+    if "params" in d:
+        v = d["params"]
         n += 1
         try:
             v = _structure_RequestParams(v, "")
         except ValidationError as e:
             raise _at(e, path + "/params") from None
-    _s_ListRootsRequest__params(o, v)
-    if len(d) != n:
-        _s_ListRootsRequest__extra(o, _extra(d, _K_ListRootsRequest, path))
+        o.params = v
     else:
-        _s_ListRootsRequest__extra(o, {})
-    return o
+        o.params = OMITTED
+    o.extra = _extra(d, _K_ListRootsRequest, path) if len(d) != n else {}
+    o.__class__ = ListRootsRequest
+    r: ListRootsRequest = o
+    return r
 
 
 def _unstructure_ListRootsRequest(o: ListRootsRequest) -> dict[str, Any]:
@@ -8431,34 +8931,36 @@ def _unstructure_ListRootsRequest(o: ListRootsRequest) -> dict[str, Any]:
 
 
 def _structure_ListRootsResult(d: Any, path: str) -> ListRootsResult:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ListRootsResult = _new(ListRootsResult)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ListRootsResult()
     n = 1
-    v = d.get("_meta", OMITTED)
-    if v is not OMITTED:
+    if "_meta" in d:
+        v = d["_meta"]
         n += 1
         if not isinstance(v, dict):
-            raise _type_error("object", v, path + "/_meta")
-        for k in v:
-            if not isinstance(k, str):
-                raise _key_error(k, path + "/_meta")
-    _s_ListRootsResult__meta(o, v)
-    v = d.get("roots", _MISSING)
-    if v is _MISSING:
-        raise _missing("roots", path)
+            raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        for k0 in v:
+            if not isinstance(k0, str):
+                raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        o.meta = v
+    else:
+        o.meta = OMITTED
+    try:
+        v = d["roots"]
+    except KeyError:
+        raise _missing("roots", path) from None
     if not isinstance(v, list):
         raise _type_error("array", v, path + "/roots")
     try:
         v = [_structure_Root(x, "") for x in v]
     except ValidationError:
         raise _item_error(v, _structure_Root, path + "/roots") from None
-    _s_ListRootsResult__roots(o, v)
-    if len(d) != n:
-        _s_ListRootsResult__extra(o, _extra(d, _K_ListRootsResult, path))
-    else:
-        _s_ListRootsResult__extra(o, {})
-    return o
+    o.roots = v
+    o.extra = _extra(d, _K_ListRootsResult, path) if len(d) != n else {}
+    o.__class__ = ListRootsResult
+    r: ListRootsResult = o
+    return r
 
 
 def _unstructure_ListRootsResult(o: ListRootsResult) -> dict[str, Any]:
@@ -8473,37 +8975,45 @@ def _unstructure_ListRootsResult(o: ListRootsResult) -> dict[str, Any]:
 
 
 def _structure_ListTasksRequest(d: Any, path: str) -> ListTasksRequest:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ListTasksRequest = _new(ListTasksRequest)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ListTasksRequest()
     n = 3
-    v = d.get("id", _MISSING)
-    if v is _MISSING:
-        raise _missing("id", path)
+    try:
+        v = d["id"]
+    except KeyError:
+        raise _missing("id", path) from None
     if not (isinstance(v, str) or (v.__class__ is int or _is_int(v))):
         raise _type_error("string or integer", v, path + "/id")
-    _s_ListTasksRequest__id(o, v)
-    v = d.get("jsonrpc", _MISSING)
+    o.id = v
+    try:
+        v = d["jsonrpc"]
+    except KeyError:
+        raise _missing("jsonrpc", path) from None
     if v != "2.0":
-        raise _const_error(v, "2.0", "jsonrpc", path)
-    _s_ListTasksRequest__jsonrpc(o, "2.0")
-    v = d.get("method", _MISSING)
+        raise _type_error("\"2.0\"", v, path + "/jsonrpc")
+    o.jsonrpc = "2.0"
+    try:
+        v = d["method"]
+    except KeyError:
+        raise _missing("method", path) from None
     if v != "tasks/list":
-        raise _const_error(v, "tasks/list", "method", path)
-    _s_ListTasksRequest__method(o, "tasks/list")
-    v = d.get("params", OMITTED)
-    if v is not OMITTED:
+        raise _type_error("\"tasks/list\"", v, path + "/method")
+    o.method = "tasks/list"
+    if "params" in d:
+        v = d["params"]
         n += 1
         try:
             v = _structure_PaginatedRequestParams(v, "")
         except ValidationError as e:
             raise _at(e, path + "/params") from None
-    _s_ListTasksRequest__params(o, v)
-    if len(d) != n:
-        _s_ListTasksRequest__extra(o, _extra(d, _K_ListTasksRequest, path))
+        o.params = v
     else:
-        _s_ListTasksRequest__extra(o, {})
-    return o
+        o.params = OMITTED
+    o.extra = _extra(d, _K_ListTasksRequest, path) if len(d) != n else {}
+    o.__class__ = ListTasksRequest
+    r: ListTasksRequest = o
+    return r
 
 
 def _unstructure_ListTasksRequest(o: ListTasksRequest) -> dict[str, Any]:
@@ -8518,40 +9028,44 @@ def _unstructure_ListTasksRequest(o: ListTasksRequest) -> dict[str, Any]:
 
 
 def _structure_ListTasksResult(d: Any, path: str) -> ListTasksResult:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ListTasksResult = _new(ListTasksResult)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ListTasksResult()
     n = 1
-    v = d.get("_meta", OMITTED)
-    if v is not OMITTED:
+    if "_meta" in d:
+        v = d["_meta"]
         n += 1
         if not isinstance(v, dict):
-            raise _type_error("object", v, path + "/_meta")
-        for k in v:
-            if not isinstance(k, str):
-                raise _key_error(k, path + "/_meta")
-    _s_ListTasksResult__meta(o, v)
-    v = d.get("nextCursor", OMITTED)
-    if v is not OMITTED:
+            raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        for k0 in v:
+            if not isinstance(k0, str):
+                raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        o.meta = v
+    else:
+        o.meta = OMITTED
+    if "nextCursor" in d:
+        v = d["nextCursor"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/nextCursor")
-    _s_ListTasksResult__next_cursor(o, v)
-    v = d.get("tasks", _MISSING)
-    if v is _MISSING:
-        raise _missing("tasks", path)
+        o.next_cursor = v
+    else:
+        o.next_cursor = OMITTED
+    try:
+        v = d["tasks"]
+    except KeyError:
+        raise _missing("tasks", path) from None
     if not isinstance(v, list):
         raise _type_error("array", v, path + "/tasks")
     try:
         v = [_structure_Task(x, "") for x in v]
     except ValidationError:
         raise _item_error(v, _structure_Task, path + "/tasks") from None
-    _s_ListTasksResult__tasks(o, v)
-    if len(d) != n:
-        _s_ListTasksResult__extra(o, _extra(d, _K_ListTasksResult, path))
-    else:
-        _s_ListTasksResult__extra(o, {})
-    return o
+    o.tasks = v
+    o.extra = _extra(d, _K_ListTasksResult, path) if len(d) != n else {}
+    o.__class__ = ListTasksResult
+    r: ListTasksResult = o
+    return r
 
 
 def _unstructure_ListTasksResult(o: ListTasksResult) -> dict[str, Any]:
@@ -8569,37 +9083,45 @@ def _unstructure_ListTasksResult(o: ListTasksResult) -> dict[str, Any]:
 
 
 def _structure_ListToolsRequest(d: Any, path: str) -> ListToolsRequest:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ListToolsRequest = _new(ListToolsRequest)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ListToolsRequest()
     n = 3
-    v = d.get("id", _MISSING)
-    if v is _MISSING:
-        raise _missing("id", path)
+    try:
+        v = d["id"]
+    except KeyError:
+        raise _missing("id", path) from None
     if not (isinstance(v, str) or (v.__class__ is int or _is_int(v))):
         raise _type_error("string or integer", v, path + "/id")
-    _s_ListToolsRequest__id(o, v)
-    v = d.get("jsonrpc", _MISSING)
+    o.id = v
+    try:
+        v = d["jsonrpc"]
+    except KeyError:
+        raise _missing("jsonrpc", path) from None
     if v != "2.0":
-        raise _const_error(v, "2.0", "jsonrpc", path)
-    _s_ListToolsRequest__jsonrpc(o, "2.0")
-    v = d.get("method", _MISSING)
+        raise _type_error("\"2.0\"", v, path + "/jsonrpc")
+    o.jsonrpc = "2.0"
+    try:
+        v = d["method"]
+    except KeyError:
+        raise _missing("method", path) from None
     if v != "tools/list":
-        raise _const_error(v, "tools/list", "method", path)
-    _s_ListToolsRequest__method(o, "tools/list")
-    v = d.get("params", OMITTED)
-    if v is not OMITTED:
+        raise _type_error("\"tools/list\"", v, path + "/method")
+    o.method = "tools/list"
+    if "params" in d:
+        v = d["params"]
         n += 1
         try:
             v = _structure_PaginatedRequestParams(v, "")
         except ValidationError as e:
             raise _at(e, path + "/params") from None
-    _s_ListToolsRequest__params(o, v)
-    if len(d) != n:
-        _s_ListToolsRequest__extra(o, _extra(d, _K_ListToolsRequest, path))
+        o.params = v
     else:
-        _s_ListToolsRequest__extra(o, {})
-    return o
+        o.params = OMITTED
+    o.extra = _extra(d, _K_ListToolsRequest, path) if len(d) != n else {}
+    o.__class__ = ListToolsRequest
+    r: ListToolsRequest = o
+    return r
 
 
 def _unstructure_ListToolsRequest(o: ListToolsRequest) -> dict[str, Any]:
@@ -8614,40 +9136,44 @@ def _unstructure_ListToolsRequest(o: ListToolsRequest) -> dict[str, Any]:
 
 
 def _structure_ListToolsResult(d: Any, path: str) -> ListToolsResult:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ListToolsResult = _new(ListToolsResult)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ListToolsResult()
     n = 1
-    v = d.get("_meta", OMITTED)
-    if v is not OMITTED:
+    if "_meta" in d:
+        v = d["_meta"]
         n += 1
         if not isinstance(v, dict):
-            raise _type_error("object", v, path + "/_meta")
-        for k in v:
-            if not isinstance(k, str):
-                raise _key_error(k, path + "/_meta")
-    _s_ListToolsResult__meta(o, v)
-    v = d.get("nextCursor", OMITTED)
-    if v is not OMITTED:
+            raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        for k0 in v:
+            if not isinstance(k0, str):
+                raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        o.meta = v
+    else:
+        o.meta = OMITTED
+    if "nextCursor" in d:
+        v = d["nextCursor"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/nextCursor")
-    _s_ListToolsResult__next_cursor(o, v)
-    v = d.get("tools", _MISSING)
-    if v is _MISSING:
-        raise _missing("tools", path)
+        o.next_cursor = v
+    else:
+        o.next_cursor = OMITTED
+    try:
+        v = d["tools"]
+    except KeyError:
+        raise _missing("tools", path) from None
     if not isinstance(v, list):
         raise _type_error("array", v, path + "/tools")
     try:
         v = [_structure_Tool(x, "") for x in v]
     except ValidationError:
         raise _item_error(v, _structure_Tool, path + "/tools") from None
-    _s_ListToolsResult__tools(o, v)
-    if len(d) != n:
-        _s_ListToolsResult__extra(o, _extra(d, _K_ListToolsResult, path))
-    else:
-        _s_ListToolsResult__extra(o, {})
-    return o
+    o.tools = v
+    o.extra = _extra(d, _K_ListToolsResult, path) if len(d) != n else {}
+    o.__class__ = ListToolsResult
+    r: ListToolsResult = o
+    return r
 
 
 def _unstructure_ListToolsResult(o: ListToolsResult) -> dict[str, Any]:
@@ -8665,30 +9191,36 @@ def _unstructure_ListToolsResult(o: ListToolsResult) -> dict[str, Any]:
 
 
 def _structure_LoggingMessageNotification(d: Any, path: str) -> LoggingMessageNotification:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: LoggingMessageNotification = _new(LoggingMessageNotification)
-    v = d.get("jsonrpc", _MISSING)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_LoggingMessageNotification()
+    try:
+        v = d["jsonrpc"]
+    except KeyError:
+        raise _missing("jsonrpc", path) from None
     if v != "2.0":
-        raise _const_error(v, "2.0", "jsonrpc", path)
-    _s_LoggingMessageNotification__jsonrpc(o, "2.0")
-    v = d.get("method", _MISSING)
+        raise _type_error("\"2.0\"", v, path + "/jsonrpc")
+    o.jsonrpc = "2.0"
+    try:
+        v = d["method"]
+    except KeyError:
+        raise _missing("method", path) from None
     if v != "notifications/message":
-        raise _const_error(v, "notifications/message", "method", path)
-    _s_LoggingMessageNotification__method(o, "notifications/message")
-    v = d.get("params", _MISSING)
-    if v is _MISSING:
-        raise _missing("params", path)
+        raise _type_error("\"notifications/message\"", v, path + "/method")
+    o.method = "notifications/message"
+    try:
+        v = d["params"]
+    except KeyError:
+        raise _missing("params", path) from None
     try:
         v = _structure_LoggingMessageNotificationParams(v, "")
     except ValidationError as e:
         raise _at(e, path + "/params") from None
-    _s_LoggingMessageNotification__params(o, v)
-    if len(d) != 3:
-        _s_LoggingMessageNotification__extra(o, _extra(d, _K_LoggingMessageNotification, path))
-    else:
-        _s_LoggingMessageNotification__extra(o, {})
-    return o
+    o.params = v
+    o.extra = _extra(d, _K_LoggingMessageNotification, path) if len(d) != 3 else {}
+    o.__class__ = LoggingMessageNotification
+    r: LoggingMessageNotification = o
+    return r
 
 
 def _unstructure_LoggingMessageNotification(o: LoggingMessageNotification) -> dict[str, Any]:
@@ -8699,40 +9231,45 @@ def _unstructure_LoggingMessageNotification(o: LoggingMessageNotification) -> di
 
 
 def _structure_LoggingMessageNotificationParams(d: Any, path: str) -> LoggingMessageNotificationParams:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: LoggingMessageNotificationParams = _new(LoggingMessageNotificationParams)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_LoggingMessageNotificationParams()
     n = 2
-    v = d.get("_meta", OMITTED)
-    if v is not OMITTED:
+    if "_meta" in d:
+        v = d["_meta"]
         n += 1
         if not isinstance(v, dict):
-            raise _type_error("object", v, path + "/_meta")
-        for k in v:
-            if not isinstance(k, str):
-                raise _key_error(k, path + "/_meta")
-    _s_LoggingMessageNotificationParams__meta(o, v)
-    v = d.get("data", _MISSING)
-    if v is _MISSING:
-        raise _missing("data", path)
-    _s_LoggingMessageNotificationParams__data(o, v)
-    v = d.get("level", _MISSING)
-    if v is _MISSING:
-        raise _missing("level", path)
+            raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        for k0 in v:
+            if not isinstance(k0, str):
+                raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        o.meta = v
+    else:
+        o.meta = OMITTED
+    try:
+        v = d["data"]
+    except KeyError:
+        raise _missing("data", path) from None
+    o.data = v
+    try:
+        v = d["level"]
+    except KeyError:
+        raise _missing("level", path) from None
     if not (isinstance(v, str) and v in {"alert", "critical", "debug", "emergency", "error", "info", "notice", "warning"}):
         raise _type_error("one of \"alert\", \"critical\", \"debug\", \"emergency\", \"error\", \"info\", \"notice\", \"warning\"", v, path + "/level")
-    _s_LoggingMessageNotificationParams__level(o, v)
-    v = d.get("logger", OMITTED)
-    if v is not OMITTED:
+    o.level = v
+    if "logger" in d:
+        v = d["logger"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/logger")
-    _s_LoggingMessageNotificationParams__logger(o, v)
-    if len(d) != n:
-        _s_LoggingMessageNotificationParams__extra(o, _extra(d, _K_LoggingMessageNotificationParams, path))
+        o.logger = v
     else:
-        _s_LoggingMessageNotificationParams__extra(o, {})
-    return o
+        o.logger = OMITTED
+    o.extra = _extra(d, _K_LoggingMessageNotificationParams, path) if len(d) != n else {}
+    o.__class__ = LoggingMessageNotificationParams
+    r: LoggingMessageNotificationParams = o
+    return r
 
 
 def _unstructure_LoggingMessageNotificationParams(o: LoggingMessageNotificationParams) -> dict[str, Any]:
@@ -8750,21 +9287,27 @@ def _unstructure_LoggingMessageNotificationParams(o: LoggingMessageNotificationP
 
 
 def _structure_ModelHint(d: Any, path: str) -> ModelHint:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ModelHint = _new(ModelHint)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ModelHint()
+    if not d:
+        o.name = OMITTED
+        o.extra = {}
+        o.__class__ = ModelHint
+        return o  # type: ignore[no-any-return]
     n = 0
-    v = d.get("name", OMITTED)
-    if v is not OMITTED:
+    if "name" in d:
+        v = d["name"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/name")
-    _s_ModelHint__name(o, v)
-    if len(d) != n:
-        _s_ModelHint__extra(o, _extra(d, _K_ModelHint, path))
+        o.name = v
     else:
-        _s_ModelHint__extra(o, {})
-    return o
+        o.name = OMITTED
+    o.extra = _extra(d, _K_ModelHint, path) if len(d) != n else {}
+    o.__class__ = ModelHint
+    r: ModelHint = o
+    return r
 
 
 def _unstructure_ModelHint(o: ModelHint) -> dict[str, Any]:
@@ -8779,18 +9322,28 @@ def _unstructure_ModelHint(o: ModelHint) -> dict[str, Any]:
 
 
 def _structure_ModelPreferences(d: Any, path: str) -> ModelPreferences:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ModelPreferences = _new(ModelPreferences)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ModelPreferences()
+    if not d:
+        o.cost_priority = OMITTED
+        o.hints = OMITTED
+        o.intelligence_priority = OMITTED
+        o.speed_priority = OMITTED
+        o.extra = {}
+        o.__class__ = ModelPreferences
+        return o  # type: ignore[no-any-return]
     n = 0
-    v = d.get("costPriority", OMITTED)
-    if v is not OMITTED:
+    if "costPriority" in d:
+        v = d["costPriority"]
         n += 1
         if not ((v.__class__ is float or v.__class__ is int or _is_number(v)) and v >= 0 and v <= 1):
             raise _type_error("number in [0, 1]", v, path + "/costPriority")
-    _s_ModelPreferences__cost_priority(o, v)
-    v = d.get("hints", OMITTED)
-    if v is not OMITTED:
+        o.cost_priority = v
+    else:
+        o.cost_priority = OMITTED
+    if "hints" in d:
+        v = d["hints"]
         n += 1
         if not isinstance(v, list):
             raise _type_error("array", v, path + "/hints")
@@ -8798,24 +9351,29 @@ def _structure_ModelPreferences(d: Any, path: str) -> ModelPreferences:
             v = [_structure_ModelHint(x, "") for x in v]
         except ValidationError:
             raise _item_error(v, _structure_ModelHint, path + "/hints") from None
-    _s_ModelPreferences__hints(o, v)
-    v = d.get("intelligencePriority", OMITTED)
-    if v is not OMITTED:
+        o.hints = v
+    else:
+        o.hints = OMITTED
+    if "intelligencePriority" in d:
+        v = d["intelligencePriority"]
         n += 1
         if not ((v.__class__ is float or v.__class__ is int or _is_number(v)) and v >= 0 and v <= 1):
             raise _type_error("number in [0, 1]", v, path + "/intelligencePriority")
-    _s_ModelPreferences__intelligence_priority(o, v)
-    v = d.get("speedPriority", OMITTED)
-    if v is not OMITTED:
+        o.intelligence_priority = v
+    else:
+        o.intelligence_priority = OMITTED
+    if "speedPriority" in d:
+        v = d["speedPriority"]
         n += 1
         if not ((v.__class__ is float or v.__class__ is int or _is_number(v)) and v >= 0 and v <= 1):
             raise _type_error("number in [0, 1]", v, path + "/speedPriority")
-    _s_ModelPreferences__speed_priority(o, v)
-    if len(d) != n:
-        _s_ModelPreferences__extra(o, _extra(d, _K_ModelPreferences, path))
+        o.speed_priority = v
     else:
-        _s_ModelPreferences__extra(o, {})
-    return o
+        o.speed_priority = OMITTED
+    o.extra = _extra(d, _K_ModelPreferences, path) if len(d) != n else {}
+    o.__class__ = ModelPreferences
+    r: ModelPreferences = o
+    return r
 
 
 def _unstructure_ModelPreferences(o: ModelPreferences) -> dict[str, Any]:
@@ -8839,30 +9397,32 @@ def _unstructure_ModelPreferences(o: ModelPreferences) -> dict[str, Any]:
 
 
 def _structure_Notification(d: Any, path: str) -> Notification:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: Notification = _new(Notification)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_Notification()
     n = 1
-    v = d.get("method", _MISSING)
-    if v is _MISSING:
-        raise _missing("method", path)
+    try:
+        v = d["method"]
+    except KeyError:
+        raise _missing("method", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/method")
-    _s_Notification__method(o, v)
-    v = d.get("params", OMITTED)
-    if v is not OMITTED:
+    o.method = v
+    if "params" in d:
+        v = d["params"]
         n += 1
         if not isinstance(v, dict):
-            raise _type_error("object", v, path + "/params")
-        for k in v:
-            if not isinstance(k, str):
-                raise _key_error(k, path + "/params")
-    _s_Notification__params(o, v)
-    if len(d) != n:
-        _s_Notification__extra(o, _extra(d, _K_Notification, path))
+            raise _invalid(v, _structure__dict_str_Any, path + "/params")
+        for k0 in v:
+            if not isinstance(k0, str):
+                raise _invalid(v, _structure__dict_str_Any, path + "/params")
+        o.params = v
     else:
-        _s_Notification__extra(o, {})
-    return o
+        o.params = OMITTED
+    o.extra = _extra(d, _K_Notification, path) if len(d) != n else {}
+    o.__class__ = Notification
+    r: Notification = o
+    return r
 
 
 def _unstructure_Notification(o: Notification) -> dict[str, Any]:
@@ -8877,24 +9437,30 @@ def _unstructure_Notification(o: Notification) -> dict[str, Any]:
 
 
 def _structure_NotificationParams(d: Any, path: str) -> NotificationParams:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: NotificationParams = _new(NotificationParams)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_NotificationParams()
+    if not d:
+        o.meta = OMITTED
+        o.extra = {}
+        o.__class__ = NotificationParams
+        return o  # type: ignore[no-any-return]
     n = 0
-    v = d.get("_meta", OMITTED)
-    if v is not OMITTED:
+    if "_meta" in d:
+        v = d["_meta"]
         n += 1
         if not isinstance(v, dict):
-            raise _type_error("object", v, path + "/_meta")
-        for k in v:
-            if not isinstance(k, str):
-                raise _key_error(k, path + "/_meta")
-    _s_NotificationParams__meta(o, v)
-    if len(d) != n:
-        _s_NotificationParams__extra(o, _extra(d, _K_NotificationParams, path))
+            raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        for k0 in v:
+            if not isinstance(k0, str):
+                raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        o.meta = v
     else:
-        _s_NotificationParams__extra(o, {})
-    return o
+        o.meta = OMITTED
+    o.extra = _extra(d, _K_NotificationParams, path) if len(d) != n else {}
+    o.__class__ = NotificationParams
+    r: NotificationParams = o
+    return r
 
 
 def _unstructure_NotificationParams(o: NotificationParams) -> dict[str, Any]:
@@ -8909,51 +9475,61 @@ def _unstructure_NotificationParams(o: NotificationParams) -> dict[str, Any]:
 
 
 def _structure_NumberSchema(d: Any, path: str) -> NumberSchema:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: NumberSchema = _new(NumberSchema)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_NumberSchema()
     n = 1
-    v = d.get("default", OMITTED)
-    if v is not OMITTED:
+    if "default" in d:
+        v = d["default"]
         n += 1
         if not (v.__class__ is float or v.__class__ is int or _is_number(v)):
             raise _type_error("number", v, path + "/default")
-    _s_NumberSchema__default(o, v)
-    v = d.get("description", OMITTED)
-    if v is not OMITTED:
+        o.default = v
+    else:
+        o.default = OMITTED
+    if "description" in d:
+        v = d["description"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/description")
-    _s_NumberSchema__description(o, v)
-    v = d.get("maximum", OMITTED)
-    if v is not OMITTED:
+        o.description = v
+    else:
+        o.description = OMITTED
+    if "maximum" in d:
+        v = d["maximum"]
         n += 1
         if not (v.__class__ is float or v.__class__ is int or _is_number(v)):
             raise _type_error("number", v, path + "/maximum")
-    _s_NumberSchema__maximum(o, v)
-    v = d.get("minimum", OMITTED)
-    if v is not OMITTED:
+        o.maximum = v
+    else:
+        o.maximum = OMITTED
+    if "minimum" in d:
+        v = d["minimum"]
         n += 1
         if not (v.__class__ is float or v.__class__ is int or _is_number(v)):
             raise _type_error("number", v, path + "/minimum")
-    _s_NumberSchema__minimum(o, v)
-    v = d.get("title", OMITTED)
-    if v is not OMITTED:
+        o.minimum = v
+    else:
+        o.minimum = OMITTED
+    if "title" in d:
+        v = d["title"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/title")
-    _s_NumberSchema__title(o, v)
-    v = d.get("type", _MISSING)
-    if v is _MISSING:
-        raise _missing("type", path)
+        o.title = v
+    else:
+        o.title = OMITTED
+    try:
+        v = d["type"]
+    except KeyError:
+        raise _missing("type", path) from None
     if not (isinstance(v, str) and v in {"integer", "number"}):
         raise _type_error("one of \"integer\", \"number\"", v, path + "/type")
-    _s_NumberSchema__type(o, v)
-    if len(d) != n:
-        _s_NumberSchema__extra(o, _extra(d, _K_NumberSchema, path))
-    else:
-        _s_NumberSchema__extra(o, {})
-    return o
+    o.type = v
+    o.extra = _extra(d, _K_NumberSchema, path) if len(d) != n else {}
+    o.__class__ = NumberSchema
+    r: NumberSchema = o
+    return r
 
 
 def _unstructure_NumberSchema(o: NumberSchema) -> dict[str, Any]:
@@ -8980,39 +9556,45 @@ def _unstructure_NumberSchema(o: NumberSchema) -> dict[str, Any]:
 
 
 def _structure_PaginatedRequest(d: Any, path: str) -> PaginatedRequest:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: PaginatedRequest = _new(PaginatedRequest)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_PaginatedRequest()
     n = 3
-    v = d.get("id", _MISSING)
-    if v is _MISSING:
-        raise _missing("id", path)
+    try:
+        v = d["id"]
+    except KeyError:
+        raise _missing("id", path) from None
     if not (isinstance(v, str) or (v.__class__ is int or _is_int(v))):
         raise _type_error("string or integer", v, path + "/id")
-    _s_PaginatedRequest__id(o, v)
-    v = d.get("jsonrpc", _MISSING)
+    o.id = v
+    try:
+        v = d["jsonrpc"]
+    except KeyError:
+        raise _missing("jsonrpc", path) from None
     if v != "2.0":
-        raise _const_error(v, "2.0", "jsonrpc", path)
-    _s_PaginatedRequest__jsonrpc(o, "2.0")
-    v = d.get("method", _MISSING)
-    if v is _MISSING:
-        raise _missing("method", path)
+        raise _type_error("\"2.0\"", v, path + "/jsonrpc")
+    o.jsonrpc = "2.0"
+    try:
+        v = d["method"]
+    except KeyError:
+        raise _missing("method", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/method")
-    _s_PaginatedRequest__method(o, v)
-    v = d.get("params", OMITTED)
-    if v is not OMITTED:
+    o.method = v
+    if "params" in d:
+        v = d["params"]
         n += 1
         try:
             v = _structure_PaginatedRequestParams(v, "")
         except ValidationError as e:
             raise _at(e, path + "/params") from None
-    _s_PaginatedRequest__params(o, v)
-    if len(d) != n:
-        _s_PaginatedRequest__extra(o, _extra(d, _K_PaginatedRequest, path))
+        o.params = v
     else:
-        _s_PaginatedRequest__extra(o, {})
-    return o
+        o.params = OMITTED
+    o.extra = _extra(d, _K_PaginatedRequest, path) if len(d) != n else {}
+    o.__class__ = PaginatedRequest
+    r: PaginatedRequest = o
+    return r
 
 
 def _unstructure_PaginatedRequest(o: PaginatedRequest) -> dict[str, Any]:
@@ -9027,29 +9609,38 @@ def _unstructure_PaginatedRequest(o: PaginatedRequest) -> dict[str, Any]:
 
 
 def _structure_PaginatedRequestParams(d: Any, path: str) -> PaginatedRequestParams:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: PaginatedRequestParams = _new(PaginatedRequestParams)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_PaginatedRequestParams()
+    if not d:
+        o.meta = OMITTED
+        o.cursor = OMITTED
+        o.extra = {}
+        o.__class__ = PaginatedRequestParams
+        return o  # type: ignore[no-any-return]
     n = 0
-    v = d.get("_meta", OMITTED)
-    if v is not OMITTED:
+    if "_meta" in d:
+        v = d["_meta"]
         n += 1
         try:
             v = _structure_PaginatedRequestParamsMeta(v, "")
         except ValidationError as e:
             raise _at(e, path + "/_meta") from None
-    _s_PaginatedRequestParams__meta(o, v)
-    v = d.get("cursor", OMITTED)
-    if v is not OMITTED:
+        o.meta = v
+    else:
+        o.meta = OMITTED
+    if "cursor" in d:
+        v = d["cursor"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/cursor")
-    _s_PaginatedRequestParams__cursor(o, v)
-    if len(d) != n:
-        _s_PaginatedRequestParams__extra(o, _extra(d, _K_PaginatedRequestParams, path))
+        o.cursor = v
     else:
-        _s_PaginatedRequestParams__extra(o, {})
-    return o
+        o.cursor = OMITTED
+    o.extra = _extra(d, _K_PaginatedRequestParams, path) if len(d) != n else {}
+    o.__class__ = PaginatedRequestParams
+    r: PaginatedRequestParams = o
+    return r
 
 
 def _unstructure_PaginatedRequestParams(o: PaginatedRequestParams) -> dict[str, Any]:
@@ -9067,21 +9658,27 @@ def _unstructure_PaginatedRequestParams(o: PaginatedRequestParams) -> dict[str, 
 
 
 def _structure_PaginatedRequestParamsMeta(d: Any, path: str) -> PaginatedRequestParamsMeta:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: PaginatedRequestParamsMeta = _new(PaginatedRequestParamsMeta)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_PaginatedRequestParamsMeta()
+    if not d:
+        o.progress_token = OMITTED
+        o.extra = {}
+        o.__class__ = PaginatedRequestParamsMeta
+        return o  # type: ignore[no-any-return]
     n = 0
-    v = d.get("progressToken", OMITTED)
-    if v is not OMITTED:
+    if "progressToken" in d:
+        v = d["progressToken"]
         n += 1
         if not (isinstance(v, str) or (v.__class__ is int or _is_int(v))):
             raise _type_error("string or integer", v, path + "/progressToken")
-    _s_PaginatedRequestParamsMeta__progress_token(o, v)
-    if len(d) != n:
-        _s_PaginatedRequestParamsMeta__extra(o, _extra(d, _K_PaginatedRequestParamsMeta, path))
+        o.progress_token = v
     else:
-        _s_PaginatedRequestParamsMeta__extra(o, {})
-    return o
+        o.progress_token = OMITTED
+    o.extra = _extra(d, _K_PaginatedRequestParamsMeta, path) if len(d) != n else {}
+    o.__class__ = PaginatedRequestParamsMeta
+    r: PaginatedRequestParamsMeta = o
+    return r
 
 
 def _unstructure_PaginatedRequestParamsMeta(o: PaginatedRequestParamsMeta) -> dict[str, Any]:
@@ -9096,30 +9693,39 @@ def _unstructure_PaginatedRequestParamsMeta(o: PaginatedRequestParamsMeta) -> di
 
 
 def _structure_PaginatedResult(d: Any, path: str) -> PaginatedResult:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: PaginatedResult = _new(PaginatedResult)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_PaginatedResult()
+    if not d:
+        o.meta = OMITTED
+        o.next_cursor = OMITTED
+        o.extra = {}
+        o.__class__ = PaginatedResult
+        return o  # type: ignore[no-any-return]
     n = 0
-    v = d.get("_meta", OMITTED)
-    if v is not OMITTED:
+    if "_meta" in d:
+        v = d["_meta"]
         n += 1
         if not isinstance(v, dict):
-            raise _type_error("object", v, path + "/_meta")
-        for k in v:
-            if not isinstance(k, str):
-                raise _key_error(k, path + "/_meta")
-    _s_PaginatedResult__meta(o, v)
-    v = d.get("nextCursor", OMITTED)
-    if v is not OMITTED:
+            raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        for k0 in v:
+            if not isinstance(k0, str):
+                raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        o.meta = v
+    else:
+        o.meta = OMITTED
+    if "nextCursor" in d:
+        v = d["nextCursor"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/nextCursor")
-    _s_PaginatedResult__next_cursor(o, v)
-    if len(d) != n:
-        _s_PaginatedResult__extra(o, _extra(d, _K_PaginatedResult, path))
+        o.next_cursor = v
     else:
-        _s_PaginatedResult__extra(o, {})
-    return o
+        o.next_cursor = OMITTED
+    o.extra = _extra(d, _K_PaginatedResult, path) if len(d) != n else {}
+    o.__class__ = PaginatedResult
+    r: PaginatedResult = o
+    return r
 
 
 def _unstructure_PaginatedResult(o: PaginatedResult) -> dict[str, Any]:
@@ -9137,37 +9743,45 @@ def _unstructure_PaginatedResult(o: PaginatedResult) -> dict[str, Any]:
 
 
 def _structure_PingRequest(d: Any, path: str) -> PingRequest:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: PingRequest = _new(PingRequest)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_PingRequest()
     n = 3
-    v = d.get("id", _MISSING)
-    if v is _MISSING:
-        raise _missing("id", path)
+    try:
+        v = d["id"]
+    except KeyError:
+        raise _missing("id", path) from None
     if not (isinstance(v, str) or (v.__class__ is int or _is_int(v))):
         raise _type_error("string or integer", v, path + "/id")
-    _s_PingRequest__id(o, v)
-    v = d.get("jsonrpc", _MISSING)
+    o.id = v
+    try:
+        v = d["jsonrpc"]
+    except KeyError:
+        raise _missing("jsonrpc", path) from None
     if v != "2.0":
-        raise _const_error(v, "2.0", "jsonrpc", path)
-    _s_PingRequest__jsonrpc(o, "2.0")
-    v = d.get("method", _MISSING)
+        raise _type_error("\"2.0\"", v, path + "/jsonrpc")
+    o.jsonrpc = "2.0"
+    try:
+        v = d["method"]
+    except KeyError:
+        raise _missing("method", path) from None
     if v != "ping":
-        raise _const_error(v, "ping", "method", path)
-    _s_PingRequest__method(o, "ping")
-    v = d.get("params", OMITTED)
-    if v is not OMITTED:
+        raise _type_error("\"ping\"", v, path + "/method")
+    o.method = "ping"
+    if "params" in d:
+        v = d["params"]
         n += 1
         try:
             v = _structure_RequestParams(v, "")
         except ValidationError as e:
             raise _at(e, path + "/params") from None
-    _s_PingRequest__params(o, v)
-    if len(d) != n:
-        _s_PingRequest__extra(o, _extra(d, _K_PingRequest, path))
+        o.params = v
     else:
-        _s_PingRequest__extra(o, {})
-    return o
+        o.params = OMITTED
+    o.extra = _extra(d, _K_PingRequest, path) if len(d) != n else {}
+    o.__class__ = PingRequest
+    r: PingRequest = o
+    return r
 
 
 def _unstructure_PingRequest(o: PingRequest) -> dict[str, Any]:
@@ -9182,30 +9796,36 @@ def _unstructure_PingRequest(o: PingRequest) -> dict[str, Any]:
 
 
 def _structure_ProgressNotification(d: Any, path: str) -> ProgressNotification:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ProgressNotification = _new(ProgressNotification)
-    v = d.get("jsonrpc", _MISSING)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ProgressNotification()
+    try:
+        v = d["jsonrpc"]
+    except KeyError:
+        raise _missing("jsonrpc", path) from None
     if v != "2.0":
-        raise _const_error(v, "2.0", "jsonrpc", path)
-    _s_ProgressNotification__jsonrpc(o, "2.0")
-    v = d.get("method", _MISSING)
+        raise _type_error("\"2.0\"", v, path + "/jsonrpc")
+    o.jsonrpc = "2.0"
+    try:
+        v = d["method"]
+    except KeyError:
+        raise _missing("method", path) from None
     if v != "notifications/progress":
-        raise _const_error(v, "notifications/progress", "method", path)
-    _s_ProgressNotification__method(o, "notifications/progress")
-    v = d.get("params", _MISSING)
-    if v is _MISSING:
-        raise _missing("params", path)
+        raise _type_error("\"notifications/progress\"", v, path + "/method")
+    o.method = "notifications/progress"
+    try:
+        v = d["params"]
+    except KeyError:
+        raise _missing("params", path) from None
     try:
         v = _structure_ProgressNotificationParams(v, "")
     except ValidationError as e:
         raise _at(e, path + "/params") from None
-    _s_ProgressNotification__params(o, v)
-    if len(d) != 3:
-        _s_ProgressNotification__extra(o, _extra(d, _K_ProgressNotification, path))
-    else:
-        _s_ProgressNotification__extra(o, {})
-    return o
+    o.params = v
+    o.extra = _extra(d, _K_ProgressNotification, path) if len(d) != 3 else {}
+    o.__class__ = ProgressNotification
+    r: ProgressNotification = o
+    return r
 
 
 def _unstructure_ProgressNotification(o: ProgressNotification) -> dict[str, Any]:
@@ -9216,48 +9836,55 @@ def _unstructure_ProgressNotification(o: ProgressNotification) -> dict[str, Any]
 
 
 def _structure_ProgressNotificationParams(d: Any, path: str) -> ProgressNotificationParams:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ProgressNotificationParams = _new(ProgressNotificationParams)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ProgressNotificationParams()
     n = 2
-    v = d.get("_meta", OMITTED)
-    if v is not OMITTED:
+    if "_meta" in d:
+        v = d["_meta"]
         n += 1
         if not isinstance(v, dict):
-            raise _type_error("object", v, path + "/_meta")
-        for k in v:
-            if not isinstance(k, str):
-                raise _key_error(k, path + "/_meta")
-    _s_ProgressNotificationParams__meta(o, v)
-    v = d.get("message", OMITTED)
-    if v is not OMITTED:
+            raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        for k0 in v:
+            if not isinstance(k0, str):
+                raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        o.meta = v
+    else:
+        o.meta = OMITTED
+    if "message" in d:
+        v = d["message"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/message")
-    _s_ProgressNotificationParams__message(o, v)
-    v = d.get("progress", _MISSING)
-    if v is _MISSING:
-        raise _missing("progress", path)
+        o.message = v
+    else:
+        o.message = OMITTED
+    try:
+        v = d["progress"]
+    except KeyError:
+        raise _missing("progress", path) from None
     if not (v.__class__ is float or v.__class__ is int or _is_number(v)):
         raise _type_error("number", v, path + "/progress")
-    _s_ProgressNotificationParams__progress(o, v)
-    v = d.get("progressToken", _MISSING)
-    if v is _MISSING:
-        raise _missing("progressToken", path)
+    o.progress = v
+    try:
+        v = d["progressToken"]
+    except KeyError:
+        raise _missing("progressToken", path) from None
     if not (isinstance(v, str) or (v.__class__ is int or _is_int(v))):
         raise _type_error("string or integer", v, path + "/progressToken")
-    _s_ProgressNotificationParams__progress_token(o, v)
-    v = d.get("total", OMITTED)
-    if v is not OMITTED:
+    o.progress_token = v
+    if "total" in d:
+        v = d["total"]
         n += 1
         if not (v.__class__ is float or v.__class__ is int or _is_number(v)):
             raise _type_error("number", v, path + "/total")
-    _s_ProgressNotificationParams__total(o, v)
-    if len(d) != n:
-        _s_ProgressNotificationParams__extra(o, _extra(d, _K_ProgressNotificationParams, path))
+        o.total = v
     else:
-        _s_ProgressNotificationParams__extra(o, {})
-    return o
+        o.total = OMITTED
+    o.extra = _extra(d, _K_ProgressNotificationParams, path) if len(d) != n else {}
+    o.__class__ = ProgressNotificationParams
+    r: ProgressNotificationParams = o
+    return r
 
 
 def _unstructure_ProgressNotificationParams(o: ProgressNotificationParams) -> dict[str, Any]:
@@ -9278,21 +9905,23 @@ def _unstructure_ProgressNotificationParams(o: ProgressNotificationParams) -> di
 
 
 def _structure_Prompt(d: Any, path: str) -> Prompt:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: Prompt = _new(Prompt)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_Prompt()
     n = 1
-    v = d.get("_meta", OMITTED)
-    if v is not OMITTED:
+    if "_meta" in d:
+        v = d["_meta"]
         n += 1
         if not isinstance(v, dict):
-            raise _type_error("object", v, path + "/_meta")
-        for k in v:
-            if not isinstance(k, str):
-                raise _key_error(k, path + "/_meta")
-    _s_Prompt__meta(o, v)
-    v = d.get("arguments", OMITTED)
-    if v is not OMITTED:
+            raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        for k0 in v:
+            if not isinstance(k0, str):
+                raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        o.meta = v
+    else:
+        o.meta = OMITTED
+    if "arguments" in d:
+        v = d["arguments"]
         n += 1
         if not isinstance(v, list):
             raise _type_error("array", v, path + "/arguments")
@@ -9300,15 +9929,19 @@ def _structure_Prompt(d: Any, path: str) -> Prompt:
             v = [_structure_PromptArgument(x, "") for x in v]
         except ValidationError:
             raise _item_error(v, _structure_PromptArgument, path + "/arguments") from None
-    _s_Prompt__arguments(o, v)
-    v = d.get("description", OMITTED)
-    if v is not OMITTED:
+        o.arguments = v
+    else:
+        o.arguments = OMITTED
+    if "description" in d:
+        v = d["description"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/description")
-    _s_Prompt__description(o, v)
-    v = d.get("icons", OMITTED)
-    if v is not OMITTED:
+        o.description = v
+    else:
+        o.description = OMITTED
+    if "icons" in d:
+        v = d["icons"]
         n += 1
         if not isinstance(v, list):
             raise _type_error("array", v, path + "/icons")
@@ -9316,24 +9949,28 @@ def _structure_Prompt(d: Any, path: str) -> Prompt:
             v = [_structure_Icon(x, "") for x in v]
         except ValidationError:
             raise _item_error(v, _structure_Icon, path + "/icons") from None
-    _s_Prompt__icons(o, v)
-    v = d.get("name", _MISSING)
-    if v is _MISSING:
-        raise _missing("name", path)
+        o.icons = v
+    else:
+        o.icons = OMITTED
+    try:
+        v = d["name"]
+    except KeyError:
+        raise _missing("name", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/name")
-    _s_Prompt__name(o, v)
-    v = d.get("title", OMITTED)
-    if v is not OMITTED:
+    o.name = v
+    if "title" in d:
+        v = d["title"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/title")
-    _s_Prompt__title(o, v)
-    if len(d) != n:
-        _s_Prompt__extra(o, _extra(d, _K_Prompt, path))
+        o.title = v
     else:
-        _s_Prompt__extra(o, {})
-    return o
+        o.title = OMITTED
+    o.extra = _extra(d, _K_Prompt, path) if len(d) != n else {}
+    o.__class__ = Prompt
+    r: Prompt = o
+    return r
 
 
 def _unstructure_Prompt(o: Prompt) -> dict[str, Any]:
@@ -9360,39 +9997,45 @@ def _unstructure_Prompt(o: Prompt) -> dict[str, Any]:
 
 
 def _structure_PromptArgument(d: Any, path: str) -> PromptArgument:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: PromptArgument = _new(PromptArgument)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_PromptArgument()
     n = 1
-    v = d.get("description", OMITTED)
-    if v is not OMITTED:
+    if "description" in d:
+        v = d["description"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/description")
-    _s_PromptArgument__description(o, v)
-    v = d.get("name", _MISSING)
-    if v is _MISSING:
-        raise _missing("name", path)
+        o.description = v
+    else:
+        o.description = OMITTED
+    try:
+        v = d["name"]
+    except KeyError:
+        raise _missing("name", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/name")
-    _s_PromptArgument__name(o, v)
-    v = d.get("required", OMITTED)
-    if v is not OMITTED:
+    o.name = v
+    if "required" in d:
+        v = d["required"]
         n += 1
         if not (v is True or v is False):
             raise _type_error("boolean", v, path + "/required")
-    _s_PromptArgument__required(o, v)
-    v = d.get("title", OMITTED)
-    if v is not OMITTED:
+        o.required = v
+    else:
+        o.required = OMITTED
+    if "title" in d:
+        v = d["title"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/title")
-    _s_PromptArgument__title(o, v)
-    if len(d) != n:
-        _s_PromptArgument__extra(o, _extra(d, _K_PromptArgument, path))
+        o.title = v
     else:
-        _s_PromptArgument__extra(o, {})
-    return o
+        o.title = OMITTED
+    o.extra = _extra(d, _K_PromptArgument, path) if len(d) != n else {}
+    o.__class__ = PromptArgument
+    r: PromptArgument = o
+    return r
 
 
 def _unstructure_PromptArgument(o: PromptArgument) -> dict[str, Any]:
@@ -9413,31 +10056,38 @@ def _unstructure_PromptArgument(o: PromptArgument) -> dict[str, Any]:
 
 
 def _structure_PromptListChangedNotification(d: Any, path: str) -> PromptListChangedNotification:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: PromptListChangedNotification = _new(PromptListChangedNotification)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_PromptListChangedNotification()
     n = 2
-    v = d.get("jsonrpc", _MISSING)
+    try:
+        v = d["jsonrpc"]
+    except KeyError:
+        raise _missing("jsonrpc", path) from None
     if v != "2.0":
-        raise _const_error(v, "2.0", "jsonrpc", path)
-    _s_PromptListChangedNotification__jsonrpc(o, "2.0")
-    v = d.get("method", _MISSING)
+        raise _type_error("\"2.0\"", v, path + "/jsonrpc")
+    o.jsonrpc = "2.0"
+    try:
+        v = d["method"]
+    except KeyError:
+        raise _missing("method", path) from None
     if v != "notifications/prompts/list_changed":
-        raise _const_error(v, "notifications/prompts/list_changed", "method", path)
-    _s_PromptListChangedNotification__method(o, "notifications/prompts/list_changed")
-    v = d.get("params", OMITTED)
-    if v is not OMITTED:
+        raise _type_error("\"notifications/prompts/list_changed\"", v, path + "/method")
+    o.method = "notifications/prompts/list_changed"
+    if "params" in d:
+        v = d["params"]
         n += 1
         try:
             v = _structure_NotificationParams(v, "")
         except ValidationError as e:
             raise _at(e, path + "/params") from None
-    _s_PromptListChangedNotification__params(o, v)
-    if len(d) != n:
-        _s_PromptListChangedNotification__extra(o, _extra(d, _K_PromptListChangedNotification, path))
+        o.params = v
     else:
-        _s_PromptListChangedNotification__extra(o, {})
-    return o
+        o.params = OMITTED
+    o.extra = _extra(d, _K_PromptListChangedNotification, path) if len(d) != n else {}
+    o.__class__ = PromptListChangedNotification
+    r: PromptListChangedNotification = o
+    return r
 
 
 def _unstructure_PromptListChangedNotification(o: PromptListChangedNotification) -> dict[str, Any]:
@@ -9452,28 +10102,29 @@ def _unstructure_PromptListChangedNotification(o: PromptListChangedNotification)
 
 
 def _structure_PromptMessage(d: Any, path: str) -> PromptMessage:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: PromptMessage = _new(PromptMessage)
-    v = d.get("content", _MISSING)
-    if v is _MISSING:
-        raise _missing("content", path)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_PromptMessage()
+    try:
+        v = d["content"]
+    except KeyError:
+        raise _missing("content", path) from None
     try:
         v = _structure_ContentBlock(v, "")
     except ValidationError as e:
         raise _at(e, path + "/content") from None
-    _s_PromptMessage__content(o, v)
-    v = d.get("role", _MISSING)
-    if v is _MISSING:
-        raise _missing("role", path)
+    o.content = v
+    try:
+        v = d["role"]
+    except KeyError:
+        raise _missing("role", path) from None
     if not (isinstance(v, str) and v in {"assistant", "user"}):
         raise _type_error("one of \"assistant\", \"user\"", v, path + "/role")
-    _s_PromptMessage__role(o, v)
-    if len(d) != 2:
-        _s_PromptMessage__extra(o, _extra(d, _K_PromptMessage, path))
-    else:
-        _s_PromptMessage__extra(o, {})
-    return o
+    o.role = v
+    o.extra = _extra(d, _K_PromptMessage, path) if len(d) != 2 else {}
+    o.__class__ = PromptMessage
+    r: PromptMessage = o
+    return r
 
 
 def _unstructure_PromptMessage(o: PromptMessage) -> dict[str, Any]:
@@ -9484,31 +10135,36 @@ def _unstructure_PromptMessage(o: PromptMessage) -> dict[str, Any]:
 
 
 def _structure_PromptReference(d: Any, path: str) -> PromptReference:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: PromptReference = _new(PromptReference)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_PromptReference()
     n = 2
-    v = d.get("name", _MISSING)
-    if v is _MISSING:
-        raise _missing("name", path)
+    try:
+        v = d["name"]
+    except KeyError:
+        raise _missing("name", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/name")
-    _s_PromptReference__name(o, v)
-    v = d.get("title", OMITTED)
-    if v is not OMITTED:
+    o.name = v
+    if "title" in d:
+        v = d["title"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/title")
-    _s_PromptReference__title(o, v)
-    v = d.get("type", _MISSING)
-    if v != "ref/prompt":
-        raise _const_error(v, "ref/prompt", "type", path)
-    _s_PromptReference__type(o, "ref/prompt")
-    if len(d) != n:
-        _s_PromptReference__extra(o, _extra(d, _K_PromptReference, path))
+        o.title = v
     else:
-        _s_PromptReference__extra(o, {})
-    return o
+        o.title = OMITTED
+    try:
+        v = d["type"]
+    except KeyError:
+        raise _missing("type", path) from None
+    if v != "ref/prompt":
+        raise _type_error("\"ref/prompt\"", v, path + "/type")
+    o.type = "ref/prompt"
+    o.extra = _extra(d, _K_PromptReference, path) if len(d) != n else {}
+    o.__class__ = PromptReference
+    r: PromptReference = o
+    return r
 
 
 def _unstructure_PromptReference(o: PromptReference) -> dict[str, Any]:
@@ -9523,36 +10179,43 @@ def _unstructure_PromptReference(o: PromptReference) -> dict[str, Any]:
 
 
 def _structure_ReadResourceRequest(d: Any, path: str) -> ReadResourceRequest:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ReadResourceRequest = _new(ReadResourceRequest)
-    v = d.get("id", _MISSING)
-    if v is _MISSING:
-        raise _missing("id", path)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ReadResourceRequest()
+    try:
+        v = d["id"]
+    except KeyError:
+        raise _missing("id", path) from None
     if not (isinstance(v, str) or (v.__class__ is int or _is_int(v))):
         raise _type_error("string or integer", v, path + "/id")
-    _s_ReadResourceRequest__id(o, v)
-    v = d.get("jsonrpc", _MISSING)
+    o.id = v
+    try:
+        v = d["jsonrpc"]
+    except KeyError:
+        raise _missing("jsonrpc", path) from None
     if v != "2.0":
-        raise _const_error(v, "2.0", "jsonrpc", path)
-    _s_ReadResourceRequest__jsonrpc(o, "2.0")
-    v = d.get("method", _MISSING)
+        raise _type_error("\"2.0\"", v, path + "/jsonrpc")
+    o.jsonrpc = "2.0"
+    try:
+        v = d["method"]
+    except KeyError:
+        raise _missing("method", path) from None
     if v != "resources/read":
-        raise _const_error(v, "resources/read", "method", path)
-    _s_ReadResourceRequest__method(o, "resources/read")
-    v = d.get("params", _MISSING)
-    if v is _MISSING:
-        raise _missing("params", path)
+        raise _type_error("\"resources/read\"", v, path + "/method")
+    o.method = "resources/read"
+    try:
+        v = d["params"]
+    except KeyError:
+        raise _missing("params", path) from None
     try:
         v = _structure_ReadResourceRequestParams(v, "")
     except ValidationError as e:
         raise _at(e, path + "/params") from None
-    _s_ReadResourceRequest__params(o, v)
-    if len(d) != 4:
-        _s_ReadResourceRequest__extra(o, _extra(d, _K_ReadResourceRequest, path))
-    else:
-        _s_ReadResourceRequest__extra(o, {})
-    return o
+    o.params = v
+    o.extra = _extra(d, _K_ReadResourceRequest, path) if len(d) != 4 else {}
+    o.__class__ = ReadResourceRequest
+    r: ReadResourceRequest = o
+    return r
 
 
 def _unstructure_ReadResourceRequest(o: ReadResourceRequest) -> dict[str, Any]:
@@ -9563,29 +10226,31 @@ def _unstructure_ReadResourceRequest(o: ReadResourceRequest) -> dict[str, Any]:
 
 
 def _structure_ReadResourceRequestParams(d: Any, path: str) -> ReadResourceRequestParams:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ReadResourceRequestParams = _new(ReadResourceRequestParams)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ReadResourceRequestParams()
     n = 1
-    v = d.get("_meta", OMITTED)
-    if v is not OMITTED:
+    if "_meta" in d:
+        v = d["_meta"]
         n += 1
         try:
             v = _structure_ReadResourceRequestParamsMeta(v, "")
         except ValidationError as e:
             raise _at(e, path + "/_meta") from None
-    _s_ReadResourceRequestParams__meta(o, v)
-    v = d.get("uri", _MISSING)
-    if v is _MISSING:
-        raise _missing("uri", path)
+        o.meta = v
+    else:
+        o.meta = OMITTED
+    try:
+        v = d["uri"]
+    except KeyError:
+        raise _missing("uri", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/uri")
-    _s_ReadResourceRequestParams__uri(o, v)
-    if len(d) != n:
-        _s_ReadResourceRequestParams__extra(o, _extra(d, _K_ReadResourceRequestParams, path))
-    else:
-        _s_ReadResourceRequestParams__extra(o, {})
-    return o
+    o.uri = v
+    o.extra = _extra(d, _K_ReadResourceRequestParams, path) if len(d) != n else {}
+    o.__class__ = ReadResourceRequestParams
+    r: ReadResourceRequestParams = o
+    return r
 
 
 def _unstructure_ReadResourceRequestParams(o: ReadResourceRequestParams) -> dict[str, Any]:
@@ -9600,21 +10265,27 @@ def _unstructure_ReadResourceRequestParams(o: ReadResourceRequestParams) -> dict
 
 
 def _structure_ReadResourceRequestParamsMeta(d: Any, path: str) -> ReadResourceRequestParamsMeta:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ReadResourceRequestParamsMeta = _new(ReadResourceRequestParamsMeta)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ReadResourceRequestParamsMeta()
+    if not d:
+        o.progress_token = OMITTED
+        o.extra = {}
+        o.__class__ = ReadResourceRequestParamsMeta
+        return o  # type: ignore[no-any-return]
     n = 0
-    v = d.get("progressToken", OMITTED)
-    if v is not OMITTED:
+    if "progressToken" in d:
+        v = d["progressToken"]
         n += 1
         if not (isinstance(v, str) or (v.__class__ is int or _is_int(v))):
             raise _type_error("string or integer", v, path + "/progressToken")
-    _s_ReadResourceRequestParamsMeta__progress_token(o, v)
-    if len(d) != n:
-        _s_ReadResourceRequestParamsMeta__extra(o, _extra(d, _K_ReadResourceRequestParamsMeta, path))
+        o.progress_token = v
     else:
-        _s_ReadResourceRequestParamsMeta__extra(o, {})
-    return o
+        o.progress_token = OMITTED
+    o.extra = _extra(d, _K_ReadResourceRequestParamsMeta, path) if len(d) != n else {}
+    o.__class__ = ReadResourceRequestParamsMeta
+    r: ReadResourceRequestParamsMeta = o
+    return r
 
 
 def _unstructure_ReadResourceRequestParamsMeta(o: ReadResourceRequestParamsMeta) -> dict[str, Any]:
@@ -9629,34 +10300,36 @@ def _unstructure_ReadResourceRequestParamsMeta(o: ReadResourceRequestParamsMeta)
 
 
 def _structure_ReadResourceResult(d: Any, path: str) -> ReadResourceResult:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ReadResourceResult = _new(ReadResourceResult)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ReadResourceResult()
     n = 1
-    v = d.get("_meta", OMITTED)
-    if v is not OMITTED:
+    if "_meta" in d:
+        v = d["_meta"]
         n += 1
         if not isinstance(v, dict):
-            raise _type_error("object", v, path + "/_meta")
-        for k in v:
-            if not isinstance(k, str):
-                raise _key_error(k, path + "/_meta")
-    _s_ReadResourceResult__meta(o, v)
-    v = d.get("contents", _MISSING)
-    if v is _MISSING:
-        raise _missing("contents", path)
+            raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        for k0 in v:
+            if not isinstance(k0, str):
+                raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        o.meta = v
+    else:
+        o.meta = OMITTED
+    try:
+        v = d["contents"]
+    except KeyError:
+        raise _missing("contents", path) from None
     if not isinstance(v, list):
         raise _type_error("array", v, path + "/contents")
     try:
         v = [_structure_ReadResourceResultContentsItem(x, "") for x in v]
     except ValidationError:
         raise _item_error(v, _structure_ReadResourceResultContentsItem, path + "/contents") from None
-    _s_ReadResourceResult__contents(o, v)
-    if len(d) != n:
-        _s_ReadResourceResult__extra(o, _extra(d, _K_ReadResourceResult, path))
-    else:
-        _s_ReadResourceResult__extra(o, {})
-    return o
+    o.contents = v
+    o.extra = _extra(d, _K_ReadResourceResult, path) if len(d) != n else {}
+    o.__class__ = ReadResourceResult
+    r: ReadResourceResult = o
+    return r
 
 
 def _unstructure_ReadResourceResult(o: ReadResourceResult) -> dict[str, Any]:
@@ -9671,20 +10344,20 @@ def _unstructure_ReadResourceResult(o: ReadResourceResult) -> dict[str, Any]:
 
 
 def _structure_RelatedTaskMetadata(d: Any, path: str) -> RelatedTaskMetadata:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: RelatedTaskMetadata = _new(RelatedTaskMetadata)
-    v = d.get("taskId", _MISSING)
-    if v is _MISSING:
-        raise _missing("taskId", path)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_RelatedTaskMetadata()
+    try:
+        v = d["taskId"]
+    except KeyError:
+        raise _missing("taskId", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/taskId")
-    _s_RelatedTaskMetadata__task_id(o, v)
-    if len(d) != 1:
-        _s_RelatedTaskMetadata__extra(o, _extra(d, _K_RelatedTaskMetadata, path))
-    else:
-        _s_RelatedTaskMetadata__extra(o, {})
-    return o
+    o.task_id = v
+    o.extra = _extra(d, _K_RelatedTaskMetadata, path) if len(d) != 1 else {}
+    o.__class__ = RelatedTaskMetadata
+    r: RelatedTaskMetadata = o
+    return r
 
 
 def _unstructure_RelatedTaskMetadata(o: RelatedTaskMetadata) -> dict[str, Any]:
@@ -9695,30 +10368,32 @@ def _unstructure_RelatedTaskMetadata(o: RelatedTaskMetadata) -> dict[str, Any]:
 
 
 def _structure_Request(d: Any, path: str) -> Request:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: Request = _new(Request)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_Request()
     n = 1
-    v = d.get("method", _MISSING)
-    if v is _MISSING:
-        raise _missing("method", path)
+    try:
+        v = d["method"]
+    except KeyError:
+        raise _missing("method", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/method")
-    _s_Request__method(o, v)
-    v = d.get("params", OMITTED)
-    if v is not OMITTED:
+    o.method = v
+    if "params" in d:
+        v = d["params"]
         n += 1
         if not isinstance(v, dict):
-            raise _type_error("object", v, path + "/params")
-        for k in v:
-            if not isinstance(k, str):
-                raise _key_error(k, path + "/params")
-    _s_Request__params(o, v)
-    if len(d) != n:
-        _s_Request__extra(o, _extra(d, _K_Request, path))
+            raise _invalid(v, _structure__dict_str_Any, path + "/params")
+        for k0 in v:
+            if not isinstance(k0, str):
+                raise _invalid(v, _structure__dict_str_Any, path + "/params")
+        o.params = v
     else:
-        _s_Request__extra(o, {})
-    return o
+        o.params = OMITTED
+    o.extra = _extra(d, _K_Request, path) if len(d) != n else {}
+    o.__class__ = Request
+    r: Request = o
+    return r
 
 
 def _unstructure_Request(o: Request) -> dict[str, Any]:
@@ -9733,23 +10408,29 @@ def _unstructure_Request(o: Request) -> dict[str, Any]:
 
 
 def _structure_RequestParams(d: Any, path: str) -> RequestParams:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: RequestParams = _new(RequestParams)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_RequestParams()
+    if not d:
+        o.meta = OMITTED
+        o.extra = {}
+        o.__class__ = RequestParams
+        return o  # type: ignore[no-any-return]
     n = 0
-    v = d.get("_meta", OMITTED)
-    if v is not OMITTED:
+    if "_meta" in d:
+        v = d["_meta"]
         n += 1
         try:
             v = _structure_RequestParamsMeta(v, "")
         except ValidationError as e:
             raise _at(e, path + "/_meta") from None
-    _s_RequestParams__meta(o, v)
-    if len(d) != n:
-        _s_RequestParams__extra(o, _extra(d, _K_RequestParams, path))
+        o.meta = v
     else:
-        _s_RequestParams__extra(o, {})
-    return o
+        o.meta = OMITTED
+    o.extra = _extra(d, _K_RequestParams, path) if len(d) != n else {}
+    o.__class__ = RequestParams
+    r: RequestParams = o
+    return r
 
 
 def _unstructure_RequestParams(o: RequestParams) -> dict[str, Any]:
@@ -9764,21 +10445,27 @@ def _unstructure_RequestParams(o: RequestParams) -> dict[str, Any]:
 
 
 def _structure_RequestParamsMeta(d: Any, path: str) -> RequestParamsMeta:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: RequestParamsMeta = _new(RequestParamsMeta)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_RequestParamsMeta()
+    if not d:
+        o.progress_token = OMITTED
+        o.extra = {}
+        o.__class__ = RequestParamsMeta
+        return o  # type: ignore[no-any-return]
     n = 0
-    v = d.get("progressToken", OMITTED)
-    if v is not OMITTED:
+    if "progressToken" in d:
+        v = d["progressToken"]
         n += 1
         if not (isinstance(v, str) or (v.__class__ is int or _is_int(v))):
             raise _type_error("string or integer", v, path + "/progressToken")
-    _s_RequestParamsMeta__progress_token(o, v)
-    if len(d) != n:
-        _s_RequestParamsMeta__extra(o, _extra(d, _K_RequestParamsMeta, path))
+        o.progress_token = v
     else:
-        _s_RequestParamsMeta__extra(o, {})
-    return o
+        o.progress_token = OMITTED
+    o.extra = _extra(d, _K_RequestParamsMeta, path) if len(d) != n else {}
+    o.__class__ = RequestParamsMeta
+    r: RequestParamsMeta = o
+    return r
 
 
 def _unstructure_RequestParamsMeta(o: RequestParamsMeta) -> dict[str, Any]:
@@ -9793,35 +10480,41 @@ def _unstructure_RequestParamsMeta(o: RequestParamsMeta) -> dict[str, Any]:
 
 
 def _structure_Resource(d: Any, path: str) -> Resource:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: Resource = _new(Resource)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_Resource()
     n = 2
-    v = d.get("_meta", OMITTED)
-    if v is not OMITTED:
+    if "_meta" in d:
+        v = d["_meta"]
         n += 1
         if not isinstance(v, dict):
-            raise _type_error("object", v, path + "/_meta")
-        for k in v:
-            if not isinstance(k, str):
-                raise _key_error(k, path + "/_meta")
-    _s_Resource__meta(o, v)
-    v = d.get("annotations", OMITTED)
-    if v is not OMITTED:
+            raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        for k0 in v:
+            if not isinstance(k0, str):
+                raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        o.meta = v
+    else:
+        o.meta = OMITTED
+    if "annotations" in d:
+        v = d["annotations"]
         n += 1
         try:
             v = _structure_Annotations(v, "")
         except ValidationError as e:
             raise _at(e, path + "/annotations") from None
-    _s_Resource__annotations(o, v)
-    v = d.get("description", OMITTED)
-    if v is not OMITTED:
+        o.annotations = v
+    else:
+        o.annotations = OMITTED
+    if "description" in d:
+        v = d["description"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/description")
-    _s_Resource__description(o, v)
-    v = d.get("icons", OMITTED)
-    if v is not OMITTED:
+        o.description = v
+    else:
+        o.description = OMITTED
+    if "icons" in d:
+        v = d["icons"]
         n += 1
         if not isinstance(v, list):
             raise _type_error("array", v, path + "/icons")
@@ -9829,42 +10522,51 @@ def _structure_Resource(d: Any, path: str) -> Resource:
             v = [_structure_Icon(x, "") for x in v]
         except ValidationError:
             raise _item_error(v, _structure_Icon, path + "/icons") from None
-    _s_Resource__icons(o, v)
-    v = d.get("mimeType", OMITTED)
-    if v is not OMITTED:
+        o.icons = v
+    else:
+        o.icons = OMITTED
+    if "mimeType" in d:
+        v = d["mimeType"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/mimeType")
-    _s_Resource__mime_type(o, v)
-    v = d.get("name", _MISSING)
-    if v is _MISSING:
-        raise _missing("name", path)
+        o.mime_type = v
+    else:
+        o.mime_type = OMITTED
+    try:
+        v = d["name"]
+    except KeyError:
+        raise _missing("name", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/name")
-    _s_Resource__name(o, v)
-    v = d.get("size", OMITTED)
-    if v is not OMITTED:
+    o.name = v
+    if "size" in d:
+        v = d["size"]
         n += 1
         if not (v.__class__ is int or _is_int(v)):
             raise _type_error("integer", v, path + "/size")
-    _s_Resource__size(o, v)
-    v = d.get("title", OMITTED)
-    if v is not OMITTED:
+        o.size = v
+    else:
+        o.size = OMITTED
+    if "title" in d:
+        v = d["title"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/title")
-    _s_Resource__title(o, v)
-    v = d.get("uri", _MISSING)
-    if v is _MISSING:
-        raise _missing("uri", path)
+        o.title = v
+    else:
+        o.title = OMITTED
+    try:
+        v = d["uri"]
+    except KeyError:
+        raise _missing("uri", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/uri")
-    _s_Resource__uri(o, v)
-    if len(d) != n:
-        _s_Resource__extra(o, _extra(d, _K_Resource, path))
-    else:
-        _s_Resource__extra(o, {})
-    return o
+    o.uri = v
+    o.extra = _extra(d, _K_Resource, path) if len(d) != n else {}
+    o.__class__ = Resource
+    r: Resource = o
+    return r
 
 
 def _unstructure_Resource(o: Resource) -> dict[str, Any]:
@@ -9897,36 +10599,40 @@ def _unstructure_Resource(o: Resource) -> dict[str, Any]:
 
 
 def _structure_ResourceContents(d: Any, path: str) -> ResourceContents:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ResourceContents = _new(ResourceContents)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ResourceContents()
     n = 1
-    v = d.get("_meta", OMITTED)
-    if v is not OMITTED:
+    if "_meta" in d:
+        v = d["_meta"]
         n += 1
         if not isinstance(v, dict):
-            raise _type_error("object", v, path + "/_meta")
-        for k in v:
-            if not isinstance(k, str):
-                raise _key_error(k, path + "/_meta")
-    _s_ResourceContents__meta(o, v)
-    v = d.get("mimeType", OMITTED)
-    if v is not OMITTED:
+            raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        for k0 in v:
+            if not isinstance(k0, str):
+                raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        o.meta = v
+    else:
+        o.meta = OMITTED
+    if "mimeType" in d:
+        v = d["mimeType"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/mimeType")
-    _s_ResourceContents__mime_type(o, v)
-    v = d.get("uri", _MISSING)
-    if v is _MISSING:
-        raise _missing("uri", path)
+        o.mime_type = v
+    else:
+        o.mime_type = OMITTED
+    try:
+        v = d["uri"]
+    except KeyError:
+        raise _missing("uri", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/uri")
-    _s_ResourceContents__uri(o, v)
-    if len(d) != n:
-        _s_ResourceContents__extra(o, _extra(d, _K_ResourceContents, path))
-    else:
-        _s_ResourceContents__extra(o, {})
-    return o
+    o.uri = v
+    o.extra = _extra(d, _K_ResourceContents, path) if len(d) != n else {}
+    o.__class__ = ResourceContents
+    r: ResourceContents = o
+    return r
 
 
 def _unstructure_ResourceContents(o: ResourceContents) -> dict[str, Any]:
@@ -9944,35 +10650,41 @@ def _unstructure_ResourceContents(o: ResourceContents) -> dict[str, Any]:
 
 
 def _structure_ResourceLink(d: Any, path: str) -> ResourceLink:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ResourceLink = _new(ResourceLink)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ResourceLink()
     n = 3
-    v = d.get("_meta", OMITTED)
-    if v is not OMITTED:
+    if "_meta" in d:
+        v = d["_meta"]
         n += 1
         if not isinstance(v, dict):
-            raise _type_error("object", v, path + "/_meta")
-        for k in v:
-            if not isinstance(k, str):
-                raise _key_error(k, path + "/_meta")
-    _s_ResourceLink__meta(o, v)
-    v = d.get("annotations", OMITTED)
-    if v is not OMITTED:
+            raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        for k0 in v:
+            if not isinstance(k0, str):
+                raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        o.meta = v
+    else:
+        o.meta = OMITTED
+    if "annotations" in d:
+        v = d["annotations"]
         n += 1
         try:
             v = _structure_Annotations(v, "")
         except ValidationError as e:
             raise _at(e, path + "/annotations") from None
-    _s_ResourceLink__annotations(o, v)
-    v = d.get("description", OMITTED)
-    if v is not OMITTED:
+        o.annotations = v
+    else:
+        o.annotations = OMITTED
+    if "description" in d:
+        v = d["description"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/description")
-    _s_ResourceLink__description(o, v)
-    v = d.get("icons", OMITTED)
-    if v is not OMITTED:
+        o.description = v
+    else:
+        o.description = OMITTED
+    if "icons" in d:
+        v = d["icons"]
         n += 1
         if not isinstance(v, list):
             raise _type_error("array", v, path + "/icons")
@@ -9980,46 +10692,58 @@ def _structure_ResourceLink(d: Any, path: str) -> ResourceLink:
             v = [_structure_Icon(x, "") for x in v]
         except ValidationError:
             raise _item_error(v, _structure_Icon, path + "/icons") from None
-    _s_ResourceLink__icons(o, v)
-    v = d.get("mimeType", OMITTED)
-    if v is not OMITTED:
+        o.icons = v
+    else:
+        o.icons = OMITTED
+    if "mimeType" in d:
+        v = d["mimeType"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/mimeType")
-    _s_ResourceLink__mime_type(o, v)
-    v = d.get("name", _MISSING)
-    if v is _MISSING:
-        raise _missing("name", path)
+        o.mime_type = v
+    else:
+        o.mime_type = OMITTED
+    try:
+        v = d["name"]
+    except KeyError:
+        raise _missing("name", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/name")
-    _s_ResourceLink__name(o, v)
-    v = d.get("size", OMITTED)
-    if v is not OMITTED:
+    o.name = v
+    if "size" in d:
+        v = d["size"]
         n += 1
         if not (v.__class__ is int or _is_int(v)):
             raise _type_error("integer", v, path + "/size")
-    _s_ResourceLink__size(o, v)
-    v = d.get("title", OMITTED)
-    if v is not OMITTED:
+        o.size = v
+    else:
+        o.size = OMITTED
+    if "title" in d:
+        v = d["title"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/title")
-    _s_ResourceLink__title(o, v)
-    v = d.get("type", _MISSING)
+        o.title = v
+    else:
+        o.title = OMITTED
+    try:
+        v = d["type"]
+    except KeyError:
+        raise _missing("type", path) from None
     if v != "resource_link":
-        raise _const_error(v, "resource_link", "type", path)
-    _s_ResourceLink__type(o, "resource_link")
-    v = d.get("uri", _MISSING)
-    if v is _MISSING:
-        raise _missing("uri", path)
+        raise _type_error("\"resource_link\"", v, path + "/type")
+    o.type = "resource_link"
+    try:
+        v = d["uri"]
+    except KeyError:
+        raise _missing("uri", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/uri")
-    _s_ResourceLink__uri(o, v)
-    if len(d) != n:
-        _s_ResourceLink__extra(o, _extra(d, _K_ResourceLink, path))
-    else:
-        _s_ResourceLink__extra(o, {})
-    return o
+    o.uri = v
+    o.extra = _extra(d, _K_ResourceLink, path) if len(d) != n else {}
+    o.__class__ = ResourceLink
+    r: ResourceLink = o
+    return r
 
 
 def _unstructure_ResourceLink(o: ResourceLink) -> dict[str, Any]:
@@ -10052,31 +10776,38 @@ def _unstructure_ResourceLink(o: ResourceLink) -> dict[str, Any]:
 
 
 def _structure_ResourceListChangedNotification(d: Any, path: str) -> ResourceListChangedNotification:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ResourceListChangedNotification = _new(ResourceListChangedNotification)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ResourceListChangedNotification()
     n = 2
-    v = d.get("jsonrpc", _MISSING)
+    try:
+        v = d["jsonrpc"]
+    except KeyError:
+        raise _missing("jsonrpc", path) from None
     if v != "2.0":
-        raise _const_error(v, "2.0", "jsonrpc", path)
-    _s_ResourceListChangedNotification__jsonrpc(o, "2.0")
-    v = d.get("method", _MISSING)
+        raise _type_error("\"2.0\"", v, path + "/jsonrpc")
+    o.jsonrpc = "2.0"
+    try:
+        v = d["method"]
+    except KeyError:
+        raise _missing("method", path) from None
     if v != "notifications/resources/list_changed":
-        raise _const_error(v, "notifications/resources/list_changed", "method", path)
-    _s_ResourceListChangedNotification__method(o, "notifications/resources/list_changed")
-    v = d.get("params", OMITTED)
-    if v is not OMITTED:
+        raise _type_error("\"notifications/resources/list_changed\"", v, path + "/method")
+    o.method = "notifications/resources/list_changed"
+    if "params" in d:
+        v = d["params"]
         n += 1
         try:
             v = _structure_NotificationParams(v, "")
         except ValidationError as e:
             raise _at(e, path + "/params") from None
-    _s_ResourceListChangedNotification__params(o, v)
-    if len(d) != n:
-        _s_ResourceListChangedNotification__extra(o, _extra(d, _K_ResourceListChangedNotification, path))
+        o.params = v
     else:
-        _s_ResourceListChangedNotification__extra(o, {})
-    return o
+        o.params = OMITTED
+    o.extra = _extra(d, _K_ResourceListChangedNotification, path) if len(d) != n else {}
+    o.__class__ = ResourceListChangedNotification
+    r: ResourceListChangedNotification = o
+    return r
 
 
 def _unstructure_ResourceListChangedNotification(o: ResourceListChangedNotification) -> dict[str, Any]:
@@ -10091,29 +10822,31 @@ def _unstructure_ResourceListChangedNotification(o: ResourceListChangedNotificat
 
 
 def _structure_ResourceRequestParams(d: Any, path: str) -> ResourceRequestParams:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ResourceRequestParams = _new(ResourceRequestParams)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ResourceRequestParams()
     n = 1
-    v = d.get("_meta", OMITTED)
-    if v is not OMITTED:
+    if "_meta" in d:
+        v = d["_meta"]
         n += 1
         try:
             v = _structure_ResourceRequestParamsMeta(v, "")
         except ValidationError as e:
             raise _at(e, path + "/_meta") from None
-    _s_ResourceRequestParams__meta(o, v)
-    v = d.get("uri", _MISSING)
-    if v is _MISSING:
-        raise _missing("uri", path)
+        o.meta = v
+    else:
+        o.meta = OMITTED
+    try:
+        v = d["uri"]
+    except KeyError:
+        raise _missing("uri", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/uri")
-    _s_ResourceRequestParams__uri(o, v)
-    if len(d) != n:
-        _s_ResourceRequestParams__extra(o, _extra(d, _K_ResourceRequestParams, path))
-    else:
-        _s_ResourceRequestParams__extra(o, {})
-    return o
+    o.uri = v
+    o.extra = _extra(d, _K_ResourceRequestParams, path) if len(d) != n else {}
+    o.__class__ = ResourceRequestParams
+    r: ResourceRequestParams = o
+    return r
 
 
 def _unstructure_ResourceRequestParams(o: ResourceRequestParams) -> dict[str, Any]:
@@ -10128,21 +10861,27 @@ def _unstructure_ResourceRequestParams(o: ResourceRequestParams) -> dict[str, An
 
 
 def _structure_ResourceRequestParamsMeta(d: Any, path: str) -> ResourceRequestParamsMeta:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ResourceRequestParamsMeta = _new(ResourceRequestParamsMeta)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ResourceRequestParamsMeta()
+    if not d:
+        o.progress_token = OMITTED
+        o.extra = {}
+        o.__class__ = ResourceRequestParamsMeta
+        return o  # type: ignore[no-any-return]
     n = 0
-    v = d.get("progressToken", OMITTED)
-    if v is not OMITTED:
+    if "progressToken" in d:
+        v = d["progressToken"]
         n += 1
         if not (isinstance(v, str) or (v.__class__ is int or _is_int(v))):
             raise _type_error("string or integer", v, path + "/progressToken")
-    _s_ResourceRequestParamsMeta__progress_token(o, v)
-    if len(d) != n:
-        _s_ResourceRequestParamsMeta__extra(o, _extra(d, _K_ResourceRequestParamsMeta, path))
+        o.progress_token = v
     else:
-        _s_ResourceRequestParamsMeta__extra(o, {})
-    return o
+        o.progress_token = OMITTED
+    o.extra = _extra(d, _K_ResourceRequestParamsMeta, path) if len(d) != n else {}
+    o.__class__ = ResourceRequestParamsMeta
+    r: ResourceRequestParamsMeta = o
+    return r
 
 
 def _unstructure_ResourceRequestParamsMeta(o: ResourceRequestParamsMeta) -> dict[str, Any]:
@@ -10157,35 +10896,41 @@ def _unstructure_ResourceRequestParamsMeta(o: ResourceRequestParamsMeta) -> dict
 
 
 def _structure_ResourceTemplate(d: Any, path: str) -> ResourceTemplate:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ResourceTemplate = _new(ResourceTemplate)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ResourceTemplate()
     n = 2
-    v = d.get("_meta", OMITTED)
-    if v is not OMITTED:
+    if "_meta" in d:
+        v = d["_meta"]
         n += 1
         if not isinstance(v, dict):
-            raise _type_error("object", v, path + "/_meta")
-        for k in v:
-            if not isinstance(k, str):
-                raise _key_error(k, path + "/_meta")
-    _s_ResourceTemplate__meta(o, v)
-    v = d.get("annotations", OMITTED)
-    if v is not OMITTED:
+            raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        for k0 in v:
+            if not isinstance(k0, str):
+                raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        o.meta = v
+    else:
+        o.meta = OMITTED
+    if "annotations" in d:
+        v = d["annotations"]
         n += 1
         try:
             v = _structure_Annotations(v, "")
         except ValidationError as e:
             raise _at(e, path + "/annotations") from None
-    _s_ResourceTemplate__annotations(o, v)
-    v = d.get("description", OMITTED)
-    if v is not OMITTED:
+        o.annotations = v
+    else:
+        o.annotations = OMITTED
+    if "description" in d:
+        v = d["description"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/description")
-    _s_ResourceTemplate__description(o, v)
-    v = d.get("icons", OMITTED)
-    if v is not OMITTED:
+        o.description = v
+    else:
+        o.description = OMITTED
+    if "icons" in d:
+        v = d["icons"]
         n += 1
         if not isinstance(v, list):
             raise _type_error("array", v, path + "/icons")
@@ -10193,36 +10938,43 @@ def _structure_ResourceTemplate(d: Any, path: str) -> ResourceTemplate:
             v = [_structure_Icon(x, "") for x in v]
         except ValidationError:
             raise _item_error(v, _structure_Icon, path + "/icons") from None
-    _s_ResourceTemplate__icons(o, v)
-    v = d.get("mimeType", OMITTED)
-    if v is not OMITTED:
+        o.icons = v
+    else:
+        o.icons = OMITTED
+    if "mimeType" in d:
+        v = d["mimeType"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/mimeType")
-    _s_ResourceTemplate__mime_type(o, v)
-    v = d.get("name", _MISSING)
-    if v is _MISSING:
-        raise _missing("name", path)
+        o.mime_type = v
+    else:
+        o.mime_type = OMITTED
+    try:
+        v = d["name"]
+    except KeyError:
+        raise _missing("name", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/name")
-    _s_ResourceTemplate__name(o, v)
-    v = d.get("title", OMITTED)
-    if v is not OMITTED:
+    o.name = v
+    if "title" in d:
+        v = d["title"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/title")
-    _s_ResourceTemplate__title(o, v)
-    v = d.get("uriTemplate", _MISSING)
-    if v is _MISSING:
-        raise _missing("uriTemplate", path)
+        o.title = v
+    else:
+        o.title = OMITTED
+    try:
+        v = d["uriTemplate"]
+    except KeyError:
+        raise _missing("uriTemplate", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/uriTemplate")
-    _s_ResourceTemplate__uri_template(o, v)
-    if len(d) != n:
-        _s_ResourceTemplate__extra(o, _extra(d, _K_ResourceTemplate, path))
-    else:
-        _s_ResourceTemplate__extra(o, {})
-    return o
+    o.uri_template = v
+    o.extra = _extra(d, _K_ResourceTemplate, path) if len(d) != n else {}
+    o.__class__ = ResourceTemplate
+    r: ResourceTemplate = o
+    return r
 
 
 def _unstructure_ResourceTemplate(o: ResourceTemplate) -> dict[str, Any]:
@@ -10252,24 +11004,27 @@ def _unstructure_ResourceTemplate(o: ResourceTemplate) -> dict[str, Any]:
 
 
 def _structure_ResourceTemplateReference(d: Any, path: str) -> ResourceTemplateReference:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ResourceTemplateReference = _new(ResourceTemplateReference)
-    v = d.get("type", _MISSING)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ResourceTemplateReference()
+    try:
+        v = d["type"]
+    except KeyError:
+        raise _missing("type", path) from None
     if v != "ref/resource":
-        raise _const_error(v, "ref/resource", "type", path)
-    _s_ResourceTemplateReference__type(o, "ref/resource")
-    v = d.get("uri", _MISSING)
-    if v is _MISSING:
-        raise _missing("uri", path)
+        raise _type_error("\"ref/resource\"", v, path + "/type")
+    o.type = "ref/resource"
+    try:
+        v = d["uri"]
+    except KeyError:
+        raise _missing("uri", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/uri")
-    _s_ResourceTemplateReference__uri(o, v)
-    if len(d) != 2:
-        _s_ResourceTemplateReference__extra(o, _extra(d, _K_ResourceTemplateReference, path))
-    else:
-        _s_ResourceTemplateReference__extra(o, {})
-    return o
+    o.uri = v
+    o.extra = _extra(d, _K_ResourceTemplateReference, path) if len(d) != 2 else {}
+    o.__class__ = ResourceTemplateReference
+    r: ResourceTemplateReference = o
+    return r
 
 
 def _unstructure_ResourceTemplateReference(o: ResourceTemplateReference) -> dict[str, Any]:
@@ -10280,30 +11035,36 @@ def _unstructure_ResourceTemplateReference(o: ResourceTemplateReference) -> dict
 
 
 def _structure_ResourceUpdatedNotification(d: Any, path: str) -> ResourceUpdatedNotification:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ResourceUpdatedNotification = _new(ResourceUpdatedNotification)
-    v = d.get("jsonrpc", _MISSING)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ResourceUpdatedNotification()
+    try:
+        v = d["jsonrpc"]
+    except KeyError:
+        raise _missing("jsonrpc", path) from None
     if v != "2.0":
-        raise _const_error(v, "2.0", "jsonrpc", path)
-    _s_ResourceUpdatedNotification__jsonrpc(o, "2.0")
-    v = d.get("method", _MISSING)
+        raise _type_error("\"2.0\"", v, path + "/jsonrpc")
+    o.jsonrpc = "2.0"
+    try:
+        v = d["method"]
+    except KeyError:
+        raise _missing("method", path) from None
     if v != "notifications/resources/updated":
-        raise _const_error(v, "notifications/resources/updated", "method", path)
-    _s_ResourceUpdatedNotification__method(o, "notifications/resources/updated")
-    v = d.get("params", _MISSING)
-    if v is _MISSING:
-        raise _missing("params", path)
+        raise _type_error("\"notifications/resources/updated\"", v, path + "/method")
+    o.method = "notifications/resources/updated"
+    try:
+        v = d["params"]
+    except KeyError:
+        raise _missing("params", path) from None
     try:
         v = _structure_ResourceUpdatedNotificationParams(v, "")
     except ValidationError as e:
         raise _at(e, path + "/params") from None
-    _s_ResourceUpdatedNotification__params(o, v)
-    if len(d) != 3:
-        _s_ResourceUpdatedNotification__extra(o, _extra(d, _K_ResourceUpdatedNotification, path))
-    else:
-        _s_ResourceUpdatedNotification__extra(o, {})
-    return o
+    o.params = v
+    o.extra = _extra(d, _K_ResourceUpdatedNotification, path) if len(d) != 3 else {}
+    o.__class__ = ResourceUpdatedNotification
+    r: ResourceUpdatedNotification = o
+    return r
 
 
 def _unstructure_ResourceUpdatedNotification(o: ResourceUpdatedNotification) -> dict[str, Any]:
@@ -10314,30 +11075,32 @@ def _unstructure_ResourceUpdatedNotification(o: ResourceUpdatedNotification) -> 
 
 
 def _structure_ResourceUpdatedNotificationParams(d: Any, path: str) -> ResourceUpdatedNotificationParams:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ResourceUpdatedNotificationParams = _new(ResourceUpdatedNotificationParams)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ResourceUpdatedNotificationParams()
     n = 1
-    v = d.get("_meta", OMITTED)
-    if v is not OMITTED:
+    if "_meta" in d:
+        v = d["_meta"]
         n += 1
         if not isinstance(v, dict):
-            raise _type_error("object", v, path + "/_meta")
-        for k in v:
-            if not isinstance(k, str):
-                raise _key_error(k, path + "/_meta")
-    _s_ResourceUpdatedNotificationParams__meta(o, v)
-    v = d.get("uri", _MISSING)
-    if v is _MISSING:
-        raise _missing("uri", path)
+            raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        for k0 in v:
+            if not isinstance(k0, str):
+                raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        o.meta = v
+    else:
+        o.meta = OMITTED
+    try:
+        v = d["uri"]
+    except KeyError:
+        raise _missing("uri", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/uri")
-    _s_ResourceUpdatedNotificationParams__uri(o, v)
-    if len(d) != n:
-        _s_ResourceUpdatedNotificationParams__extra(o, _extra(d, _K_ResourceUpdatedNotificationParams, path))
-    else:
-        _s_ResourceUpdatedNotificationParams__extra(o, {})
-    return o
+    o.uri = v
+    o.extra = _extra(d, _K_ResourceUpdatedNotificationParams, path) if len(d) != n else {}
+    o.__class__ = ResourceUpdatedNotificationParams
+    r: ResourceUpdatedNotificationParams = o
+    return r
 
 
 def _unstructure_ResourceUpdatedNotificationParams(o: ResourceUpdatedNotificationParams) -> dict[str, Any]:
@@ -10352,24 +11115,30 @@ def _unstructure_ResourceUpdatedNotificationParams(o: ResourceUpdatedNotificatio
 
 
 def _structure_Result(d: Any, path: str) -> Result:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: Result = _new(Result)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_Result()
+    if not d:
+        o.meta = OMITTED
+        o.extra = {}
+        o.__class__ = Result
+        return o  # type: ignore[no-any-return]
     n = 0
-    v = d.get("_meta", OMITTED)
-    if v is not OMITTED:
+    if "_meta" in d:
+        v = d["_meta"]
         n += 1
         if not isinstance(v, dict):
-            raise _type_error("object", v, path + "/_meta")
-        for k in v:
-            if not isinstance(k, str):
-                raise _key_error(k, path + "/_meta")
-    _s_Result__meta(o, v)
-    if len(d) != n:
-        _s_Result__extra(o, _extra(d, _K_Result, path))
+            raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        for k0 in v:
+            if not isinstance(k0, str):
+                raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        o.meta = v
     else:
-        _s_Result__extra(o, {})
-    return o
+        o.meta = OMITTED
+    o.extra = _extra(d, _K_Result, path) if len(d) != n else {}
+    o.__class__ = Result
+    r: Result = o
+    return r
 
 
 def _unstructure_Result(o: Result) -> dict[str, Any]:
@@ -10384,36 +11153,40 @@ def _unstructure_Result(o: Result) -> dict[str, Any]:
 
 
 def _structure_Root(d: Any, path: str) -> Root:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: Root = _new(Root)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_Root()
     n = 1
-    v = d.get("_meta", OMITTED)
-    if v is not OMITTED:
+    if "_meta" in d:
+        v = d["_meta"]
         n += 1
         if not isinstance(v, dict):
-            raise _type_error("object", v, path + "/_meta")
-        for k in v:
-            if not isinstance(k, str):
-                raise _key_error(k, path + "/_meta")
-    _s_Root__meta(o, v)
-    v = d.get("name", OMITTED)
-    if v is not OMITTED:
+            raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        for k0 in v:
+            if not isinstance(k0, str):
+                raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        o.meta = v
+    else:
+        o.meta = OMITTED
+    if "name" in d:
+        v = d["name"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/name")
-    _s_Root__name(o, v)
-    v = d.get("uri", _MISSING)
-    if v is _MISSING:
-        raise _missing("uri", path)
+        o.name = v
+    else:
+        o.name = OMITTED
+    try:
+        v = d["uri"]
+    except KeyError:
+        raise _missing("uri", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/uri")
-    _s_Root__uri(o, v)
-    if len(d) != n:
-        _s_Root__extra(o, _extra(d, _K_Root, path))
-    else:
-        _s_Root__extra(o, {})
-    return o
+    o.uri = v
+    o.extra = _extra(d, _K_Root, path) if len(d) != n else {}
+    o.__class__ = Root
+    r: Root = o
+    return r
 
 
 def _unstructure_Root(o: Root) -> dict[str, Any]:
@@ -10431,31 +11204,38 @@ def _unstructure_Root(o: Root) -> dict[str, Any]:
 
 
 def _structure_RootsListChangedNotification(d: Any, path: str) -> RootsListChangedNotification:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: RootsListChangedNotification = _new(RootsListChangedNotification)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_RootsListChangedNotification()
     n = 2
-    v = d.get("jsonrpc", _MISSING)
+    try:
+        v = d["jsonrpc"]
+    except KeyError:
+        raise _missing("jsonrpc", path) from None
     if v != "2.0":
-        raise _const_error(v, "2.0", "jsonrpc", path)
-    _s_RootsListChangedNotification__jsonrpc(o, "2.0")
-    v = d.get("method", _MISSING)
+        raise _type_error("\"2.0\"", v, path + "/jsonrpc")
+    o.jsonrpc = "2.0"
+    try:
+        v = d["method"]
+    except KeyError:
+        raise _missing("method", path) from None
     if v != "notifications/roots/list_changed":
-        raise _const_error(v, "notifications/roots/list_changed", "method", path)
-    _s_RootsListChangedNotification__method(o, "notifications/roots/list_changed")
-    v = d.get("params", OMITTED)
-    if v is not OMITTED:
+        raise _type_error("\"notifications/roots/list_changed\"", v, path + "/method")
+    o.method = "notifications/roots/list_changed"
+    if "params" in d:
+        v = d["params"]
         n += 1
         try:
             v = _structure_NotificationParams(v, "")
         except ValidationError as e:
             raise _at(e, path + "/params") from None
-    _s_RootsListChangedNotification__params(o, v)
-    if len(d) != n:
-        _s_RootsListChangedNotification__extra(o, _extra(d, _K_RootsListChangedNotification, path))
+        o.params = v
     else:
-        _s_RootsListChangedNotification__extra(o, {})
-    return o
+        o.params = OMITTED
+    o.extra = _extra(d, _K_RootsListChangedNotification, path) if len(d) != n else {}
+    o.__class__ = RootsListChangedNotification
+    r: RootsListChangedNotification = o
+    return r
 
 
 def _unstructure_RootsListChangedNotification(o: RootsListChangedNotification) -> dict[str, Any]:
@@ -10470,38 +11250,41 @@ def _unstructure_RootsListChangedNotification(o: RootsListChangedNotification) -
 
 
 def _structure_SamplingMessage(d: Any, path: str) -> SamplingMessage:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: SamplingMessage = _new(SamplingMessage)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_SamplingMessage()
     n = 2
-    v = d.get("_meta", OMITTED)
-    if v is not OMITTED:
+    if "_meta" in d:
+        v = d["_meta"]
         n += 1
         if not isinstance(v, dict):
-            raise _type_error("object", v, path + "/_meta")
-        for k in v:
-            if not isinstance(k, str):
-                raise _key_error(k, path + "/_meta")
-    _s_SamplingMessage__meta(o, v)
-    v = d.get("content", _MISSING)
-    if v is _MISSING:
-        raise _missing("content", path)
+            raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        for k0 in v:
+            if not isinstance(k0, str):
+                raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        o.meta = v
+    else:
+        o.meta = OMITTED
+    try:
+        v = d["content"]
+    except KeyError:
+        raise _missing("content", path) from None
     try:
         v = _structure_SamplingMessageContent(v, "")
     except ValidationError as e:
         raise _at(e, path + "/content") from None
-    _s_SamplingMessage__content(o, v)
-    v = d.get("role", _MISSING)
-    if v is _MISSING:
-        raise _missing("role", path)
+    o.content = v
+    try:
+        v = d["role"]
+    except KeyError:
+        raise _missing("role", path) from None
     if not (isinstance(v, str) and v in {"assistant", "user"}):
         raise _type_error("one of \"assistant\", \"user\"", v, path + "/role")
-    _s_SamplingMessage__role(o, v)
-    if len(d) != n:
-        _s_SamplingMessage__extra(o, _extra(d, _K_SamplingMessage, path))
-    else:
-        _s_SamplingMessage__extra(o, {})
-    return o
+    o.role = v
+    o.extra = _extra(d, _K_SamplingMessage, path) if len(d) != n else {}
+    o.__class__ = SamplingMessage
+    r: SamplingMessage = o
+    return r
 
 
 def _unstructure_SamplingMessage(o: SamplingMessage) -> dict[str, Any]:
@@ -10516,76 +11299,103 @@ def _unstructure_SamplingMessage(o: SamplingMessage) -> dict[str, Any]:
 
 
 def _structure_ServerCapabilities(d: Any, path: str) -> ServerCapabilities:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ServerCapabilities = _new(ServerCapabilities)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ServerCapabilities()
+    if not d:
+        o.completions = OMITTED
+        o.experimental = OMITTED
+        o.logging = OMITTED
+        o.prompts = OMITTED
+        o.resources = OMITTED
+        o.tasks = OMITTED
+        o.tools = OMITTED
+        o.extra = {}
+        o.__class__ = ServerCapabilities
+        return o  # type: ignore[no-any-return]
     n = 0
-    v = d.get("completions", OMITTED)
-    if v is not OMITTED:
+    if "completions" in d:
+        v = d["completions"]
         n += 1
         if not isinstance(v, dict):
-            raise _type_error("object", v, path + "/completions")
-        for k in v:
-            if not isinstance(k, str):
-                raise _key_error(k, path + "/completions")
-    _s_ServerCapabilities__completions(o, v)
-    v = d.get("experimental", OMITTED)
-    if v is not OMITTED:
+            raise _invalid(v, _structure__dict_str_Any, path + "/completions")
+        for k0 in v:
+            if not isinstance(k0, str):
+                raise _invalid(v, _structure__dict_str_Any, path + "/completions")
+        o.completions = v
+    else:
+        o.completions = OMITTED
+    if "experimental" in d:
+        v = d["experimental"]
         n += 1
         if not isinstance(v, dict):
-            raise _type_error("object", v, path + "/experimental")
-        _check_keys(v, path + "/experimental")
-        try:
-            v = {k: _structure__dict_str_Any(x, "") for k, x in v.items()}
-        except ValidationError:
-            raise _entry_error(v, _structure__dict_str_Any, path + "/experimental") from None
-    _s_ServerCapabilities__experimental(o, v)
-    v = d.get("logging", OMITTED)
-    if v is not OMITTED:
+            raise _invalid(v, _structure__dict_str_dict_str_Any, path + "/experimental")
+        for k0, x0 in v.items():
+            if not isinstance(k0, str):
+                raise _invalid(v, _structure__dict_str_dict_str_Any, path + "/experimental")
+            if not isinstance(x0, dict):
+                raise _invalid(v, _structure__dict_str_dict_str_Any, path + "/experimental")
+            for k1 in x0:
+                if not isinstance(k1, str):
+                    raise _invalid(v, _structure__dict_str_dict_str_Any, path + "/experimental")
+        o.experimental = v
+    else:
+        o.experimental = OMITTED
+    if "logging" in d:
+        v = d["logging"]
         n += 1
         if not isinstance(v, dict):
-            raise _type_error("object", v, path + "/logging")
-        for k in v:
-            if not isinstance(k, str):
-                raise _key_error(k, path + "/logging")
-    _s_ServerCapabilities__logging(o, v)
-    v = d.get("prompts", OMITTED)
-    if v is not OMITTED:
+            raise _invalid(v, _structure__dict_str_Any, path + "/logging")
+        for k0 in v:
+            if not isinstance(k0, str):
+                raise _invalid(v, _structure__dict_str_Any, path + "/logging")
+        o.logging = v
+    else:
+        o.logging = OMITTED
+    if "prompts" in d:
+        v = d["prompts"]
         n += 1
         try:
             v = _structure_ServerCapabilitiesPrompts(v, "")
         except ValidationError as e:
             raise _at(e, path + "/prompts") from None
-    _s_ServerCapabilities__prompts(o, v)
-    v = d.get("resources", OMITTED)
-    if v is not OMITTED:
+        o.prompts = v
+    else:
+        o.prompts = OMITTED
+    if "resources" in d:
+        v = d["resources"]
         n += 1
         try:
             v = _structure_ServerCapabilitiesResources(v, "")
         except ValidationError as e:
             raise _at(e, path + "/resources") from None
-    _s_ServerCapabilities__resources(o, v)
-    v = d.get("tasks", OMITTED)
-    if v is not OMITTED:
+        o.resources = v
+    else:
+        o.resources = OMITTED
+    if "tasks" in d:
+        v = d["tasks"]
         n += 1
         try:
             v = _structure_ServerCapabilitiesTasks(v, "")
         except ValidationError as e:
             raise _at(e, path + "/tasks") from None
-    _s_ServerCapabilities__tasks(o, v)
-    v = d.get("tools", OMITTED)
-    if v is not OMITTED:
+        o.tasks = v
+    else:
+        o.tasks = OMITTED
+    if "tools" in d:
+        v = d["tools"]
         n += 1
         try:
             v = _structure_ServerCapabilitiesTools(v, "")
         except ValidationError as e:
             raise _at(e, path + "/tools") from None
-    _s_ServerCapabilities__tools(o, v)
-    if len(d) != n:
-        _s_ServerCapabilities__extra(o, _extra(d, _K_ServerCapabilities, path))
+        o.tools = v
     else:
-        _s_ServerCapabilities__extra(o, {})
-    return o
+        o.tools = OMITTED
+    o.extra = _extra(d, _K_ServerCapabilities, path) if len(d) != n else {}
+    o.__class__ = ServerCapabilities
+    r: ServerCapabilities = o
+    return r
 
 
 def _unstructure_ServerCapabilities(o: ServerCapabilities) -> dict[str, Any]:
@@ -10618,21 +11428,27 @@ def _unstructure_ServerCapabilities(o: ServerCapabilities) -> dict[str, Any]:
 
 
 def _structure_ServerCapabilitiesPrompts(d: Any, path: str) -> ServerCapabilitiesPrompts:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ServerCapabilitiesPrompts = _new(ServerCapabilitiesPrompts)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ServerCapabilitiesPrompts()
+    if not d:
+        o.list_changed = OMITTED
+        o.extra = {}
+        o.__class__ = ServerCapabilitiesPrompts
+        return o  # type: ignore[no-any-return]
     n = 0
-    v = d.get("listChanged", OMITTED)
-    if v is not OMITTED:
+    if "listChanged" in d:
+        v = d["listChanged"]
         n += 1
         if not (v is True or v is False):
             raise _type_error("boolean", v, path + "/listChanged")
-    _s_ServerCapabilitiesPrompts__list_changed(o, v)
-    if len(d) != n:
-        _s_ServerCapabilitiesPrompts__extra(o, _extra(d, _K_ServerCapabilitiesPrompts, path))
+        o.list_changed = v
     else:
-        _s_ServerCapabilitiesPrompts__extra(o, {})
-    return o
+        o.list_changed = OMITTED
+    o.extra = _extra(d, _K_ServerCapabilitiesPrompts, path) if len(d) != n else {}
+    o.__class__ = ServerCapabilitiesPrompts
+    r: ServerCapabilitiesPrompts = o
+    return r
 
 
 def _unstructure_ServerCapabilitiesPrompts(o: ServerCapabilitiesPrompts) -> dict[str, Any]:
@@ -10647,27 +11463,36 @@ def _unstructure_ServerCapabilitiesPrompts(o: ServerCapabilitiesPrompts) -> dict
 
 
 def _structure_ServerCapabilitiesResources(d: Any, path: str) -> ServerCapabilitiesResources:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ServerCapabilitiesResources = _new(ServerCapabilitiesResources)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ServerCapabilitiesResources()
+    if not d:
+        o.list_changed = OMITTED
+        o.subscribe = OMITTED
+        o.extra = {}
+        o.__class__ = ServerCapabilitiesResources
+        return o  # type: ignore[no-any-return]
     n = 0
-    v = d.get("listChanged", OMITTED)
-    if v is not OMITTED:
+    if "listChanged" in d:
+        v = d["listChanged"]
         n += 1
         if not (v is True or v is False):
             raise _type_error("boolean", v, path + "/listChanged")
-    _s_ServerCapabilitiesResources__list_changed(o, v)
-    v = d.get("subscribe", OMITTED)
-    if v is not OMITTED:
+        o.list_changed = v
+    else:
+        o.list_changed = OMITTED
+    if "subscribe" in d:
+        v = d["subscribe"]
         n += 1
         if not (v is True or v is False):
             raise _type_error("boolean", v, path + "/subscribe")
-    _s_ServerCapabilitiesResources__subscribe(o, v)
-    if len(d) != n:
-        _s_ServerCapabilitiesResources__extra(o, _extra(d, _K_ServerCapabilitiesResources, path))
+        o.subscribe = v
     else:
-        _s_ServerCapabilitiesResources__extra(o, {})
-    return o
+        o.subscribe = OMITTED
+    o.extra = _extra(d, _K_ServerCapabilitiesResources, path) if len(d) != n else {}
+    o.__class__ = ServerCapabilitiesResources
+    r: ServerCapabilitiesResources = o
+    return r
 
 
 def _unstructure_ServerCapabilitiesResources(o: ServerCapabilitiesResources) -> dict[str, Any]:
@@ -10685,41 +11510,53 @@ def _unstructure_ServerCapabilitiesResources(o: ServerCapabilitiesResources) -> 
 
 
 def _structure_ServerCapabilitiesTasks(d: Any, path: str) -> ServerCapabilitiesTasks:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ServerCapabilitiesTasks = _new(ServerCapabilitiesTasks)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ServerCapabilitiesTasks()
+    if not d:
+        o.cancel = OMITTED
+        o.list = OMITTED
+        o.requests = OMITTED
+        o.extra = {}
+        o.__class__ = ServerCapabilitiesTasks
+        return o  # type: ignore[no-any-return]
     n = 0
-    v = d.get("cancel", OMITTED)
-    if v is not OMITTED:
+    if "cancel" in d:
+        v = d["cancel"]
         n += 1
         if not isinstance(v, dict):
-            raise _type_error("object", v, path + "/cancel")
-        for k in v:
-            if not isinstance(k, str):
-                raise _key_error(k, path + "/cancel")
-    _s_ServerCapabilitiesTasks__cancel(o, v)
-    v = d.get("list", OMITTED)
-    if v is not OMITTED:
+            raise _invalid(v, _structure__dict_str_Any, path + "/cancel")
+        for k0 in v:
+            if not isinstance(k0, str):
+                raise _invalid(v, _structure__dict_str_Any, path + "/cancel")
+        o.cancel = v
+    else:
+        o.cancel = OMITTED
+    if "list" in d:
+        v = d["list"]
         n += 1
         if not isinstance(v, dict):
-            raise _type_error("object", v, path + "/list")
-        for k in v:
-            if not isinstance(k, str):
-                raise _key_error(k, path + "/list")
-    _s_ServerCapabilitiesTasks__list(o, v)
-    v = d.get("requests", OMITTED)
-    if v is not OMITTED:
+            raise _invalid(v, _structure__dict_str_Any, path + "/list")
+        for k0 in v:
+            if not isinstance(k0, str):
+                raise _invalid(v, _structure__dict_str_Any, path + "/list")
+        o.list = v
+    else:
+        o.list = OMITTED
+    if "requests" in d:
+        v = d["requests"]
         n += 1
         try:
             v = _structure_ServerCapabilitiesTasksRequests(v, "")
         except ValidationError as e:
             raise _at(e, path + "/requests") from None
-    _s_ServerCapabilitiesTasks__requests(o, v)
-    if len(d) != n:
-        _s_ServerCapabilitiesTasks__extra(o, _extra(d, _K_ServerCapabilitiesTasks, path))
+        o.requests = v
     else:
-        _s_ServerCapabilitiesTasks__extra(o, {})
-    return o
+        o.requests = OMITTED
+    o.extra = _extra(d, _K_ServerCapabilitiesTasks, path) if len(d) != n else {}
+    o.__class__ = ServerCapabilitiesTasks
+    r: ServerCapabilitiesTasks = o
+    return r
 
 
 def _unstructure_ServerCapabilitiesTasks(o: ServerCapabilitiesTasks) -> dict[str, Any]:
@@ -10740,23 +11577,29 @@ def _unstructure_ServerCapabilitiesTasks(o: ServerCapabilitiesTasks) -> dict[str
 
 
 def _structure_ServerCapabilitiesTasksRequests(d: Any, path: str) -> ServerCapabilitiesTasksRequests:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ServerCapabilitiesTasksRequests = _new(ServerCapabilitiesTasksRequests)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ServerCapabilitiesTasksRequests()
+    if not d:
+        o.tools = OMITTED
+        o.extra = {}
+        o.__class__ = ServerCapabilitiesTasksRequests
+        return o  # type: ignore[no-any-return]
     n = 0
-    v = d.get("tools", OMITTED)
-    if v is not OMITTED:
+    if "tools" in d:
+        v = d["tools"]
         n += 1
         try:
             v = _structure_ServerCapabilitiesTasksRequestsTools(v, "")
         except ValidationError as e:
             raise _at(e, path + "/tools") from None
-    _s_ServerCapabilitiesTasksRequests__tools(o, v)
-    if len(d) != n:
-        _s_ServerCapabilitiesTasksRequests__extra(o, _extra(d, _K_ServerCapabilitiesTasksRequests, path))
+        o.tools = v
     else:
-        _s_ServerCapabilitiesTasksRequests__extra(o, {})
-    return o
+        o.tools = OMITTED
+    o.extra = _extra(d, _K_ServerCapabilitiesTasksRequests, path) if len(d) != n else {}
+    o.__class__ = ServerCapabilitiesTasksRequests
+    r: ServerCapabilitiesTasksRequests = o
+    return r
 
 
 def _unstructure_ServerCapabilitiesTasksRequests(o: ServerCapabilitiesTasksRequests) -> dict[str, Any]:
@@ -10771,24 +11614,30 @@ def _unstructure_ServerCapabilitiesTasksRequests(o: ServerCapabilitiesTasksReque
 
 
 def _structure_ServerCapabilitiesTasksRequestsTools(d: Any, path: str) -> ServerCapabilitiesTasksRequestsTools:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ServerCapabilitiesTasksRequestsTools = _new(ServerCapabilitiesTasksRequestsTools)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ServerCapabilitiesTasksRequestsTools()
+    if not d:
+        o.call = OMITTED
+        o.extra = {}
+        o.__class__ = ServerCapabilitiesTasksRequestsTools
+        return o  # type: ignore[no-any-return]
     n = 0
-    v = d.get("call", OMITTED)
-    if v is not OMITTED:
+    if "call" in d:
+        v = d["call"]
         n += 1
         if not isinstance(v, dict):
-            raise _type_error("object", v, path + "/call")
-        for k in v:
-            if not isinstance(k, str):
-                raise _key_error(k, path + "/call")
-    _s_ServerCapabilitiesTasksRequestsTools__call(o, v)
-    if len(d) != n:
-        _s_ServerCapabilitiesTasksRequestsTools__extra(o, _extra(d, _K_ServerCapabilitiesTasksRequestsTools, path))
+            raise _invalid(v, _structure__dict_str_Any, path + "/call")
+        for k0 in v:
+            if not isinstance(k0, str):
+                raise _invalid(v, _structure__dict_str_Any, path + "/call")
+        o.call = v
     else:
-        _s_ServerCapabilitiesTasksRequestsTools__extra(o, {})
-    return o
+        o.call = OMITTED
+    o.extra = _extra(d, _K_ServerCapabilitiesTasksRequestsTools, path) if len(d) != n else {}
+    o.__class__ = ServerCapabilitiesTasksRequestsTools
+    r: ServerCapabilitiesTasksRequestsTools = o
+    return r
 
 
 def _unstructure_ServerCapabilitiesTasksRequestsTools(o: ServerCapabilitiesTasksRequestsTools) -> dict[str, Any]:
@@ -10803,21 +11652,27 @@ def _unstructure_ServerCapabilitiesTasksRequestsTools(o: ServerCapabilitiesTasks
 
 
 def _structure_ServerCapabilitiesTools(d: Any, path: str) -> ServerCapabilitiesTools:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ServerCapabilitiesTools = _new(ServerCapabilitiesTools)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ServerCapabilitiesTools()
+    if not d:
+        o.list_changed = OMITTED
+        o.extra = {}
+        o.__class__ = ServerCapabilitiesTools
+        return o  # type: ignore[no-any-return]
     n = 0
-    v = d.get("listChanged", OMITTED)
-    if v is not OMITTED:
+    if "listChanged" in d:
+        v = d["listChanged"]
         n += 1
         if not (v is True or v is False):
             raise _type_error("boolean", v, path + "/listChanged")
-    _s_ServerCapabilitiesTools__list_changed(o, v)
-    if len(d) != n:
-        _s_ServerCapabilitiesTools__extra(o, _extra(d, _K_ServerCapabilitiesTools, path))
+        o.list_changed = v
     else:
-        _s_ServerCapabilitiesTools__extra(o, {})
-    return o
+        o.list_changed = OMITTED
+    o.extra = _extra(d, _K_ServerCapabilitiesTools, path) if len(d) != n else {}
+    o.__class__ = ServerCapabilitiesTools
+    r: ServerCapabilitiesTools = o
+    return r
 
 
 def _unstructure_ServerCapabilitiesTools(o: ServerCapabilitiesTools) -> dict[str, Any]:
@@ -10832,36 +11687,43 @@ def _unstructure_ServerCapabilitiesTools(o: ServerCapabilitiesTools) -> dict[str
 
 
 def _structure_SetLevelRequest(d: Any, path: str) -> SetLevelRequest:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: SetLevelRequest = _new(SetLevelRequest)
-    v = d.get("id", _MISSING)
-    if v is _MISSING:
-        raise _missing("id", path)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_SetLevelRequest()
+    try:
+        v = d["id"]
+    except KeyError:
+        raise _missing("id", path) from None
     if not (isinstance(v, str) or (v.__class__ is int or _is_int(v))):
         raise _type_error("string or integer", v, path + "/id")
-    _s_SetLevelRequest__id(o, v)
-    v = d.get("jsonrpc", _MISSING)
+    o.id = v
+    try:
+        v = d["jsonrpc"]
+    except KeyError:
+        raise _missing("jsonrpc", path) from None
     if v != "2.0":
-        raise _const_error(v, "2.0", "jsonrpc", path)
-    _s_SetLevelRequest__jsonrpc(o, "2.0")
-    v = d.get("method", _MISSING)
+        raise _type_error("\"2.0\"", v, path + "/jsonrpc")
+    o.jsonrpc = "2.0"
+    try:
+        v = d["method"]
+    except KeyError:
+        raise _missing("method", path) from None
     if v != "logging/setLevel":
-        raise _const_error(v, "logging/setLevel", "method", path)
-    _s_SetLevelRequest__method(o, "logging/setLevel")
-    v = d.get("params", _MISSING)
-    if v is _MISSING:
-        raise _missing("params", path)
+        raise _type_error("\"logging/setLevel\"", v, path + "/method")
+    o.method = "logging/setLevel"
+    try:
+        v = d["params"]
+    except KeyError:
+        raise _missing("params", path) from None
     try:
         v = _structure_SetLevelRequestParams(v, "")
     except ValidationError as e:
         raise _at(e, path + "/params") from None
-    _s_SetLevelRequest__params(o, v)
-    if len(d) != 4:
-        _s_SetLevelRequest__extra(o, _extra(d, _K_SetLevelRequest, path))
-    else:
-        _s_SetLevelRequest__extra(o, {})
-    return o
+    o.params = v
+    o.extra = _extra(d, _K_SetLevelRequest, path) if len(d) != 4 else {}
+    o.__class__ = SetLevelRequest
+    r: SetLevelRequest = o
+    return r
 
 
 def _unstructure_SetLevelRequest(o: SetLevelRequest) -> dict[str, Any]:
@@ -10872,29 +11734,31 @@ def _unstructure_SetLevelRequest(o: SetLevelRequest) -> dict[str, Any]:
 
 
 def _structure_SetLevelRequestParams(d: Any, path: str) -> SetLevelRequestParams:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: SetLevelRequestParams = _new(SetLevelRequestParams)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_SetLevelRequestParams()
     n = 1
-    v = d.get("_meta", OMITTED)
-    if v is not OMITTED:
+    if "_meta" in d:
+        v = d["_meta"]
         n += 1
         try:
             v = _structure_SetLevelRequestParamsMeta(v, "")
         except ValidationError as e:
             raise _at(e, path + "/_meta") from None
-    _s_SetLevelRequestParams__meta(o, v)
-    v = d.get("level", _MISSING)
-    if v is _MISSING:
-        raise _missing("level", path)
+        o.meta = v
+    else:
+        o.meta = OMITTED
+    try:
+        v = d["level"]
+    except KeyError:
+        raise _missing("level", path) from None
     if not (isinstance(v, str) and v in {"alert", "critical", "debug", "emergency", "error", "info", "notice", "warning"}):
         raise _type_error("one of \"alert\", \"critical\", \"debug\", \"emergency\", \"error\", \"info\", \"notice\", \"warning\"", v, path + "/level")
-    _s_SetLevelRequestParams__level(o, v)
-    if len(d) != n:
-        _s_SetLevelRequestParams__extra(o, _extra(d, _K_SetLevelRequestParams, path))
-    else:
-        _s_SetLevelRequestParams__extra(o, {})
-    return o
+    o.level = v
+    o.extra = _extra(d, _K_SetLevelRequestParams, path) if len(d) != n else {}
+    o.__class__ = SetLevelRequestParams
+    r: SetLevelRequestParams = o
+    return r
 
 
 def _unstructure_SetLevelRequestParams(o: SetLevelRequestParams) -> dict[str, Any]:
@@ -10909,21 +11773,27 @@ def _unstructure_SetLevelRequestParams(o: SetLevelRequestParams) -> dict[str, An
 
 
 def _structure_SetLevelRequestParamsMeta(d: Any, path: str) -> SetLevelRequestParamsMeta:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: SetLevelRequestParamsMeta = _new(SetLevelRequestParamsMeta)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_SetLevelRequestParamsMeta()
+    if not d:
+        o.progress_token = OMITTED
+        o.extra = {}
+        o.__class__ = SetLevelRequestParamsMeta
+        return o  # type: ignore[no-any-return]
     n = 0
-    v = d.get("progressToken", OMITTED)
-    if v is not OMITTED:
+    if "progressToken" in d:
+        v = d["progressToken"]
         n += 1
         if not (isinstance(v, str) or (v.__class__ is int or _is_int(v))):
             raise _type_error("string or integer", v, path + "/progressToken")
-    _s_SetLevelRequestParamsMeta__progress_token(o, v)
-    if len(d) != n:
-        _s_SetLevelRequestParamsMeta__extra(o, _extra(d, _K_SetLevelRequestParamsMeta, path))
+        o.progress_token = v
     else:
-        _s_SetLevelRequestParamsMeta__extra(o, {})
-    return o
+        o.progress_token = OMITTED
+    o.extra = _extra(d, _K_SetLevelRequestParamsMeta, path) if len(d) != n else {}
+    o.__class__ = SetLevelRequestParamsMeta
+    r: SetLevelRequestParamsMeta = o
+    return r
 
 
 def _unstructure_SetLevelRequestParamsMeta(o: SetLevelRequestParamsMeta) -> dict[str, Any]:
@@ -10938,55 +11808,69 @@ def _unstructure_SetLevelRequestParamsMeta(o: SetLevelRequestParamsMeta) -> dict
 
 
 def _structure_StringSchema(d: Any, path: str) -> StringSchema:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: StringSchema = _new(StringSchema)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_StringSchema()
     n = 1
-    v = d.get("default", OMITTED)
-    if v is not OMITTED:
+    if "default" in d:
+        v = d["default"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/default")
-    _s_StringSchema__default(o, v)
-    v = d.get("description", OMITTED)
-    if v is not OMITTED:
+        o.default = v
+    else:
+        o.default = OMITTED
+    if "description" in d:
+        v = d["description"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/description")
-    _s_StringSchema__description(o, v)
-    v = d.get("format", OMITTED)
-    if v is not OMITTED:
+        o.description = v
+    else:
+        o.description = OMITTED
+    if "format" in d:
+        v = d["format"]
         n += 1
         if not (isinstance(v, str) and v in {"date", "date-time", "email", "uri"}):
             raise _type_error("one of \"date\", \"date-time\", \"email\", \"uri\"", v, path + "/format")
-    _s_StringSchema__format(o, v)
-    v = d.get("maxLength", OMITTED)
-    if v is not OMITTED:
+        o.format = v
+    else:
+        o.format = OMITTED
+    if "maxLength" in d:
+        v = d["maxLength"]
         n += 1
         if not (v.__class__ is int or _is_int(v)):
             raise _type_error("integer", v, path + "/maxLength")
-    _s_StringSchema__max_length(o, v)
-    v = d.get("minLength", OMITTED)
-    if v is not OMITTED:
+        o.max_length = v
+    else:
+        o.max_length = OMITTED
+    if "minLength" in d:
+        v = d["minLength"]
         n += 1
         if not (v.__class__ is int or _is_int(v)):
             raise _type_error("integer", v, path + "/minLength")
-    _s_StringSchema__min_length(o, v)
-    v = d.get("title", OMITTED)
-    if v is not OMITTED:
+        o.min_length = v
+    else:
+        o.min_length = OMITTED
+    if "title" in d:
+        v = d["title"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/title")
-    _s_StringSchema__title(o, v)
-    v = d.get("type", _MISSING)
-    if v != "string":
-        raise _const_error(v, "string", "type", path)
-    _s_StringSchema__type(o, "string")
-    if len(d) != n:
-        _s_StringSchema__extra(o, _extra(d, _K_StringSchema, path))
+        o.title = v
     else:
-        _s_StringSchema__extra(o, {})
-    return o
+        o.title = OMITTED
+    try:
+        v = d["type"]
+    except KeyError:
+        raise _missing("type", path) from None
+    if v != "string":
+        raise _type_error("\"string\"", v, path + "/type")
+    o.type = "string"
+    o.extra = _extra(d, _K_StringSchema, path) if len(d) != n else {}
+    o.__class__ = StringSchema
+    r: StringSchema = o
+    return r
 
 
 def _unstructure_StringSchema(o: StringSchema) -> dict[str, Any]:
@@ -11016,36 +11900,43 @@ def _unstructure_StringSchema(o: StringSchema) -> dict[str, Any]:
 
 
 def _structure_SubscribeRequest(d: Any, path: str) -> SubscribeRequest:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: SubscribeRequest = _new(SubscribeRequest)
-    v = d.get("id", _MISSING)
-    if v is _MISSING:
-        raise _missing("id", path)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_SubscribeRequest()
+    try:
+        v = d["id"]
+    except KeyError:
+        raise _missing("id", path) from None
     if not (isinstance(v, str) or (v.__class__ is int or _is_int(v))):
         raise _type_error("string or integer", v, path + "/id")
-    _s_SubscribeRequest__id(o, v)
-    v = d.get("jsonrpc", _MISSING)
+    o.id = v
+    try:
+        v = d["jsonrpc"]
+    except KeyError:
+        raise _missing("jsonrpc", path) from None
     if v != "2.0":
-        raise _const_error(v, "2.0", "jsonrpc", path)
-    _s_SubscribeRequest__jsonrpc(o, "2.0")
-    v = d.get("method", _MISSING)
+        raise _type_error("\"2.0\"", v, path + "/jsonrpc")
+    o.jsonrpc = "2.0"
+    try:
+        v = d["method"]
+    except KeyError:
+        raise _missing("method", path) from None
     if v != "resources/subscribe":
-        raise _const_error(v, "resources/subscribe", "method", path)
-    _s_SubscribeRequest__method(o, "resources/subscribe")
-    v = d.get("params", _MISSING)
-    if v is _MISSING:
-        raise _missing("params", path)
+        raise _type_error("\"resources/subscribe\"", v, path + "/method")
+    o.method = "resources/subscribe"
+    try:
+        v = d["params"]
+    except KeyError:
+        raise _missing("params", path) from None
     try:
         v = _structure_SubscribeRequestParams(v, "")
     except ValidationError as e:
         raise _at(e, path + "/params") from None
-    _s_SubscribeRequest__params(o, v)
-    if len(d) != 4:
-        _s_SubscribeRequest__extra(o, _extra(d, _K_SubscribeRequest, path))
-    else:
-        _s_SubscribeRequest__extra(o, {})
-    return o
+    o.params = v
+    o.extra = _extra(d, _K_SubscribeRequest, path) if len(d) != 4 else {}
+    o.__class__ = SubscribeRequest
+    r: SubscribeRequest = o
+    return r
 
 
 def _unstructure_SubscribeRequest(o: SubscribeRequest) -> dict[str, Any]:
@@ -11056,29 +11947,31 @@ def _unstructure_SubscribeRequest(o: SubscribeRequest) -> dict[str, Any]:
 
 
 def _structure_SubscribeRequestParams(d: Any, path: str) -> SubscribeRequestParams:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: SubscribeRequestParams = _new(SubscribeRequestParams)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_SubscribeRequestParams()
     n = 1
-    v = d.get("_meta", OMITTED)
-    if v is not OMITTED:
+    if "_meta" in d:
+        v = d["_meta"]
         n += 1
         try:
             v = _structure_SubscribeRequestParamsMeta(v, "")
         except ValidationError as e:
             raise _at(e, path + "/_meta") from None
-    _s_SubscribeRequestParams__meta(o, v)
-    v = d.get("uri", _MISSING)
-    if v is _MISSING:
-        raise _missing("uri", path)
+        o.meta = v
+    else:
+        o.meta = OMITTED
+    try:
+        v = d["uri"]
+    except KeyError:
+        raise _missing("uri", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/uri")
-    _s_SubscribeRequestParams__uri(o, v)
-    if len(d) != n:
-        _s_SubscribeRequestParams__extra(o, _extra(d, _K_SubscribeRequestParams, path))
-    else:
-        _s_SubscribeRequestParams__extra(o, {})
-    return o
+    o.uri = v
+    o.extra = _extra(d, _K_SubscribeRequestParams, path) if len(d) != n else {}
+    o.__class__ = SubscribeRequestParams
+    r: SubscribeRequestParams = o
+    return r
 
 
 def _unstructure_SubscribeRequestParams(o: SubscribeRequestParams) -> dict[str, Any]:
@@ -11093,21 +11986,27 @@ def _unstructure_SubscribeRequestParams(o: SubscribeRequestParams) -> dict[str, 
 
 
 def _structure_SubscribeRequestParamsMeta(d: Any, path: str) -> SubscribeRequestParamsMeta:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: SubscribeRequestParamsMeta = _new(SubscribeRequestParamsMeta)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_SubscribeRequestParamsMeta()
+    if not d:
+        o.progress_token = OMITTED
+        o.extra = {}
+        o.__class__ = SubscribeRequestParamsMeta
+        return o  # type: ignore[no-any-return]
     n = 0
-    v = d.get("progressToken", OMITTED)
-    if v is not OMITTED:
+    if "progressToken" in d:
+        v = d["progressToken"]
         n += 1
         if not (isinstance(v, str) or (v.__class__ is int or _is_int(v))):
             raise _type_error("string or integer", v, path + "/progressToken")
-    _s_SubscribeRequestParamsMeta__progress_token(o, v)
-    if len(d) != n:
-        _s_SubscribeRequestParamsMeta__extra(o, _extra(d, _K_SubscribeRequestParamsMeta, path))
+        o.progress_token = v
     else:
-        _s_SubscribeRequestParamsMeta__extra(o, {})
-    return o
+        o.progress_token = OMITTED
+    o.extra = _extra(d, _K_SubscribeRequestParamsMeta, path) if len(d) != n else {}
+    o.__class__ = SubscribeRequestParamsMeta
+    r: SubscribeRequestParamsMeta = o
+    return r
 
 
 def _unstructure_SubscribeRequestParamsMeta(o: SubscribeRequestParamsMeta) -> dict[str, Any]:
@@ -11122,57 +12021,65 @@ def _unstructure_SubscribeRequestParamsMeta(o: SubscribeRequestParamsMeta) -> di
 
 
 def _structure_Task(d: Any, path: str) -> Task:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: Task = _new(Task)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_Task()
     n = 5
-    v = d.get("createdAt", _MISSING)
-    if v is _MISSING:
-        raise _missing("createdAt", path)
+    try:
+        v = d["createdAt"]
+    except KeyError:
+        raise _missing("createdAt", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/createdAt")
-    _s_Task__created_at(o, v)
-    v = d.get("lastUpdatedAt", _MISSING)
-    if v is _MISSING:
-        raise _missing("lastUpdatedAt", path)
+    o.created_at = v
+    try:
+        v = d["lastUpdatedAt"]
+    except KeyError:
+        raise _missing("lastUpdatedAt", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/lastUpdatedAt")
-    _s_Task__last_updated_at(o, v)
-    v = d.get("pollInterval", OMITTED)
-    if v is not OMITTED:
+    o.last_updated_at = v
+    if "pollInterval" in d:
+        v = d["pollInterval"]
         n += 1
         if not (v.__class__ is int or _is_int(v)):
             raise _type_error("integer", v, path + "/pollInterval")
-    _s_Task__poll_interval(o, v)
-    v = d.get("status", _MISSING)
-    if v is _MISSING:
-        raise _missing("status", path)
+        o.poll_interval = v
+    else:
+        o.poll_interval = OMITTED
+    try:
+        v = d["status"]
+    except KeyError:
+        raise _missing("status", path) from None
     if not (isinstance(v, str) and v in {"cancelled", "completed", "failed", "input_required", "working"}):
         raise _type_error("one of \"cancelled\", \"completed\", \"failed\", \"input_required\", \"working\"", v, path + "/status")
-    _s_Task__status(o, v)
-    v = d.get("statusMessage", OMITTED)
-    if v is not OMITTED:
+    o.status = v
+    if "statusMessage" in d:
+        v = d["statusMessage"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/statusMessage")
-    _s_Task__status_message(o, v)
-    v = d.get("taskId", _MISSING)
-    if v is _MISSING:
-        raise _missing("taskId", path)
+        o.status_message = v
+    else:
+        o.status_message = OMITTED
+    try:
+        v = d["taskId"]
+    except KeyError:
+        raise _missing("taskId", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/taskId")
-    _s_Task__task_id(o, v)
-    v = d.get("ttl", _MISSING)
-    if v is _MISSING:
-        raise _missing("ttl", path)
+    o.task_id = v
+    try:
+        v = d["ttl"]
+    except KeyError:
+        raise _missing("ttl", path) from None
     if not ((v.__class__ is int or _is_int(v)) or v is None):
         raise _type_error("integer or null", v, path + "/ttl")
-    _s_Task__ttl(o, v)
-    if len(d) != n:
-        _s_Task__extra(o, _extra(d, _K_Task, path))
-    else:
-        _s_Task__extra(o, {})
-    return o
+    o.ttl = v
+    o.extra = _extra(d, _K_Task, path) if len(d) != n else {}
+    o.__class__ = Task
+    r: Task = o
+    return r
 
 
 def _unstructure_Task(o: Task) -> dict[str, Any]:
@@ -11190,31 +12097,40 @@ def _unstructure_Task(o: Task) -> dict[str, Any]:
 
 
 def _structure_TaskAugmentedRequestParams(d: Any, path: str) -> TaskAugmentedRequestParams:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: TaskAugmentedRequestParams = _new(TaskAugmentedRequestParams)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_TaskAugmentedRequestParams()
+    if not d:
+        o.meta = OMITTED
+        o.task = OMITTED
+        o.extra = {}
+        o.__class__ = TaskAugmentedRequestParams
+        return o  # type: ignore[no-any-return]
     n = 0
-    v = d.get("_meta", OMITTED)
-    if v is not OMITTED:
+    if "_meta" in d:
+        v = d["_meta"]
         n += 1
         try:
             v = _structure_TaskAugmentedRequestParamsMeta(v, "")
         except ValidationError as e:
             raise _at(e, path + "/_meta") from None
-    _s_TaskAugmentedRequestParams__meta(o, v)
-    v = d.get("task", OMITTED)
-    if v is not OMITTED:
+        o.meta = v
+    else:
+        o.meta = OMITTED
+    if "task" in d:
+        v = d["task"]
         n += 1
         try:
             v = _structure_TaskMetadata(v, "")
         except ValidationError as e:
             raise _at(e, path + "/task") from None
-    _s_TaskAugmentedRequestParams__task(o, v)
-    if len(d) != n:
-        _s_TaskAugmentedRequestParams__extra(o, _extra(d, _K_TaskAugmentedRequestParams, path))
+        o.task = v
     else:
-        _s_TaskAugmentedRequestParams__extra(o, {})
-    return o
+        o.task = OMITTED
+    o.extra = _extra(d, _K_TaskAugmentedRequestParams, path) if len(d) != n else {}
+    o.__class__ = TaskAugmentedRequestParams
+    r: TaskAugmentedRequestParams = o
+    return r
 
 
 def _unstructure_TaskAugmentedRequestParams(o: TaskAugmentedRequestParams) -> dict[str, Any]:
@@ -11232,21 +12148,27 @@ def _unstructure_TaskAugmentedRequestParams(o: TaskAugmentedRequestParams) -> di
 
 
 def _structure_TaskAugmentedRequestParamsMeta(d: Any, path: str) -> TaskAugmentedRequestParamsMeta:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: TaskAugmentedRequestParamsMeta = _new(TaskAugmentedRequestParamsMeta)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_TaskAugmentedRequestParamsMeta()
+    if not d:
+        o.progress_token = OMITTED
+        o.extra = {}
+        o.__class__ = TaskAugmentedRequestParamsMeta
+        return o  # type: ignore[no-any-return]
     n = 0
-    v = d.get("progressToken", OMITTED)
-    if v is not OMITTED:
+    if "progressToken" in d:
+        v = d["progressToken"]
         n += 1
         if not (isinstance(v, str) or (v.__class__ is int or _is_int(v))):
             raise _type_error("string or integer", v, path + "/progressToken")
-    _s_TaskAugmentedRequestParamsMeta__progress_token(o, v)
-    if len(d) != n:
-        _s_TaskAugmentedRequestParamsMeta__extra(o, _extra(d, _K_TaskAugmentedRequestParamsMeta, path))
+        o.progress_token = v
     else:
-        _s_TaskAugmentedRequestParamsMeta__extra(o, {})
-    return o
+        o.progress_token = OMITTED
+    o.extra = _extra(d, _K_TaskAugmentedRequestParamsMeta, path) if len(d) != n else {}
+    o.__class__ = TaskAugmentedRequestParamsMeta
+    r: TaskAugmentedRequestParamsMeta = o
+    return r
 
 
 def _unstructure_TaskAugmentedRequestParamsMeta(o: TaskAugmentedRequestParamsMeta) -> dict[str, Any]:
@@ -11261,21 +12183,27 @@ def _unstructure_TaskAugmentedRequestParamsMeta(o: TaskAugmentedRequestParamsMet
 
 
 def _structure_TaskMetadata(d: Any, path: str) -> TaskMetadata:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: TaskMetadata = _new(TaskMetadata)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_TaskMetadata()
+    if not d:
+        o.ttl = OMITTED
+        o.extra = {}
+        o.__class__ = TaskMetadata
+        return o  # type: ignore[no-any-return]
     n = 0
-    v = d.get("ttl", OMITTED)
-    if v is not OMITTED:
+    if "ttl" in d:
+        v = d["ttl"]
         n += 1
         if not (v.__class__ is int or _is_int(v)):
             raise _type_error("integer", v, path + "/ttl")
-    _s_TaskMetadata__ttl(o, v)
-    if len(d) != n:
-        _s_TaskMetadata__extra(o, _extra(d, _K_TaskMetadata, path))
+        o.ttl = v
     else:
-        _s_TaskMetadata__extra(o, {})
-    return o
+        o.ttl = OMITTED
+    o.extra = _extra(d, _K_TaskMetadata, path) if len(d) != n else {}
+    o.__class__ = TaskMetadata
+    r: TaskMetadata = o
+    return r
 
 
 def _unstructure_TaskMetadata(o: TaskMetadata) -> dict[str, Any]:
@@ -11290,30 +12218,36 @@ def _unstructure_TaskMetadata(o: TaskMetadata) -> dict[str, Any]:
 
 
 def _structure_TaskStatusNotification(d: Any, path: str) -> TaskStatusNotification:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: TaskStatusNotification = _new(TaskStatusNotification)
-    v = d.get("jsonrpc", _MISSING)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_TaskStatusNotification()
+    try:
+        v = d["jsonrpc"]
+    except KeyError:
+        raise _missing("jsonrpc", path) from None
     if v != "2.0":
-        raise _const_error(v, "2.0", "jsonrpc", path)
-    _s_TaskStatusNotification__jsonrpc(o, "2.0")
-    v = d.get("method", _MISSING)
+        raise _type_error("\"2.0\"", v, path + "/jsonrpc")
+    o.jsonrpc = "2.0"
+    try:
+        v = d["method"]
+    except KeyError:
+        raise _missing("method", path) from None
     if v != "notifications/tasks/status":
-        raise _const_error(v, "notifications/tasks/status", "method", path)
-    _s_TaskStatusNotification__method(o, "notifications/tasks/status")
-    v = d.get("params", _MISSING)
-    if v is _MISSING:
-        raise _missing("params", path)
+        raise _type_error("\"notifications/tasks/status\"", v, path + "/method")
+    o.method = "notifications/tasks/status"
+    try:
+        v = d["params"]
+    except KeyError:
+        raise _missing("params", path) from None
     try:
         v = _structure_TaskStatusNotificationParams(v, "")
     except ValidationError as e:
         raise _at(e, path + "/params") from None
-    _s_TaskStatusNotification__params(o, v)
-    if len(d) != 3:
-        _s_TaskStatusNotification__extra(o, _extra(d, _K_TaskStatusNotification, path))
-    else:
-        _s_TaskStatusNotification__extra(o, {})
-    return o
+    o.params = v
+    o.extra = _extra(d, _K_TaskStatusNotification, path) if len(d) != 3 else {}
+    o.__class__ = TaskStatusNotification
+    r: TaskStatusNotification = o
+    return r
 
 
 def _unstructure_TaskStatusNotification(o: TaskStatusNotification) -> dict[str, Any]:
@@ -11324,66 +12258,76 @@ def _unstructure_TaskStatusNotification(o: TaskStatusNotification) -> dict[str, 
 
 
 def _structure_TaskStatusNotificationParams(d: Any, path: str) -> TaskStatusNotificationParams:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: TaskStatusNotificationParams = _new(TaskStatusNotificationParams)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_TaskStatusNotificationParams()
     n = 5
-    v = d.get("_meta", OMITTED)
-    if v is not OMITTED:
+    if "_meta" in d:
+        v = d["_meta"]
         n += 1
         if not isinstance(v, dict):
-            raise _type_error("object", v, path + "/_meta")
-        for k in v:
-            if not isinstance(k, str):
-                raise _key_error(k, path + "/_meta")
-    _s_TaskStatusNotificationParams__meta(o, v)
-    v = d.get("createdAt", _MISSING)
-    if v is _MISSING:
-        raise _missing("createdAt", path)
+            raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        for k0 in v:
+            if not isinstance(k0, str):
+                raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        o.meta = v
+    else:
+        o.meta = OMITTED
+    try:
+        v = d["createdAt"]
+    except KeyError:
+        raise _missing("createdAt", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/createdAt")
-    _s_TaskStatusNotificationParams__created_at(o, v)
-    v = d.get("lastUpdatedAt", _MISSING)
-    if v is _MISSING:
-        raise _missing("lastUpdatedAt", path)
+    o.created_at = v
+    try:
+        v = d["lastUpdatedAt"]
+    except KeyError:
+        raise _missing("lastUpdatedAt", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/lastUpdatedAt")
-    _s_TaskStatusNotificationParams__last_updated_at(o, v)
-    v = d.get("pollInterval", OMITTED)
-    if v is not OMITTED:
+    o.last_updated_at = v
+    if "pollInterval" in d:
+        v = d["pollInterval"]
         n += 1
         if not (v.__class__ is int or _is_int(v)):
             raise _type_error("integer", v, path + "/pollInterval")
-    _s_TaskStatusNotificationParams__poll_interval(o, v)
-    v = d.get("status", _MISSING)
-    if v is _MISSING:
-        raise _missing("status", path)
+        o.poll_interval = v
+    else:
+        o.poll_interval = OMITTED
+    try:
+        v = d["status"]
+    except KeyError:
+        raise _missing("status", path) from None
     if not (isinstance(v, str) and v in {"cancelled", "completed", "failed", "input_required", "working"}):
         raise _type_error("one of \"cancelled\", \"completed\", \"failed\", \"input_required\", \"working\"", v, path + "/status")
-    _s_TaskStatusNotificationParams__status(o, v)
-    v = d.get("statusMessage", OMITTED)
-    if v is not OMITTED:
+    o.status = v
+    if "statusMessage" in d:
+        v = d["statusMessage"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/statusMessage")
-    _s_TaskStatusNotificationParams__status_message(o, v)
-    v = d.get("taskId", _MISSING)
-    if v is _MISSING:
-        raise _missing("taskId", path)
+        o.status_message = v
+    else:
+        o.status_message = OMITTED
+    try:
+        v = d["taskId"]
+    except KeyError:
+        raise _missing("taskId", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/taskId")
-    _s_TaskStatusNotificationParams__task_id(o, v)
-    v = d.get("ttl", _MISSING)
-    if v is _MISSING:
-        raise _missing("ttl", path)
+    o.task_id = v
+    try:
+        v = d["ttl"]
+    except KeyError:
+        raise _missing("ttl", path) from None
     if not ((v.__class__ is int or _is_int(v)) or v is None):
         raise _type_error("integer or null", v, path + "/ttl")
-    _s_TaskStatusNotificationParams__ttl(o, v)
-    if len(d) != n:
-        _s_TaskStatusNotificationParams__extra(o, _extra(d, _K_TaskStatusNotificationParams, path))
-    else:
-        _s_TaskStatusNotificationParams__extra(o, {})
-    return o
+    o.ttl = v
+    o.extra = _extra(d, _K_TaskStatusNotificationParams, path) if len(d) != n else {}
+    o.__class__ = TaskStatusNotificationParams
+    r: TaskStatusNotificationParams = o
+    return r
 
 
 def _unstructure_TaskStatusNotificationParams(o: TaskStatusNotificationParams) -> dict[str, Any]:
@@ -11404,42 +12348,49 @@ def _unstructure_TaskStatusNotificationParams(o: TaskStatusNotificationParams) -
 
 
 def _structure_TextContent(d: Any, path: str) -> TextContent:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: TextContent = _new(TextContent)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_TextContent()
     n = 2
-    v = d.get("_meta", OMITTED)
-    if v is not OMITTED:
+    if "_meta" in d:
+        v = d["_meta"]
         n += 1
         if not isinstance(v, dict):
-            raise _type_error("object", v, path + "/_meta")
-        for k in v:
-            if not isinstance(k, str):
-                raise _key_error(k, path + "/_meta")
-    _s_TextContent__meta(o, v)
-    v = d.get("annotations", OMITTED)
-    if v is not OMITTED:
+            raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        for k0 in v:
+            if not isinstance(k0, str):
+                raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        o.meta = v
+    else:
+        o.meta = OMITTED
+    if "annotations" in d:
+        v = d["annotations"]
         n += 1
         try:
             v = _structure_Annotations(v, "")
         except ValidationError as e:
             raise _at(e, path + "/annotations") from None
-    _s_TextContent__annotations(o, v)
-    v = d.get("text", _MISSING)
-    if v is _MISSING:
-        raise _missing("text", path)
+        o.annotations = v
+    else:
+        o.annotations = OMITTED
+    try:
+        v = d["text"]
+    except KeyError:
+        raise _missing("text", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/text")
-    _s_TextContent__text(o, v)
-    v = d.get("type", _MISSING)
+    o.text = v
+    try:
+        v = d["type"]
+    except KeyError:
+        raise _missing("type", path) from None
     if v != "text":
-        raise _const_error(v, "text", "type", path)
-    _s_TextContent__type(o, "text")
-    if len(d) != n:
-        _s_TextContent__extra(o, _extra(d, _K_TextContent, path))
-    else:
-        _s_TextContent__extra(o, {})
-    return o
+        raise _type_error("\"text\"", v, path + "/type")
+    o.type = "text"
+    o.extra = _extra(d, _K_TextContent, path) if len(d) != n else {}
+    o.__class__ = TextContent
+    r: TextContent = o
+    return r
 
 
 def _unstructure_TextContent(o: TextContent) -> dict[str, Any]:
@@ -11457,42 +12408,47 @@ def _unstructure_TextContent(o: TextContent) -> dict[str, Any]:
 
 
 def _structure_TextResourceContents(d: Any, path: str) -> TextResourceContents:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: TextResourceContents = _new(TextResourceContents)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_TextResourceContents()
     n = 2
-    v = d.get("_meta", OMITTED)
-    if v is not OMITTED:
+    if "_meta" in d:
+        v = d["_meta"]
         n += 1
         if not isinstance(v, dict):
-            raise _type_error("object", v, path + "/_meta")
-        for k in v:
-            if not isinstance(k, str):
-                raise _key_error(k, path + "/_meta")
-    _s_TextResourceContents__meta(o, v)
-    v = d.get("mimeType", OMITTED)
-    if v is not OMITTED:
+            raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        for k0 in v:
+            if not isinstance(k0, str):
+                raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        o.meta = v
+    else:
+        o.meta = OMITTED
+    if "mimeType" in d:
+        v = d["mimeType"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/mimeType")
-    _s_TextResourceContents__mime_type(o, v)
-    v = d.get("text", _MISSING)
-    if v is _MISSING:
-        raise _missing("text", path)
+        o.mime_type = v
+    else:
+        o.mime_type = OMITTED
+    try:
+        v = d["text"]
+    except KeyError:
+        raise _missing("text", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/text")
-    _s_TextResourceContents__text(o, v)
-    v = d.get("uri", _MISSING)
-    if v is _MISSING:
-        raise _missing("uri", path)
+    o.text = v
+    try:
+        v = d["uri"]
+    except KeyError:
+        raise _missing("uri", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/uri")
-    _s_TextResourceContents__uri(o, v)
-    if len(d) != n:
-        _s_TextResourceContents__extra(o, _extra(d, _K_TextResourceContents, path))
-    else:
-        _s_TextResourceContents__extra(o, {})
-    return o
+    o.uri = v
+    o.extra = _extra(d, _K_TextResourceContents, path) if len(d) != n else {}
+    o.__class__ = TextResourceContents
+    r: TextResourceContents = o
+    return r
 
 
 def _unstructure_TextResourceContents(o: TextResourceContents) -> dict[str, Any]:
@@ -11510,60 +12466,73 @@ def _unstructure_TextResourceContents(o: TextResourceContents) -> dict[str, Any]
 
 
 def _structure_TitledMultiSelectEnumSchema(d: Any, path: str) -> TitledMultiSelectEnumSchema:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: TitledMultiSelectEnumSchema = _new(TitledMultiSelectEnumSchema)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_TitledMultiSelectEnumSchema()
     n = 2
-    v = d.get("default", OMITTED)
-    if v is not OMITTED:
+    if "default" in d:
+        v = d["default"]
         n += 1
         if not isinstance(v, list):
-            raise _type_error("array", v, path + "/default")
-        for x in v:
-            if not isinstance(x, str):
-                raise _bad_item(v, lambda x: isinstance(x, str), "string", path + "/default")
-    _s_TitledMultiSelectEnumSchema__default(o, v)
-    v = d.get("description", OMITTED)
-    if v is not OMITTED:
+            raise _invalid(v, _structure__list_str, path + "/default")
+        for x0 in v:
+            if not isinstance(x0, str):
+                raise _invalid(v, _structure__list_str, path + "/default")
+        o.default = v
+    else:
+        o.default = OMITTED
+    if "description" in d:
+        v = d["description"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/description")
-    _s_TitledMultiSelectEnumSchema__description(o, v)
-    v = d.get("items", _MISSING)
-    if v is _MISSING:
-        raise _missing("items", path)
+        o.description = v
+    else:
+        o.description = OMITTED
+    try:
+        v = d["items"]
+    except KeyError:
+        raise _missing("items", path) from None
     try:
         v = _structure_TitledMultiSelectEnumSchemaItems(v, "")
     except ValidationError as e:
         raise _at(e, path + "/items") from None
-    _s_TitledMultiSelectEnumSchema__items(o, v)
-    v = d.get("maxItems", OMITTED)
-    if v is not OMITTED:
+    o.items = v
+    if "maxItems" in d:
+        v = d["maxItems"]
         n += 1
         if not (v.__class__ is int or _is_int(v)):
             raise _type_error("integer", v, path + "/maxItems")
-    _s_TitledMultiSelectEnumSchema__max_items(o, v)
-    v = d.get("minItems", OMITTED)
-    if v is not OMITTED:
+        o.max_items = v
+    else:
+        o.max_items = OMITTED
+    if "minItems" in d:
+        v = d["minItems"]
         n += 1
         if not (v.__class__ is int or _is_int(v)):
             raise _type_error("integer", v, path + "/minItems")
-    _s_TitledMultiSelectEnumSchema__min_items(o, v)
-    v = d.get("title", OMITTED)
-    if v is not OMITTED:
+        o.min_items = v
+    else:
+        o.min_items = OMITTED
+    if "title" in d:
+        v = d["title"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/title")
-    _s_TitledMultiSelectEnumSchema__title(o, v)
-    v = d.get("type", _MISSING)
-    if v != "array":
-        raise _const_error(v, "array", "type", path)
-    _s_TitledMultiSelectEnumSchema__type(o, "array")
-    if len(d) != n:
-        _s_TitledMultiSelectEnumSchema__extra(o, _extra(d, _K_TitledMultiSelectEnumSchema, path))
+        o.title = v
     else:
-        _s_TitledMultiSelectEnumSchema__extra(o, {})
-    return o
+        o.title = OMITTED
+    try:
+        v = d["type"]
+    except KeyError:
+        raise _missing("type", path) from None
+    if v != "array":
+        raise _type_error("\"array\"", v, path + "/type")
+    o.type = "array"
+    o.extra = _extra(d, _K_TitledMultiSelectEnumSchema, path) if len(d) != n else {}
+    o.__class__ = TitledMultiSelectEnumSchema
+    r: TitledMultiSelectEnumSchema = o
+    return r
 
 
 def _unstructure_TitledMultiSelectEnumSchema(o: TitledMultiSelectEnumSchema) -> dict[str, Any]:
@@ -11590,24 +12559,24 @@ def _unstructure_TitledMultiSelectEnumSchema(o: TitledMultiSelectEnumSchema) -> 
 
 
 def _structure_TitledMultiSelectEnumSchemaItems(d: Any, path: str) -> TitledMultiSelectEnumSchemaItems:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: TitledMultiSelectEnumSchemaItems = _new(TitledMultiSelectEnumSchemaItems)
-    v = d.get("anyOf", _MISSING)
-    if v is _MISSING:
-        raise _missing("anyOf", path)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_TitledMultiSelectEnumSchemaItems()
+    try:
+        v = d["anyOf"]
+    except KeyError:
+        raise _missing("anyOf", path) from None
     if not isinstance(v, list):
         raise _type_error("array", v, path + "/anyOf")
     try:
         v = [_structure_TitledMultiSelectEnumSchemaItemsAnyOfItem(x, "") for x in v]
     except ValidationError:
         raise _item_error(v, _structure_TitledMultiSelectEnumSchemaItemsAnyOfItem, path + "/anyOf") from None
-    _s_TitledMultiSelectEnumSchemaItems__any_of(o, v)
-    if len(d) != 1:
-        _s_TitledMultiSelectEnumSchemaItems__extra(o, _extra(d, _K_TitledMultiSelectEnumSchemaItems, path))
-    else:
-        _s_TitledMultiSelectEnumSchemaItems__extra(o, {})
-    return o
+    o.any_of = v
+    o.extra = _extra(d, _K_TitledMultiSelectEnumSchemaItems, path) if len(d) != 1 else {}
+    o.__class__ = TitledMultiSelectEnumSchemaItems
+    r: TitledMultiSelectEnumSchemaItems = o
+    return r
 
 
 def _unstructure_TitledMultiSelectEnumSchemaItems(o: TitledMultiSelectEnumSchemaItems) -> dict[str, Any]:
@@ -11618,26 +12587,27 @@ def _unstructure_TitledMultiSelectEnumSchemaItems(o: TitledMultiSelectEnumSchema
 
 
 def _structure_TitledMultiSelectEnumSchemaItemsAnyOfItem(d: Any, path: str) -> TitledMultiSelectEnumSchemaItemsAnyOfItem:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: TitledMultiSelectEnumSchemaItemsAnyOfItem = _new(TitledMultiSelectEnumSchemaItemsAnyOfItem)
-    v = d.get("const", _MISSING)
-    if v is _MISSING:
-        raise _missing("const", path)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_TitledMultiSelectEnumSchemaItemsAnyOfItem()
+    try:
+        v = d["const"]
+    except KeyError:
+        raise _missing("const", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/const")
-    _s_TitledMultiSelectEnumSchemaItemsAnyOfItem__const(o, v)
-    v = d.get("title", _MISSING)
-    if v is _MISSING:
-        raise _missing("title", path)
+    o.const = v
+    try:
+        v = d["title"]
+    except KeyError:
+        raise _missing("title", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/title")
-    _s_TitledMultiSelectEnumSchemaItemsAnyOfItem__title(o, v)
-    if len(d) != 2:
-        _s_TitledMultiSelectEnumSchemaItemsAnyOfItem__extra(o, _extra(d, _K_TitledMultiSelectEnumSchemaItemsAnyOfItem, path))
-    else:
-        _s_TitledMultiSelectEnumSchemaItemsAnyOfItem__extra(o, {})
-    return o
+    o.title = v
+    o.extra = _extra(d, _K_TitledMultiSelectEnumSchemaItemsAnyOfItem, path) if len(d) != 2 else {}
+    o.__class__ = TitledMultiSelectEnumSchemaItemsAnyOfItem
+    r: TitledMultiSelectEnumSchemaItemsAnyOfItem = o
+    return r
 
 
 def _unstructure_TitledMultiSelectEnumSchemaItemsAnyOfItem(o: TitledMultiSelectEnumSchemaItemsAnyOfItem) -> dict[str, Any]:
@@ -11648,47 +12618,56 @@ def _unstructure_TitledMultiSelectEnumSchemaItemsAnyOfItem(o: TitledMultiSelectE
 
 
 def _structure_TitledSingleSelectEnumSchema(d: Any, path: str) -> TitledSingleSelectEnumSchema:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: TitledSingleSelectEnumSchema = _new(TitledSingleSelectEnumSchema)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_TitledSingleSelectEnumSchema()
     n = 2
-    v = d.get("default", OMITTED)
-    if v is not OMITTED:
+    if "default" in d:
+        v = d["default"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/default")
-    _s_TitledSingleSelectEnumSchema__default(o, v)
-    v = d.get("description", OMITTED)
-    if v is not OMITTED:
+        o.default = v
+    else:
+        o.default = OMITTED
+    if "description" in d:
+        v = d["description"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/description")
-    _s_TitledSingleSelectEnumSchema__description(o, v)
-    v = d.get("oneOf", _MISSING)
-    if v is _MISSING:
-        raise _missing("oneOf", path)
+        o.description = v
+    else:
+        o.description = OMITTED
+    try:
+        v = d["oneOf"]
+    except KeyError:
+        raise _missing("oneOf", path) from None
     if not isinstance(v, list):
         raise _type_error("array", v, path + "/oneOf")
     try:
         v = [_structure_TitledSingleSelectEnumSchemaOneOfItem(x, "") for x in v]
     except ValidationError:
         raise _item_error(v, _structure_TitledSingleSelectEnumSchemaOneOfItem, path + "/oneOf") from None
-    _s_TitledSingleSelectEnumSchema__one_of(o, v)
-    v = d.get("title", OMITTED)
-    if v is not OMITTED:
+    o.one_of = v
+    if "title" in d:
+        v = d["title"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/title")
-    _s_TitledSingleSelectEnumSchema__title(o, v)
-    v = d.get("type", _MISSING)
-    if v != "string":
-        raise _const_error(v, "string", "type", path)
-    _s_TitledSingleSelectEnumSchema__type(o, "string")
-    if len(d) != n:
-        _s_TitledSingleSelectEnumSchema__extra(o, _extra(d, _K_TitledSingleSelectEnumSchema, path))
+        o.title = v
     else:
-        _s_TitledSingleSelectEnumSchema__extra(o, {})
-    return o
+        o.title = OMITTED
+    try:
+        v = d["type"]
+    except KeyError:
+        raise _missing("type", path) from None
+    if v != "string":
+        raise _type_error("\"string\"", v, path + "/type")
+    o.type = "string"
+    o.extra = _extra(d, _K_TitledSingleSelectEnumSchema, path) if len(d) != n else {}
+    o.__class__ = TitledSingleSelectEnumSchema
+    r: TitledSingleSelectEnumSchema = o
+    return r
 
 
 def _unstructure_TitledSingleSelectEnumSchema(o: TitledSingleSelectEnumSchema) -> dict[str, Any]:
@@ -11709,26 +12688,27 @@ def _unstructure_TitledSingleSelectEnumSchema(o: TitledSingleSelectEnumSchema) -
 
 
 def _structure_TitledSingleSelectEnumSchemaOneOfItem(d: Any, path: str) -> TitledSingleSelectEnumSchemaOneOfItem:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: TitledSingleSelectEnumSchemaOneOfItem = _new(TitledSingleSelectEnumSchemaOneOfItem)
-    v = d.get("const", _MISSING)
-    if v is _MISSING:
-        raise _missing("const", path)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_TitledSingleSelectEnumSchemaOneOfItem()
+    try:
+        v = d["const"]
+    except KeyError:
+        raise _missing("const", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/const")
-    _s_TitledSingleSelectEnumSchemaOneOfItem__const(o, v)
-    v = d.get("title", _MISSING)
-    if v is _MISSING:
-        raise _missing("title", path)
+    o.const = v
+    try:
+        v = d["title"]
+    except KeyError:
+        raise _missing("title", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/title")
-    _s_TitledSingleSelectEnumSchemaOneOfItem__title(o, v)
-    if len(d) != 2:
-        _s_TitledSingleSelectEnumSchemaOneOfItem__extra(o, _extra(d, _K_TitledSingleSelectEnumSchemaOneOfItem, path))
-    else:
-        _s_TitledSingleSelectEnumSchemaOneOfItem__extra(o, {})
-    return o
+    o.title = v
+    o.extra = _extra(d, _K_TitledSingleSelectEnumSchemaOneOfItem, path) if len(d) != 2 else {}
+    o.__class__ = TitledSingleSelectEnumSchemaOneOfItem
+    r: TitledSingleSelectEnumSchemaOneOfItem = o
+    return r
 
 
 def _unstructure_TitledSingleSelectEnumSchemaOneOfItem(o: TitledSingleSelectEnumSchemaOneOfItem) -> dict[str, Any]:
@@ -11739,43 +12719,51 @@ def _unstructure_TitledSingleSelectEnumSchemaOneOfItem(o: TitledSingleSelectEnum
 
 
 def _structure_Tool(d: Any, path: str) -> Tool:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: Tool = _new(Tool)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_Tool()
     n = 2
-    v = d.get("_meta", OMITTED)
-    if v is not OMITTED:
+    if "_meta" in d:
+        v = d["_meta"]
         n += 1
         if not isinstance(v, dict):
-            raise _type_error("object", v, path + "/_meta")
-        for k in v:
-            if not isinstance(k, str):
-                raise _key_error(k, path + "/_meta")
-    _s_Tool__meta(o, v)
-    v = d.get("annotations", OMITTED)
-    if v is not OMITTED:
+            raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        for k0 in v:
+            if not isinstance(k0, str):
+                raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        o.meta = v
+    else:
+        o.meta = OMITTED
+    if "annotations" in d:
+        v = d["annotations"]
         n += 1
         try:
             v = _structure_ToolAnnotations(v, "")
         except ValidationError as e:
             raise _at(e, path + "/annotations") from None
-    _s_Tool__annotations(o, v)
-    v = d.get("description", OMITTED)
-    if v is not OMITTED:
+        o.annotations = v
+    else:
+        o.annotations = OMITTED
+    if "description" in d:
+        v = d["description"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/description")
-    _s_Tool__description(o, v)
-    v = d.get("execution", OMITTED)
-    if v is not OMITTED:
+        o.description = v
+    else:
+        o.description = OMITTED
+    if "execution" in d:
+        v = d["execution"]
         n += 1
         try:
             v = _structure_ToolExecution(v, "")
         except ValidationError as e:
             raise _at(e, path + "/execution") from None
-    _s_Tool__execution(o, v)
-    v = d.get("icons", OMITTED)
-    if v is not OMITTED:
+        o.execution = v
+    else:
+        o.execution = OMITTED
+    if "icons" in d:
+        v = d["icons"]
         n += 1
         if not isinstance(v, list):
             raise _type_error("array", v, path + "/icons")
@@ -11783,40 +12771,47 @@ def _structure_Tool(d: Any, path: str) -> Tool:
             v = [_structure_Icon(x, "") for x in v]
         except ValidationError:
             raise _item_error(v, _structure_Icon, path + "/icons") from None
-    _s_Tool__icons(o, v)
-    v = d.get("inputSchema", _MISSING)
-    if v is _MISSING:
-        raise _missing("inputSchema", path)
+        o.icons = v
+    else:
+        o.icons = OMITTED
+    try:
+        v = d["inputSchema"]
+    except KeyError:
+        raise _missing("inputSchema", path) from None
     try:
         v = _structure_ToolInputSchema(v, "")
     except ValidationError as e:
         raise _at(e, path + "/inputSchema") from None
-    _s_Tool__input_schema(o, v)
-    v = d.get("name", _MISSING)
-    if v is _MISSING:
-        raise _missing("name", path)
+    o.input_schema = v
+    try:
+        v = d["name"]
+    except KeyError:
+        raise _missing("name", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/name")
-    _s_Tool__name(o, v)
-    v = d.get("outputSchema", OMITTED)
-    if v is not OMITTED:
+    o.name = v
+    if "outputSchema" in d:
+        v = d["outputSchema"]
         n += 1
         try:
             v = _structure_ToolOutputSchema(v, "")
         except ValidationError as e:
             raise _at(e, path + "/outputSchema") from None
-    _s_Tool__output_schema(o, v)
-    v = d.get("title", OMITTED)
-    if v is not OMITTED:
+        o.output_schema = v
+    else:
+        o.output_schema = OMITTED
+    if "title" in d:
+        v = d["title"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/title")
-    _s_Tool__title(o, v)
-    if len(d) != n:
-        _s_Tool__extra(o, _extra(d, _K_Tool, path))
+        o.title = v
     else:
-        _s_Tool__extra(o, {})
-    return o
+        o.title = OMITTED
+    o.extra = _extra(d, _K_Tool, path) if len(d) != n else {}
+    o.__class__ = Tool
+    r: Tool = o
+    return r
 
 
 def _unstructure_Tool(o: Tool) -> dict[str, Any]:
@@ -11849,45 +12844,63 @@ def _unstructure_Tool(o: Tool) -> dict[str, Any]:
 
 
 def _structure_ToolAnnotations(d: Any, path: str) -> ToolAnnotations:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ToolAnnotations = _new(ToolAnnotations)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ToolAnnotations()
+    if not d:
+        o.destructive_hint = OMITTED
+        o.idempotent_hint = OMITTED
+        o.open_world_hint = OMITTED
+        o.read_only_hint = OMITTED
+        o.title = OMITTED
+        o.extra = {}
+        o.__class__ = ToolAnnotations
+        return o  # type: ignore[no-any-return]
     n = 0
-    v = d.get("destructiveHint", OMITTED)
-    if v is not OMITTED:
+    if "destructiveHint" in d:
+        v = d["destructiveHint"]
         n += 1
         if not (v is True or v is False):
             raise _type_error("boolean", v, path + "/destructiveHint")
-    _s_ToolAnnotations__destructive_hint(o, v)
-    v = d.get("idempotentHint", OMITTED)
-    if v is not OMITTED:
+        o.destructive_hint = v
+    else:
+        o.destructive_hint = OMITTED
+    if "idempotentHint" in d:
+        v = d["idempotentHint"]
         n += 1
         if not (v is True or v is False):
             raise _type_error("boolean", v, path + "/idempotentHint")
-    _s_ToolAnnotations__idempotent_hint(o, v)
-    v = d.get("openWorldHint", OMITTED)
-    if v is not OMITTED:
+        o.idempotent_hint = v
+    else:
+        o.idempotent_hint = OMITTED
+    if "openWorldHint" in d:
+        v = d["openWorldHint"]
         n += 1
         if not (v is True or v is False):
             raise _type_error("boolean", v, path + "/openWorldHint")
-    _s_ToolAnnotations__open_world_hint(o, v)
-    v = d.get("readOnlyHint", OMITTED)
-    if v is not OMITTED:
+        o.open_world_hint = v
+    else:
+        o.open_world_hint = OMITTED
+    if "readOnlyHint" in d:
+        v = d["readOnlyHint"]
         n += 1
         if not (v is True or v is False):
             raise _type_error("boolean", v, path + "/readOnlyHint")
-    _s_ToolAnnotations__read_only_hint(o, v)
-    v = d.get("title", OMITTED)
-    if v is not OMITTED:
+        o.read_only_hint = v
+    else:
+        o.read_only_hint = OMITTED
+    if "title" in d:
+        v = d["title"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/title")
-    _s_ToolAnnotations__title(o, v)
-    if len(d) != n:
-        _s_ToolAnnotations__extra(o, _extra(d, _K_ToolAnnotations, path))
+        o.title = v
     else:
-        _s_ToolAnnotations__extra(o, {})
-    return o
+        o.title = OMITTED
+    o.extra = _extra(d, _K_ToolAnnotations, path) if len(d) != n else {}
+    o.__class__ = ToolAnnotations
+    r: ToolAnnotations = o
+    return r
 
 
 def _unstructure_ToolAnnotations(o: ToolAnnotations) -> dict[str, Any]:
@@ -11914,21 +12927,27 @@ def _unstructure_ToolAnnotations(o: ToolAnnotations) -> dict[str, Any]:
 
 
 def _structure_ToolChoice(d: Any, path: str) -> ToolChoice:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ToolChoice = _new(ToolChoice)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ToolChoice()
+    if not d:
+        o.mode = OMITTED
+        o.extra = {}
+        o.__class__ = ToolChoice
+        return o  # type: ignore[no-any-return]
     n = 0
-    v = d.get("mode", OMITTED)
-    if v is not OMITTED:
+    if "mode" in d:
+        v = d["mode"]
         n += 1
         if not (isinstance(v, str) and v in {"auto", "none", "required"}):
             raise _type_error("one of \"auto\", \"none\", \"required\"", v, path + "/mode")
-    _s_ToolChoice__mode(o, v)
-    if len(d) != n:
-        _s_ToolChoice__extra(o, _extra(d, _K_ToolChoice, path))
+        o.mode = v
     else:
-        _s_ToolChoice__extra(o, {})
-    return o
+        o.mode = OMITTED
+    o.extra = _extra(d, _K_ToolChoice, path) if len(d) != n else {}
+    o.__class__ = ToolChoice
+    r: ToolChoice = o
+    return r
 
 
 def _unstructure_ToolChoice(o: ToolChoice) -> dict[str, Any]:
@@ -11943,21 +12962,27 @@ def _unstructure_ToolChoice(o: ToolChoice) -> dict[str, Any]:
 
 
 def _structure_ToolExecution(d: Any, path: str) -> ToolExecution:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ToolExecution = _new(ToolExecution)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ToolExecution()
+    if not d:
+        o.task_support = OMITTED
+        o.extra = {}
+        o.__class__ = ToolExecution
+        return o  # type: ignore[no-any-return]
     n = 0
-    v = d.get("taskSupport", OMITTED)
-    if v is not OMITTED:
+    if "taskSupport" in d:
+        v = d["taskSupport"]
         n += 1
         if not (isinstance(v, str) and v in {"forbidden", "optional", "required"}):
             raise _type_error("one of \"forbidden\", \"optional\", \"required\"", v, path + "/taskSupport")
-    _s_ToolExecution__task_support(o, v)
-    if len(d) != n:
-        _s_ToolExecution__extra(o, _extra(d, _K_ToolExecution, path))
+        o.task_support = v
     else:
-        _s_ToolExecution__extra(o, {})
-    return o
+        o.task_support = OMITTED
+    o.extra = _extra(d, _K_ToolExecution, path) if len(d) != n else {}
+    o.__class__ = ToolExecution
+    r: ToolExecution = o
+    return r
 
 
 def _unstructure_ToolExecution(o: ToolExecution) -> dict[str, Any]:
@@ -11972,45 +12997,56 @@ def _unstructure_ToolExecution(o: ToolExecution) -> dict[str, Any]:
 
 
 def _structure_ToolInputSchema(d: Any, path: str) -> ToolInputSchema:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ToolInputSchema = _new(ToolInputSchema)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ToolInputSchema()
     n = 1
-    v = d.get("$schema", OMITTED)
-    if v is not OMITTED:
+    if "$schema" in d:
+        v = d["$schema"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/$schema")
-    _s_ToolInputSchema__schema(o, v)
-    v = d.get("properties", OMITTED)
-    if v is not OMITTED:
+        o.schema = v
+    else:
+        o.schema = OMITTED
+    if "properties" in d:
+        v = d["properties"]
         n += 1
         if not isinstance(v, dict):
-            raise _type_error("object", v, path + "/properties")
-        _check_keys(v, path + "/properties")
-        try:
-            v = {k: _structure__dict_str_Any(x, "") for k, x in v.items()}
-        except ValidationError:
-            raise _entry_error(v, _structure__dict_str_Any, path + "/properties") from None
-    _s_ToolInputSchema__properties(o, v)
-    v = d.get("required", OMITTED)
-    if v is not OMITTED:
+            raise _invalid(v, _structure__dict_str_dict_str_Any, path + "/properties")
+        for k0, x0 in v.items():
+            if not isinstance(k0, str):
+                raise _invalid(v, _structure__dict_str_dict_str_Any, path + "/properties")
+            if not isinstance(x0, dict):
+                raise _invalid(v, _structure__dict_str_dict_str_Any, path + "/properties")
+            for k1 in x0:
+                if not isinstance(k1, str):
+                    raise _invalid(v, _structure__dict_str_dict_str_Any, path + "/properties")
+        o.properties = v
+    else:
+        o.properties = OMITTED
+    if "required" in d:
+        v = d["required"]
         n += 1
         if not isinstance(v, list):
-            raise _type_error("array", v, path + "/required")
-        for x in v:
-            if not isinstance(x, str):
-                raise _bad_item(v, lambda x: isinstance(x, str), "string", path + "/required")
-    _s_ToolInputSchema__required(o, v)
-    v = d.get("type", _MISSING)
-    if v != "object":
-        raise _const_error(v, "object", "type", path)
-    _s_ToolInputSchema__type(o, "object")
-    if len(d) != n:
-        _s_ToolInputSchema__extra(o, _extra(d, _K_ToolInputSchema, path))
+            raise _invalid(v, _structure__list_str, path + "/required")
+        for x0 in v:
+            if not isinstance(x0, str):
+                raise _invalid(v, _structure__list_str, path + "/required")
+        o.required = v
     else:
-        _s_ToolInputSchema__extra(o, {})
-    return o
+        o.required = OMITTED
+    try:
+        v = d["type"]
+    except KeyError:
+        raise _missing("type", path) from None
+    if v != "object":
+        raise _type_error("\"object\"", v, path + "/type")
+    o.type = "object"
+    o.extra = _extra(d, _K_ToolInputSchema, path) if len(d) != n else {}
+    o.__class__ = ToolInputSchema
+    r: ToolInputSchema = o
+    return r
 
 
 def _unstructure_ToolInputSchema(o: ToolInputSchema) -> dict[str, Any]:
@@ -12031,31 +13067,38 @@ def _unstructure_ToolInputSchema(o: ToolInputSchema) -> dict[str, Any]:
 
 
 def _structure_ToolListChangedNotification(d: Any, path: str) -> ToolListChangedNotification:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ToolListChangedNotification = _new(ToolListChangedNotification)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ToolListChangedNotification()
     n = 2
-    v = d.get("jsonrpc", _MISSING)
+    try:
+        v = d["jsonrpc"]
+    except KeyError:
+        raise _missing("jsonrpc", path) from None
     if v != "2.0":
-        raise _const_error(v, "2.0", "jsonrpc", path)
-    _s_ToolListChangedNotification__jsonrpc(o, "2.0")
-    v = d.get("method", _MISSING)
+        raise _type_error("\"2.0\"", v, path + "/jsonrpc")
+    o.jsonrpc = "2.0"
+    try:
+        v = d["method"]
+    except KeyError:
+        raise _missing("method", path) from None
     if v != "notifications/tools/list_changed":
-        raise _const_error(v, "notifications/tools/list_changed", "method", path)
-    _s_ToolListChangedNotification__method(o, "notifications/tools/list_changed")
-    v = d.get("params", OMITTED)
-    if v is not OMITTED:
+        raise _type_error("\"notifications/tools/list_changed\"", v, path + "/method")
+    o.method = "notifications/tools/list_changed"
+    if "params" in d:
+        v = d["params"]
         n += 1
         try:
             v = _structure_NotificationParams(v, "")
         except ValidationError as e:
             raise _at(e, path + "/params") from None
-    _s_ToolListChangedNotification__params(o, v)
-    if len(d) != n:
-        _s_ToolListChangedNotification__extra(o, _extra(d, _K_ToolListChangedNotification, path))
+        o.params = v
     else:
-        _s_ToolListChangedNotification__extra(o, {})
-    return o
+        o.params = OMITTED
+    o.extra = _extra(d, _K_ToolListChangedNotification, path) if len(d) != n else {}
+    o.__class__ = ToolListChangedNotification
+    r: ToolListChangedNotification = o
+    return r
 
 
 def _unstructure_ToolListChangedNotification(o: ToolListChangedNotification) -> dict[str, Any]:
@@ -12070,45 +13113,56 @@ def _unstructure_ToolListChangedNotification(o: ToolListChangedNotification) -> 
 
 
 def _structure_ToolOutputSchema(d: Any, path: str) -> ToolOutputSchema:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ToolOutputSchema = _new(ToolOutputSchema)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ToolOutputSchema()
     n = 1
-    v = d.get("$schema", OMITTED)
-    if v is not OMITTED:
+    if "$schema" in d:
+        v = d["$schema"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/$schema")
-    _s_ToolOutputSchema__schema(o, v)
-    v = d.get("properties", OMITTED)
-    if v is not OMITTED:
+        o.schema = v
+    else:
+        o.schema = OMITTED
+    if "properties" in d:
+        v = d["properties"]
         n += 1
         if not isinstance(v, dict):
-            raise _type_error("object", v, path + "/properties")
-        _check_keys(v, path + "/properties")
-        try:
-            v = {k: _structure__dict_str_Any(x, "") for k, x in v.items()}
-        except ValidationError:
-            raise _entry_error(v, _structure__dict_str_Any, path + "/properties") from None
-    _s_ToolOutputSchema__properties(o, v)
-    v = d.get("required", OMITTED)
-    if v is not OMITTED:
+            raise _invalid(v, _structure__dict_str_dict_str_Any, path + "/properties")
+        for k0, x0 in v.items():
+            if not isinstance(k0, str):
+                raise _invalid(v, _structure__dict_str_dict_str_Any, path + "/properties")
+            if not isinstance(x0, dict):
+                raise _invalid(v, _structure__dict_str_dict_str_Any, path + "/properties")
+            for k1 in x0:
+                if not isinstance(k1, str):
+                    raise _invalid(v, _structure__dict_str_dict_str_Any, path + "/properties")
+        o.properties = v
+    else:
+        o.properties = OMITTED
+    if "required" in d:
+        v = d["required"]
         n += 1
         if not isinstance(v, list):
-            raise _type_error("array", v, path + "/required")
-        for x in v:
-            if not isinstance(x, str):
-                raise _bad_item(v, lambda x: isinstance(x, str), "string", path + "/required")
-    _s_ToolOutputSchema__required(o, v)
-    v = d.get("type", _MISSING)
-    if v != "object":
-        raise _const_error(v, "object", "type", path)
-    _s_ToolOutputSchema__type(o, "object")
-    if len(d) != n:
-        _s_ToolOutputSchema__extra(o, _extra(d, _K_ToolOutputSchema, path))
+            raise _invalid(v, _structure__list_str, path + "/required")
+        for x0 in v:
+            if not isinstance(x0, str):
+                raise _invalid(v, _structure__list_str, path + "/required")
+        o.required = v
     else:
-        _s_ToolOutputSchema__extra(o, {})
-    return o
+        o.required = OMITTED
+    try:
+        v = d["type"]
+    except KeyError:
+        raise _missing("type", path) from None
+    if v != "object":
+        raise _type_error("\"object\"", v, path + "/type")
+    o.type = "object"
+    o.extra = _extra(d, _K_ToolOutputSchema, path) if len(d) != n else {}
+    o.__class__ = ToolOutputSchema
+    r: ToolOutputSchema = o
+    return r
 
 
 def _unstructure_ToolOutputSchema(o: ToolOutputSchema) -> dict[str, Any]:
@@ -12129,59 +13183,69 @@ def _unstructure_ToolOutputSchema(o: ToolOutputSchema) -> dict[str, Any]:
 
 
 def _structure_ToolResultContent(d: Any, path: str) -> ToolResultContent:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ToolResultContent = _new(ToolResultContent)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ToolResultContent()
     n = 3
-    v = d.get("_meta", OMITTED)
-    if v is not OMITTED:
+    if "_meta" in d:
+        v = d["_meta"]
         n += 1
         if not isinstance(v, dict):
-            raise _type_error("object", v, path + "/_meta")
-        for k in v:
-            if not isinstance(k, str):
-                raise _key_error(k, path + "/_meta")
-    _s_ToolResultContent__meta(o, v)
-    v = d.get("content", _MISSING)
-    if v is _MISSING:
-        raise _missing("content", path)
+            raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        for k0 in v:
+            if not isinstance(k0, str):
+                raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        o.meta = v
+    else:
+        o.meta = OMITTED
+    try:
+        v = d["content"]
+    except KeyError:
+        raise _missing("content", path) from None
     if not isinstance(v, list):
         raise _type_error("array", v, path + "/content")
     try:
         v = [_structure_ContentBlock(x, "") for x in v]
     except ValidationError:
         raise _item_error(v, _structure_ContentBlock, path + "/content") from None
-    _s_ToolResultContent__content(o, v)
-    v = d.get("isError", OMITTED)
-    if v is not OMITTED:
+    o.content = v
+    if "isError" in d:
+        v = d["isError"]
         n += 1
         if not (v is True or v is False):
             raise _type_error("boolean", v, path + "/isError")
-    _s_ToolResultContent__is_error(o, v)
-    v = d.get("structuredContent", OMITTED)
-    if v is not OMITTED:
+        o.is_error = v
+    else:
+        o.is_error = OMITTED
+    if "structuredContent" in d:
+        v = d["structuredContent"]
         n += 1
         if not isinstance(v, dict):
-            raise _type_error("object", v, path + "/structuredContent")
-        for k in v:
-            if not isinstance(k, str):
-                raise _key_error(k, path + "/structuredContent")
-    _s_ToolResultContent__structured_content(o, v)
-    v = d.get("toolUseId", _MISSING)
-    if v is _MISSING:
-        raise _missing("toolUseId", path)
+            raise _invalid(v, _structure__dict_str_Any, path + "/structuredContent")
+        for k0 in v:
+            if not isinstance(k0, str):
+                raise _invalid(v, _structure__dict_str_Any, path + "/structuredContent")
+        o.structured_content = v
+    else:
+        o.structured_content = OMITTED
+    try:
+        v = d["toolUseId"]
+    except KeyError:
+        raise _missing("toolUseId", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/toolUseId")
-    _s_ToolResultContent__tool_use_id(o, v)
-    v = d.get("type", _MISSING)
+    o.tool_use_id = v
+    try:
+        v = d["type"]
+    except KeyError:
+        raise _missing("type", path) from None
     if v != "tool_result":
-        raise _const_error(v, "tool_result", "type", path)
-    _s_ToolResultContent__type(o, "tool_result")
-    if len(d) != n:
-        _s_ToolResultContent__extra(o, _extra(d, _K_ToolResultContent, path))
-    else:
-        _s_ToolResultContent__extra(o, {})
-    return o
+        raise _type_error("\"tool_result\"", v, path + "/type")
+    o.type = "tool_result"
+    o.extra = _extra(d, _K_ToolResultContent, path) if len(d) != n else {}
+    o.__class__ = ToolResultContent
+    r: ToolResultContent = o
+    return r
 
 
 def _unstructure_ToolResultContent(o: ToolResultContent) -> dict[str, Any]:
@@ -12202,49 +13266,56 @@ def _unstructure_ToolResultContent(o: ToolResultContent) -> dict[str, Any]:
 
 
 def _structure_ToolUseContent(d: Any, path: str) -> ToolUseContent:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ToolUseContent = _new(ToolUseContent)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ToolUseContent()
     n = 4
-    v = d.get("_meta", OMITTED)
-    if v is not OMITTED:
+    if "_meta" in d:
+        v = d["_meta"]
         n += 1
         if not isinstance(v, dict):
-            raise _type_error("object", v, path + "/_meta")
-        for k in v:
-            if not isinstance(k, str):
-                raise _key_error(k, path + "/_meta")
-    _s_ToolUseContent__meta(o, v)
-    v = d.get("id", _MISSING)
-    if v is _MISSING:
-        raise _missing("id", path)
+            raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        for k0 in v:
+            if not isinstance(k0, str):
+                raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        o.meta = v
+    else:
+        o.meta = OMITTED
+    try:
+        v = d["id"]
+    except KeyError:
+        raise _missing("id", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/id")
-    _s_ToolUseContent__id(o, v)
-    v = d.get("input", _MISSING)
-    if v is _MISSING:
-        raise _missing("input", path)
+    o.id = v
+    try:
+        v = d["input"]
+    except KeyError:
+        raise _missing("input", path) from None
     if not isinstance(v, dict):
-        raise _type_error("object", v, path + "/input")
-    for k in v:
-        if not isinstance(k, str):
-            raise _key_error(k, path + "/input")
-    _s_ToolUseContent__input(o, v)
-    v = d.get("name", _MISSING)
-    if v is _MISSING:
-        raise _missing("name", path)
+        raise _invalid(v, _structure__dict_str_Any, path + "/input")
+    for k0 in v:
+        if not isinstance(k0, str):
+            raise _invalid(v, _structure__dict_str_Any, path + "/input")
+    o.input = v
+    try:
+        v = d["name"]
+    except KeyError:
+        raise _missing("name", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/name")
-    _s_ToolUseContent__name(o, v)
-    v = d.get("type", _MISSING)
+    o.name = v
+    try:
+        v = d["type"]
+    except KeyError:
+        raise _missing("type", path) from None
     if v != "tool_use":
-        raise _const_error(v, "tool_use", "type", path)
-    _s_ToolUseContent__type(o, "tool_use")
-    if len(d) != n:
-        _s_ToolUseContent__extra(o, _extra(d, _K_ToolUseContent, path))
-    else:
-        _s_ToolUseContent__extra(o, {})
-    return o
+        raise _type_error("\"tool_use\"", v, path + "/type")
+    o.type = "tool_use"
+    o.extra = _extra(d, _K_ToolUseContent, path) if len(d) != n else {}
+    o.__class__ = ToolUseContent
+    r: ToolUseContent = o
+    return r
 
 
 def _unstructure_ToolUseContent(o: ToolUseContent) -> dict[str, Any]:
@@ -12259,33 +13330,38 @@ def _unstructure_ToolUseContent(o: ToolUseContent) -> dict[str, Any]:
 
 
 def _structure_URLElicitationRequiredError(d: Any, path: str) -> URLElicitationRequiredError:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: URLElicitationRequiredError = _new(URLElicitationRequiredError)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_URLElicitationRequiredError()
     n = 2
-    v = d.get("error", _MISSING)
-    if v is _MISSING:
-        raise _missing("error", path)
+    try:
+        v = d["error"]
+    except KeyError:
+        raise _missing("error", path) from None
     try:
         v = _structure_URLElicitationRequiredErrorError(v, "")
     except ValidationError as e:
         raise _at(e, path + "/error") from None
-    _s_URLElicitationRequiredError__error(o, v)
-    v = d.get("id", OMITTED)
-    if v is not OMITTED:
+    o.error = v
+    if "id" in d:
+        v = d["id"]
         n += 1
         if not (isinstance(v, str) or (v.__class__ is int or _is_int(v))):
             raise _type_error("string or integer", v, path + "/id")
-    _s_URLElicitationRequiredError__id(o, v)
-    v = d.get("jsonrpc", _MISSING)
-    if v != "2.0":
-        raise _const_error(v, "2.0", "jsonrpc", path)
-    _s_URLElicitationRequiredError__jsonrpc(o, "2.0")
-    if len(d) != n:
-        _s_URLElicitationRequiredError__extra(o, _extra(d, _K_URLElicitationRequiredError, path))
+        o.id = v
     else:
-        _s_URLElicitationRequiredError__extra(o, {})
-    return o
+        o.id = OMITTED
+    try:
+        v = d["jsonrpc"]
+    except KeyError:
+        raise _missing("jsonrpc", path) from None
+    if v != "2.0":
+        raise _type_error("\"2.0\"", v, path + "/jsonrpc")
+    o.jsonrpc = "2.0"
+    o.extra = _extra(d, _K_URLElicitationRequiredError, path) if len(d) != n else {}
+    o.__class__ = URLElicitationRequiredError
+    r: URLElicitationRequiredError = o
+    return r
 
 
 def _unstructure_URLElicitationRequiredError(o: URLElicitationRequiredError) -> dict[str, Any]:
@@ -12300,32 +13376,36 @@ def _unstructure_URLElicitationRequiredError(o: URLElicitationRequiredError) -> 
 
 
 def _structure_URLElicitationRequiredErrorError(d: Any, path: str) -> URLElicitationRequiredErrorError:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: URLElicitationRequiredErrorError = _new(URLElicitationRequiredErrorError)
-    v = d.get("code", _MISSING)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_URLElicitationRequiredErrorError()
+    try:
+        v = d["code"]
+    except KeyError:
+        raise _missing("code", path) from None
     if v != -32042 or not _is_int(v):
-        raise _const_error(v, -32042, "code", path)
-    _s_URLElicitationRequiredErrorError__code(o, -32042)
-    v = d.get("data", _MISSING)
-    if v is _MISSING:
-        raise _missing("data", path)
+        raise _type_error("-32042", v, path + "/code")
+    o.code = -32042
+    try:
+        v = d["data"]
+    except KeyError:
+        raise _missing("data", path) from None
     try:
         v = _structure_URLElicitationRequiredErrorErrorData(v, "")
     except ValidationError as e:
         raise _at(e, path + "/data") from None
-    _s_URLElicitationRequiredErrorError__data(o, v)
-    v = d.get("message", _MISSING)
-    if v is _MISSING:
-        raise _missing("message", path)
+    o.data = v
+    try:
+        v = d["message"]
+    except KeyError:
+        raise _missing("message", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/message")
-    _s_URLElicitationRequiredErrorError__message(o, v)
-    if len(d) != 3:
-        _s_URLElicitationRequiredErrorError__extra(o, _extra(d, _K_URLElicitationRequiredErrorError, path))
-    else:
-        _s_URLElicitationRequiredErrorError__extra(o, {})
-    return o
+    o.message = v
+    o.extra = _extra(d, _K_URLElicitationRequiredErrorError, path) if len(d) != 3 else {}
+    o.__class__ = URLElicitationRequiredErrorError
+    r: URLElicitationRequiredErrorError = o
+    return r
 
 
 def _unstructure_URLElicitationRequiredErrorError(o: URLElicitationRequiredErrorError) -> dict[str, Any]:
@@ -12336,24 +13416,24 @@ def _unstructure_URLElicitationRequiredErrorError(o: URLElicitationRequiredError
 
 
 def _structure_URLElicitationRequiredErrorErrorData(d: Any, path: str) -> URLElicitationRequiredErrorErrorData:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: URLElicitationRequiredErrorErrorData = _new(URLElicitationRequiredErrorErrorData)
-    v = d.get("elicitations", _MISSING)
-    if v is _MISSING:
-        raise _missing("elicitations", path)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_URLElicitationRequiredErrorErrorData()
+    try:
+        v = d["elicitations"]
+    except KeyError:
+        raise _missing("elicitations", path) from None
     if not isinstance(v, list):
         raise _type_error("array", v, path + "/elicitations")
     try:
         v = [_structure_ElicitRequestURLParams(x, "") for x in v]
     except ValidationError:
         raise _item_error(v, _structure_ElicitRequestURLParams, path + "/elicitations") from None
-    _s_URLElicitationRequiredErrorErrorData__elicitations(o, v)
-    if len(d) != 1:
-        _s_URLElicitationRequiredErrorErrorData__extra(o, _extra(d, _K_URLElicitationRequiredErrorErrorData, path))
-    else:
-        _s_URLElicitationRequiredErrorErrorData__extra(o, {})
-    return o
+    o.elicitations = v
+    o.extra = _extra(d, _K_URLElicitationRequiredErrorErrorData, path) if len(d) != 1 else {}
+    o.__class__ = URLElicitationRequiredErrorErrorData
+    r: URLElicitationRequiredErrorErrorData = o
+    return r
 
 
 def _unstructure_URLElicitationRequiredErrorErrorData(o: URLElicitationRequiredErrorErrorData) -> dict[str, Any]:
@@ -12364,36 +13444,43 @@ def _unstructure_URLElicitationRequiredErrorErrorData(o: URLElicitationRequiredE
 
 
 def _structure_UnsubscribeRequest(d: Any, path: str) -> UnsubscribeRequest:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: UnsubscribeRequest = _new(UnsubscribeRequest)
-    v = d.get("id", _MISSING)
-    if v is _MISSING:
-        raise _missing("id", path)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_UnsubscribeRequest()
+    try:
+        v = d["id"]
+    except KeyError:
+        raise _missing("id", path) from None
     if not (isinstance(v, str) or (v.__class__ is int or _is_int(v))):
         raise _type_error("string or integer", v, path + "/id")
-    _s_UnsubscribeRequest__id(o, v)
-    v = d.get("jsonrpc", _MISSING)
+    o.id = v
+    try:
+        v = d["jsonrpc"]
+    except KeyError:
+        raise _missing("jsonrpc", path) from None
     if v != "2.0":
-        raise _const_error(v, "2.0", "jsonrpc", path)
-    _s_UnsubscribeRequest__jsonrpc(o, "2.0")
-    v = d.get("method", _MISSING)
+        raise _type_error("\"2.0\"", v, path + "/jsonrpc")
+    o.jsonrpc = "2.0"
+    try:
+        v = d["method"]
+    except KeyError:
+        raise _missing("method", path) from None
     if v != "resources/unsubscribe":
-        raise _const_error(v, "resources/unsubscribe", "method", path)
-    _s_UnsubscribeRequest__method(o, "resources/unsubscribe")
-    v = d.get("params", _MISSING)
-    if v is _MISSING:
-        raise _missing("params", path)
+        raise _type_error("\"resources/unsubscribe\"", v, path + "/method")
+    o.method = "resources/unsubscribe"
+    try:
+        v = d["params"]
+    except KeyError:
+        raise _missing("params", path) from None
     try:
         v = _structure_UnsubscribeRequestParams(v, "")
     except ValidationError as e:
         raise _at(e, path + "/params") from None
-    _s_UnsubscribeRequest__params(o, v)
-    if len(d) != 4:
-        _s_UnsubscribeRequest__extra(o, _extra(d, _K_UnsubscribeRequest, path))
-    else:
-        _s_UnsubscribeRequest__extra(o, {})
-    return o
+    o.params = v
+    o.extra = _extra(d, _K_UnsubscribeRequest, path) if len(d) != 4 else {}
+    o.__class__ = UnsubscribeRequest
+    r: UnsubscribeRequest = o
+    return r
 
 
 def _unstructure_UnsubscribeRequest(o: UnsubscribeRequest) -> dict[str, Any]:
@@ -12404,29 +13491,31 @@ def _unstructure_UnsubscribeRequest(o: UnsubscribeRequest) -> dict[str, Any]:
 
 
 def _structure_UnsubscribeRequestParams(d: Any, path: str) -> UnsubscribeRequestParams:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: UnsubscribeRequestParams = _new(UnsubscribeRequestParams)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_UnsubscribeRequestParams()
     n = 1
-    v = d.get("_meta", OMITTED)
-    if v is not OMITTED:
+    if "_meta" in d:
+        v = d["_meta"]
         n += 1
         try:
             v = _structure_UnsubscribeRequestParamsMeta(v, "")
         except ValidationError as e:
             raise _at(e, path + "/_meta") from None
-    _s_UnsubscribeRequestParams__meta(o, v)
-    v = d.get("uri", _MISSING)
-    if v is _MISSING:
-        raise _missing("uri", path)
+        o.meta = v
+    else:
+        o.meta = OMITTED
+    try:
+        v = d["uri"]
+    except KeyError:
+        raise _missing("uri", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/uri")
-    _s_UnsubscribeRequestParams__uri(o, v)
-    if len(d) != n:
-        _s_UnsubscribeRequestParams__extra(o, _extra(d, _K_UnsubscribeRequestParams, path))
-    else:
-        _s_UnsubscribeRequestParams__extra(o, {})
-    return o
+    o.uri = v
+    o.extra = _extra(d, _K_UnsubscribeRequestParams, path) if len(d) != n else {}
+    o.__class__ = UnsubscribeRequestParams
+    r: UnsubscribeRequestParams = o
+    return r
 
 
 def _unstructure_UnsubscribeRequestParams(o: UnsubscribeRequestParams) -> dict[str, Any]:
@@ -12441,21 +13530,27 @@ def _unstructure_UnsubscribeRequestParams(o: UnsubscribeRequestParams) -> dict[s
 
 
 def _structure_UnsubscribeRequestParamsMeta(d: Any, path: str) -> UnsubscribeRequestParamsMeta:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: UnsubscribeRequestParamsMeta = _new(UnsubscribeRequestParamsMeta)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_UnsubscribeRequestParamsMeta()
+    if not d:
+        o.progress_token = OMITTED
+        o.extra = {}
+        o.__class__ = UnsubscribeRequestParamsMeta
+        return o  # type: ignore[no-any-return]
     n = 0
-    v = d.get("progressToken", OMITTED)
-    if v is not OMITTED:
+    if "progressToken" in d:
+        v = d["progressToken"]
         n += 1
         if not (isinstance(v, str) or (v.__class__ is int or _is_int(v))):
             raise _type_error("string or integer", v, path + "/progressToken")
-    _s_UnsubscribeRequestParamsMeta__progress_token(o, v)
-    if len(d) != n:
-        _s_UnsubscribeRequestParamsMeta__extra(o, _extra(d, _K_UnsubscribeRequestParamsMeta, path))
+        o.progress_token = v
     else:
-        _s_UnsubscribeRequestParamsMeta__extra(o, {})
-    return o
+        o.progress_token = OMITTED
+    o.extra = _extra(d, _K_UnsubscribeRequestParamsMeta, path) if len(d) != n else {}
+    o.__class__ = UnsubscribeRequestParamsMeta
+    r: UnsubscribeRequestParamsMeta = o
+    return r
 
 
 def _unstructure_UnsubscribeRequestParamsMeta(o: UnsubscribeRequestParamsMeta) -> dict[str, Any]:
@@ -12470,60 +13565,73 @@ def _unstructure_UnsubscribeRequestParamsMeta(o: UnsubscribeRequestParamsMeta) -
 
 
 def _structure_UntitledMultiSelectEnumSchema(d: Any, path: str) -> UntitledMultiSelectEnumSchema:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: UntitledMultiSelectEnumSchema = _new(UntitledMultiSelectEnumSchema)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_UntitledMultiSelectEnumSchema()
     n = 2
-    v = d.get("default", OMITTED)
-    if v is not OMITTED:
+    if "default" in d:
+        v = d["default"]
         n += 1
         if not isinstance(v, list):
-            raise _type_error("array", v, path + "/default")
-        for x in v:
-            if not isinstance(x, str):
-                raise _bad_item(v, lambda x: isinstance(x, str), "string", path + "/default")
-    _s_UntitledMultiSelectEnumSchema__default(o, v)
-    v = d.get("description", OMITTED)
-    if v is not OMITTED:
+            raise _invalid(v, _structure__list_str, path + "/default")
+        for x0 in v:
+            if not isinstance(x0, str):
+                raise _invalid(v, _structure__list_str, path + "/default")
+        o.default = v
+    else:
+        o.default = OMITTED
+    if "description" in d:
+        v = d["description"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/description")
-    _s_UntitledMultiSelectEnumSchema__description(o, v)
-    v = d.get("items", _MISSING)
-    if v is _MISSING:
-        raise _missing("items", path)
+        o.description = v
+    else:
+        o.description = OMITTED
+    try:
+        v = d["items"]
+    except KeyError:
+        raise _missing("items", path) from None
     try:
         v = _structure_UntitledMultiSelectEnumSchemaItems(v, "")
     except ValidationError as e:
         raise _at(e, path + "/items") from None
-    _s_UntitledMultiSelectEnumSchema__items(o, v)
-    v = d.get("maxItems", OMITTED)
-    if v is not OMITTED:
+    o.items = v
+    if "maxItems" in d:
+        v = d["maxItems"]
         n += 1
         if not (v.__class__ is int or _is_int(v)):
             raise _type_error("integer", v, path + "/maxItems")
-    _s_UntitledMultiSelectEnumSchema__max_items(o, v)
-    v = d.get("minItems", OMITTED)
-    if v is not OMITTED:
+        o.max_items = v
+    else:
+        o.max_items = OMITTED
+    if "minItems" in d:
+        v = d["minItems"]
         n += 1
         if not (v.__class__ is int or _is_int(v)):
             raise _type_error("integer", v, path + "/minItems")
-    _s_UntitledMultiSelectEnumSchema__min_items(o, v)
-    v = d.get("title", OMITTED)
-    if v is not OMITTED:
+        o.min_items = v
+    else:
+        o.min_items = OMITTED
+    if "title" in d:
+        v = d["title"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/title")
-    _s_UntitledMultiSelectEnumSchema__title(o, v)
-    v = d.get("type", _MISSING)
-    if v != "array":
-        raise _const_error(v, "array", "type", path)
-    _s_UntitledMultiSelectEnumSchema__type(o, "array")
-    if len(d) != n:
-        _s_UntitledMultiSelectEnumSchema__extra(o, _extra(d, _K_UntitledMultiSelectEnumSchema, path))
+        o.title = v
     else:
-        _s_UntitledMultiSelectEnumSchema__extra(o, {})
-    return o
+        o.title = OMITTED
+    try:
+        v = d["type"]
+    except KeyError:
+        raise _missing("type", path) from None
+    if v != "array":
+        raise _type_error("\"array\"", v, path + "/type")
+    o.type = "array"
+    o.extra = _extra(d, _K_UntitledMultiSelectEnumSchema, path) if len(d) != n else {}
+    o.__class__ = UntitledMultiSelectEnumSchema
+    r: UntitledMultiSelectEnumSchema = o
+    return r
 
 
 def _unstructure_UntitledMultiSelectEnumSchema(o: UntitledMultiSelectEnumSchema) -> dict[str, Any]:
@@ -12550,27 +13658,30 @@ def _unstructure_UntitledMultiSelectEnumSchema(o: UntitledMultiSelectEnumSchema)
 
 
 def _structure_UntitledMultiSelectEnumSchemaItems(d: Any, path: str) -> UntitledMultiSelectEnumSchemaItems:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: UntitledMultiSelectEnumSchemaItems = _new(UntitledMultiSelectEnumSchemaItems)
-    v = d.get("enum", _MISSING)
-    if v is _MISSING:
-        raise _missing("enum", path)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_UntitledMultiSelectEnumSchemaItems()
+    try:
+        v = d["enum"]
+    except KeyError:
+        raise _missing("enum", path) from None
     if not isinstance(v, list):
-        raise _type_error("array", v, path + "/enum")
-    for x in v:
-        if not isinstance(x, str):
-            raise _bad_item(v, lambda x: isinstance(x, str), "string", path + "/enum")
-    _s_UntitledMultiSelectEnumSchemaItems__enum(o, v)
-    v = d.get("type", _MISSING)
+        raise _invalid(v, _structure__list_str, path + "/enum")
+    for x0 in v:
+        if not isinstance(x0, str):
+            raise _invalid(v, _structure__list_str, path + "/enum")
+    o.enum = v
+    try:
+        v = d["type"]
+    except KeyError:
+        raise _missing("type", path) from None
     if v != "string":
-        raise _const_error(v, "string", "type", path)
-    _s_UntitledMultiSelectEnumSchemaItems__type(o, "string")
-    if len(d) != 2:
-        _s_UntitledMultiSelectEnumSchemaItems__extra(o, _extra(d, _K_UntitledMultiSelectEnumSchemaItems, path))
-    else:
-        _s_UntitledMultiSelectEnumSchemaItems__extra(o, {})
-    return o
+        raise _type_error("\"string\"", v, path + "/type")
+    o.type = "string"
+    o.extra = _extra(d, _K_UntitledMultiSelectEnumSchemaItems, path) if len(d) != 2 else {}
+    o.__class__ = UntitledMultiSelectEnumSchemaItems
+    r: UntitledMultiSelectEnumSchemaItems = o
+    return r
 
 
 def _unstructure_UntitledMultiSelectEnumSchemaItems(o: UntitledMultiSelectEnumSchemaItems) -> dict[str, Any]:
@@ -12581,46 +13692,55 @@ def _unstructure_UntitledMultiSelectEnumSchemaItems(o: UntitledMultiSelectEnumSc
 
 
 def _structure_UntitledSingleSelectEnumSchema(d: Any, path: str) -> UntitledSingleSelectEnumSchema:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: UntitledSingleSelectEnumSchema = _new(UntitledSingleSelectEnumSchema)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_UntitledSingleSelectEnumSchema()
     n = 2
-    v = d.get("default", OMITTED)
-    if v is not OMITTED:
+    if "default" in d:
+        v = d["default"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/default")
-    _s_UntitledSingleSelectEnumSchema__default(o, v)
-    v = d.get("description", OMITTED)
-    if v is not OMITTED:
+        o.default = v
+    else:
+        o.default = OMITTED
+    if "description" in d:
+        v = d["description"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/description")
-    _s_UntitledSingleSelectEnumSchema__description(o, v)
-    v = d.get("enum", _MISSING)
-    if v is _MISSING:
-        raise _missing("enum", path)
+        o.description = v
+    else:
+        o.description = OMITTED
+    try:
+        v = d["enum"]
+    except KeyError:
+        raise _missing("enum", path) from None
     if not isinstance(v, list):
-        raise _type_error("array", v, path + "/enum")
-    for x in v:
-        if not isinstance(x, str):
-            raise _bad_item(v, lambda x: isinstance(x, str), "string", path + "/enum")
-    _s_UntitledSingleSelectEnumSchema__enum(o, v)
-    v = d.get("title", OMITTED)
-    if v is not OMITTED:
+        raise _invalid(v, _structure__list_str, path + "/enum")
+    for x0 in v:
+        if not isinstance(x0, str):
+            raise _invalid(v, _structure__list_str, path + "/enum")
+    o.enum = v
+    if "title" in d:
+        v = d["title"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/title")
-    _s_UntitledSingleSelectEnumSchema__title(o, v)
-    v = d.get("type", _MISSING)
-    if v != "string":
-        raise _const_error(v, "string", "type", path)
-    _s_UntitledSingleSelectEnumSchema__type(o, "string")
-    if len(d) != n:
-        _s_UntitledSingleSelectEnumSchema__extra(o, _extra(d, _K_UntitledSingleSelectEnumSchema, path))
+        o.title = v
     else:
-        _s_UntitledSingleSelectEnumSchema__extra(o, {})
-    return o
+        o.title = OMITTED
+    try:
+        v = d["type"]
+    except KeyError:
+        raise _missing("type", path) from None
+    if v != "string":
+        raise _type_error("\"string\"", v, path + "/type")
+    o.type = "string"
+    o.extra = _extra(d, _K_UntitledSingleSelectEnumSchema, path) if len(d) != n else {}
+    o.__class__ = UntitledSingleSelectEnumSchema
+    r: UntitledSingleSelectEnumSchema = o
+    return r
 
 
 def _unstructure_UntitledSingleSelectEnumSchema(o: UntitledSingleSelectEnumSchema) -> dict[str, Any]:
@@ -12743,9 +13863,9 @@ def _structure_ElicitRequestParams(d: Any, path: str) -> Any:
 
 def _structure_ElicitResultContentValue(d: Any, path: str) -> Any:
     if isinstance(d, list):
-        for x in d:
-            if not isinstance(x, str):
-                raise _bad_item(d, lambda x: isinstance(x, str), "string", path)
+        for x0 in d:
+            if not isinstance(x0, str):
+                raise _invalid(d, _structure__list_str, path)
         return d
     if (isinstance(d, str) or (d.__class__ is int or _is_int(d)) or (d is True or d is False)):
         return d
@@ -13071,6 +14191,55 @@ def _structure__dict_str_Any(d: Any, path: str) -> Any:
     for k in d:
         if not isinstance(k, str):
             raise _key_error(k, path)
+    return d
+
+
+def _structure__dict_str_ElicitResultContentValue(d: Any, path: str) -> Any:
+    if not isinstance(d, dict):
+        raise _type_error("object", d, path)
+    _check_keys(d, path)
+    try:
+        d = {k: _structure_ElicitResultContentValue(x, "") for k, x in d.items()}
+    except ValidationError:
+        raise _entry_error(d, _structure_ElicitResultContentValue, path) from None
+    return d
+
+
+def _structure__dict_str_dict_str_Any(d: Any, path: str) -> Any:
+    if not isinstance(d, dict):
+        raise _type_error("object", d, path)
+    _check_keys(d, path)
+    try:
+        d = {k: _structure__dict_str_Any(x, "") for k, x in d.items()}
+    except ValidationError:
+        raise _entry_error(d, _structure__dict_str_Any, path) from None
+    return d
+
+
+def _structure__dict_str_str(d: Any, path: str) -> Any:
+    if not isinstance(d, dict):
+        raise _type_error("object", d, path)
+    for k, x in d.items():
+        if not isinstance(k, str) or not (isinstance(x, str)):
+            raise _bad_entry(d, lambda x: isinstance(x, str), "string", path)
+    return d
+
+
+def _structure__list_Role(d: Any, path: str) -> Any:
+    if not isinstance(d, list):
+        raise _type_error("array", d, path)
+    for x in d:
+        if not (isinstance(x, str) and x in {"assistant", "user"}):
+            raise _bad_item(d, lambda x: (isinstance(x, str) and x in {"assistant", "user"}), "one of \"assistant\", \"user\"", path)
+    return d
+
+
+def _structure__list_str(d: Any, path: str) -> Any:
+    if not isinstance(d, list):
+        raise _type_error("array", d, path)
+    for x in d:
+        if not isinstance(x, str):
+            raise _bad_item(d, lambda x: isinstance(x, str), "string", path)
     return d
 
 

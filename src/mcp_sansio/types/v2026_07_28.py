@@ -20,6 +20,7 @@ from mcp_sansio._sentinels import OMITTED, Omitted
 from mcp_sansio.types._base import (
     _MISSING,
     MethodSpec,
+    _as_dict,
     _at,
     _bad_entry,
     _bad_item,
@@ -28,16 +29,16 @@ from mcp_sansio.types._base import (
     _entry_error,
     _extra,
     _first_of,
+    _invalid,
     _is_int,
     _is_number,
     _item_error,
     _key_error,
     _missing,
-    _new,
     _no_member,
     _repr,
     _retry,
-    _setters,
+    _twin,
     _tag_error,
     _type_error,
     _unstructure_value,
@@ -237,7 +238,7 @@ VERSION: Final = "2026-07-28"
 """The protocol version of this module."""
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class Annotations:
     """Optional annotations for the client. The client can use annotations to inform how objects are used or displayed"""
 
@@ -273,7 +274,7 @@ class Annotations:
         return _repr(self, ("audience", "last_modified", "priority", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class AudioContent:
     """Audio provided to or from an LLM."""
 
@@ -314,7 +315,7 @@ class AudioContent:
         return _repr(self, ("meta", "annotations", "data", "mime_type", "type", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class BaseMetadata:
     """Base interface for metadata with name (identifier) and title (display name) properties."""
 
@@ -340,7 +341,7 @@ class BaseMetadata:
         return _repr(self, ("name", "title", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class BlobResourceContents:
     """The ``BlobResourceContents`` definition of the MCP 2026-07-28 schema."""
 
@@ -379,7 +380,7 @@ class BlobResourceContents:
         return _repr(self, ("meta", "blob", "mime_type", "uri", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class BooleanSchema:
     """The ``BooleanSchema`` definition of the MCP 2026-07-28 schema."""
 
@@ -403,7 +404,7 @@ class BooleanSchema:
         return _repr(self, ("default", "description", "title", "type", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class CacheableResult:
     """A result that supports a time-to-live (TTL) hint for client-side caching."""
 
@@ -452,7 +453,7 @@ class CacheableResult:
         return _repr(self, ("meta", "cache_scope", "result_type", "ttl_ms", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class CallToolRequest:
     """Used by the client to invoke a tool provided by the server."""
 
@@ -476,7 +477,7 @@ class CallToolRequest:
         return _repr(self, ("id", "jsonrpc", "method", "params", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class CallToolRequestParams:
     """Parameters for a `tools/call` request."""
 
@@ -505,7 +506,7 @@ class CallToolRequestParams:
         return _repr(self, ("meta", "arguments", "input_responses", "name", "request_state", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class CallToolResult:
     """The result returned by the server for a {@link CallToolRequesttools/call} request."""
 
@@ -554,7 +555,7 @@ class CallToolResult:
         return _repr(self, ("meta", "content", "is_error", "result_type", "structured_content", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class CallToolResultResponse:
     """A successful response from the server for a {@link CallToolRequesttools/call} request."""
 
@@ -576,7 +577,7 @@ class CallToolResultResponse:
         return _repr(self, ("id", "jsonrpc", "result", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class CancelledNotification:
     """This notification is sent by the client to indicate that it is cancelling a request it previously issued.
 
@@ -605,7 +606,7 @@ class CancelledNotification:
         return _repr(self, ("jsonrpc", "method", "params", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class CancelledNotificationParams:
     """Parameters for a `notifications/cancelled` notification."""
 
@@ -630,7 +631,7 @@ class CancelledNotificationParams:
         return _repr(self, ("meta", "reason", "request_id", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ClientCapabilities:
     """Capabilities a client may support. Known capabilities are defined here, in this schema, but this is not a closed set: any client can define its own, additional capabilities."""
 
@@ -662,7 +663,7 @@ class ClientCapabilities:
         return _repr(self, ("elicitation", "experimental", "extensions", "roots", "sampling", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ClientCapabilitiesElicitation:
     """Present if the client supports elicitation from the server."""
 
@@ -682,7 +683,7 @@ class ClientCapabilitiesElicitation:
         return _repr(self, ("form", "url", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ClientCapabilitiesSampling:
     """Present if the client supports sampling from an LLM."""
 
@@ -704,7 +705,7 @@ class ClientCapabilitiesSampling:
         return _repr(self, ("context", "tools", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ClientNotification:
     """This notification is sent by the client to indicate that it is cancelling a request it previously issued.
 
@@ -733,7 +734,7 @@ class ClientNotification:
         return _repr(self, ("jsonrpc", "method", "params", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class CompleteRequest:
     """A request from the client to the server, to ask for completion options."""
 
@@ -757,7 +758,7 @@ class CompleteRequest:
         return _repr(self, ("id", "jsonrpc", "method", "params", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class CompleteRequestParams:
     """Parameters for a `completion/complete` request."""
 
@@ -781,7 +782,7 @@ class CompleteRequestParams:
         return _repr(self, ("meta", "argument", "context", "ref", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class CompleteRequestParamsArgument:
     """The argument's information"""
 
@@ -801,7 +802,7 @@ class CompleteRequestParamsArgument:
         return _repr(self, ("name", "value", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class CompleteRequestParamsContext:
     """Additional, optional context for completions"""
 
@@ -819,7 +820,7 @@ class CompleteRequestParamsContext:
         return _repr(self, ("arguments", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class CompleteResult:
     """The result returned by the server for a {@link CompleteRequestcompletion/complete} request."""
 
@@ -848,7 +849,7 @@ class CompleteResult:
         return _repr(self, ("meta", "completion", "result_type", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class CompleteResultCompletion:
     """The ``CompleteResultCompletion`` definition of the MCP 2026-07-28 schema."""
 
@@ -870,7 +871,7 @@ class CompleteResultCompletion:
         return _repr(self, ("has_more", "total", "values", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class CompleteResultResponse:
     """A successful response from the server for a {@link CompleteRequestcompletion/complete} request."""
 
@@ -892,7 +893,7 @@ class CompleteResultResponse:
         return _repr(self, ("id", "jsonrpc", "result", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class CreateMessageRequest:
     """A request from the server to sample an LLM via the client. The client has full discretion over which model to select. The client should also inform the user before beginning sampling, to allow them to inspect the request (human in the loop) and decide whether to approve it."""
 
@@ -912,7 +913,7 @@ class CreateMessageRequest:
         return _repr(self, ("method", "params", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class CreateMessageRequestParams:
     """Parameters for a `sampling/createMessage` request."""
 
@@ -962,7 +963,7 @@ class CreateMessageRequestParams:
         return _repr(self, ("include_context", "max_tokens", "messages", "metadata", "model_preferences", "stop_sequences", "system_prompt", "temperature", "tool_choice", "tools", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class CreateMessageResult:
     """The result returned by the client for a {@link CreateMessageRequestsampling/createMessage} request.
     The client should inform the user before returning the sampled message, to allow them
@@ -1015,7 +1016,7 @@ class CreateMessageResult:
         return _repr(self, ("meta", "content", "model", "role", "stop_reason", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class DiscoverRequest:
     """A request from the client asking the server to advertise its supported
     protocol versions, capabilities, and other metadata. Servers **MUST**
@@ -1043,7 +1044,7 @@ class DiscoverRequest:
         return _repr(self, ("id", "jsonrpc", "method", "params", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class DiscoverResult:
     """The result returned by the server for a {@link DiscoverRequestserver/discover} request."""
 
@@ -1106,7 +1107,7 @@ class DiscoverResult:
         return _repr(self, ("meta", "cache_scope", "capabilities", "instructions", "result_type", "supported_versions", "ttl_ms", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class DiscoverResultResponse:
     """A successful response from the server for a {@link DiscoverRequestserver/discover} request."""
 
@@ -1128,7 +1129,7 @@ class DiscoverResultResponse:
         return _repr(self, ("id", "jsonrpc", "result", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ElicitRequest:
     """A request from the server to elicit additional information from the user via the client."""
 
@@ -1148,7 +1149,7 @@ class ElicitRequest:
         return _repr(self, ("method", "params", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ElicitRequestFormParams:
     """The parameters for a request to elicit non-sensitive information from the user via a form in the client."""
 
@@ -1172,7 +1173,7 @@ class ElicitRequestFormParams:
         return _repr(self, ("message", "mode", "requested_schema", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ElicitRequestFormParamsRequestedSchema:
     """A restricted subset of JSON Schema.
     Only top-level properties are allowed, without nesting.
@@ -1198,7 +1199,7 @@ class ElicitRequestFormParamsRequestedSchema:
         return _repr(self, ("schema", "properties", "required", "type", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ElicitRequestURLParams:
     """The parameters for a request to elicit information from the user via a URL in the client."""
 
@@ -1220,7 +1221,7 @@ class ElicitRequestURLParams:
         return _repr(self, ("message", "mode", "url", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ElicitResult:
     """The result returned by the client for an {@link ElicitRequestelicitation/create} request."""
 
@@ -1247,7 +1248,7 @@ class ElicitResult:
         return _repr(self, ("action", "content", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class EmbeddedResource:
     """The contents of a resource, embedded into a prompt or tool call result.
 
@@ -1290,7 +1291,7 @@ class EmbeddedResource:
         return _repr(self, ("meta", "annotations", "resource", "type", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class Error:
     """The ``Error`` definition of the MCP 2026-07-28 schema."""
 
@@ -1312,7 +1313,7 @@ class Error:
         return _repr(self, ("code", "data", "message", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class GetPromptRequest:
     """Used by the client to get a prompt provided by the server."""
 
@@ -1336,7 +1337,7 @@ class GetPromptRequest:
         return _repr(self, ("id", "jsonrpc", "method", "params", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class GetPromptRequestParams:
     """Parameters for a `prompts/get` request."""
 
@@ -1365,7 +1366,7 @@ class GetPromptRequestParams:
         return _repr(self, ("meta", "arguments", "input_responses", "name", "request_state", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class GetPromptResult:
     """The result returned by the server for a {@link GetPromptRequestprompts/get} request."""
 
@@ -1396,7 +1397,7 @@ class GetPromptResult:
         return _repr(self, ("meta", "description", "messages", "result_type", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class GetPromptResultResponse:
     """A successful response from the server for a {@link GetPromptRequestprompts/get} request."""
 
@@ -1418,7 +1419,7 @@ class GetPromptResultResponse:
         return _repr(self, ("id", "jsonrpc", "result", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class HeaderMismatchError:
     """Returned when a server rejects a request because the values in the HTTP
     headers do not match the corresponding values in the request body, or
@@ -1444,7 +1445,7 @@ class HeaderMismatchError:
         return _repr(self, ("error", "id", "jsonrpc", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class HeaderMismatchErrorError:
     """The ``HeaderMismatchErrorError`` definition of the MCP 2026-07-28 schema."""
 
@@ -1466,7 +1467,7 @@ class HeaderMismatchErrorError:
         return _repr(self, ("code", "data", "message", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class Icon:
     """An optionally-sized icon that can be displayed in a user interface."""
 
@@ -1509,7 +1510,7 @@ class Icon:
         return _repr(self, ("mime_type", "sizes", "src", "theme", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class Icons:
     """Base interface to add `icons` property."""
 
@@ -1536,7 +1537,7 @@ class Icons:
         return _repr(self, ("icons", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ImageContent:
     """An image provided to or from an LLM."""
 
@@ -1577,7 +1578,7 @@ class ImageContent:
         return _repr(self, ("meta", "annotations", "data", "mime_type", "type", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class Implementation:
     """Describes the MCP implementation."""
 
@@ -1625,7 +1626,7 @@ class Implementation:
         return _repr(self, ("description", "icons", "name", "title", "version", "website_url", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class InputRequiredResult:
     """An InputRequiredResult sent by the server to indicate that additional input is needed
     before the request can be completed.
@@ -1662,7 +1663,7 @@ class InputRequiredResult:
         return _repr(self, ("meta", "input_requests", "request_state", "result_type", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class InputResponseRequestParams:
     """The ``InputResponseRequestParams`` definition of the MCP 2026-07-28 schema."""
 
@@ -1687,7 +1688,7 @@ class InputResponseRequestParams:
         return _repr(self, ("meta", "input_responses", "request_state", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class InternalError:
     """A JSON-RPC error indicating that an internal error occurred on the receiver. This error is returned when the receiver encounters an unexpected condition that prevents it from fulfilling the request."""
 
@@ -1709,7 +1710,7 @@ class InternalError:
         return _repr(self, ("code", "data", "message", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class InvalidParamsError:
     """A JSON-RPC error indicating that the method parameters are invalid or malformed.
 
@@ -1741,7 +1742,7 @@ class InvalidParamsError:
         return _repr(self, ("code", "data", "message", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class InvalidRequestError:
     """A JSON-RPC error indicating that the request is not a valid request object. This error is returned when the message structure does not conform to the JSON-RPC 2.0 specification requirements for a request (e.g., missing required fields like `jsonrpc` or `method`, or using invalid types for these fields)."""
 
@@ -1763,7 +1764,7 @@ class InvalidRequestError:
         return _repr(self, ("code", "data", "message", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class JSONRPCErrorResponse:
     """A response to a request that indicates an error occurred."""
 
@@ -1785,7 +1786,7 @@ class JSONRPCErrorResponse:
         return _repr(self, ("error", "id", "jsonrpc", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class JSONRPCNotification:
     """A notification which does not expect a response."""
 
@@ -1807,7 +1808,7 @@ class JSONRPCNotification:
         return _repr(self, ("jsonrpc", "method", "params", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class JSONRPCRequest:
     """A request that expects a response."""
 
@@ -1831,7 +1832,7 @@ class JSONRPCRequest:
         return _repr(self, ("id", "jsonrpc", "method", "params", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class JSONRPCResultResponse:
     """A successful (non-error) response to a request."""
 
@@ -1853,7 +1854,7 @@ class JSONRPCResultResponse:
         return _repr(self, ("id", "jsonrpc", "result", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class LegacyTitledEnumSchema:
     """Use {@link TitledSingleSelectEnumSchema} instead.
     This interface will be removed in a future version.
@@ -1885,7 +1886,7 @@ class LegacyTitledEnumSchema:
         return _repr(self, ("default", "description", "enum", "enum_names", "title", "type", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ListPromptsRequest:
     """Sent from the client to request a list of prompts and prompt templates the server has."""
 
@@ -1909,7 +1910,7 @@ class ListPromptsRequest:
         return _repr(self, ("id", "jsonrpc", "method", "params", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ListPromptsResult:
     """The result returned by the server for a {@link ListPromptsRequestprompts/list} request."""
 
@@ -1964,7 +1965,7 @@ class ListPromptsResult:
         return _repr(self, ("meta", "cache_scope", "next_cursor", "prompts", "result_type", "ttl_ms", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ListPromptsResultResponse:
     """A successful response from the server for a {@link ListPromptsRequestprompts/list} request."""
 
@@ -1986,7 +1987,7 @@ class ListPromptsResultResponse:
         return _repr(self, ("id", "jsonrpc", "result", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ListResourceTemplatesRequest:
     """Sent from the client to request a list of resource templates the server has."""
 
@@ -2010,7 +2011,7 @@ class ListResourceTemplatesRequest:
         return _repr(self, ("id", "jsonrpc", "method", "params", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ListResourceTemplatesResult:
     """The result returned by the server for a {@link ListResourceTemplatesRequestresources/templates/list} request."""
 
@@ -2065,7 +2066,7 @@ class ListResourceTemplatesResult:
         return _repr(self, ("meta", "cache_scope", "next_cursor", "resource_templates", "result_type", "ttl_ms", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ListResourceTemplatesResultResponse:
     """A successful response from the server for a {@link ListResourceTemplatesRequestresources/templates/list} request."""
 
@@ -2087,7 +2088,7 @@ class ListResourceTemplatesResultResponse:
         return _repr(self, ("id", "jsonrpc", "result", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ListResourcesRequest:
     """Sent from the client to request a list of resources the server has."""
 
@@ -2111,7 +2112,7 @@ class ListResourcesRequest:
         return _repr(self, ("id", "jsonrpc", "method", "params", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ListResourcesResult:
     """The result returned by the server for a {@link ListResourcesRequestresources/list} request."""
 
@@ -2166,7 +2167,7 @@ class ListResourcesResult:
         return _repr(self, ("meta", "cache_scope", "next_cursor", "resources", "result_type", "ttl_ms", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ListResourcesResultResponse:
     """A successful response from the server for a {@link ListResourcesRequestresources/list} request."""
 
@@ -2188,7 +2189,7 @@ class ListResourcesResultResponse:
         return _repr(self, ("id", "jsonrpc", "result", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ListRootsRequest:
     """Sent from the server to request a list of root URIs from the client. Roots allow
     servers to ask for specific directories or files to operate on. A common example
@@ -2215,7 +2216,7 @@ class ListRootsRequest:
         return _repr(self, ("method", "params", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ListRootsRequestParams:
     """The ``ListRootsRequestParams`` definition of the MCP 2026-07-28 schema."""
 
@@ -2248,7 +2249,7 @@ class ListRootsRequestParams:
         return _repr(self, ("meta", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ListRootsResult:
     """The result returned by the client for a {@link ListRootsRequestroots/list} request.
     This result contains an array of {@link Root} objects, each representing a root directory
@@ -2269,7 +2270,7 @@ class ListRootsResult:
         return _repr(self, ("roots", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ListToolsRequest:
     """Sent from the client to request a list of tools the server has."""
 
@@ -2293,7 +2294,7 @@ class ListToolsRequest:
         return _repr(self, ("id", "jsonrpc", "method", "params", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ListToolsResult:
     """The result returned by the server for a {@link ListToolsRequesttools/list} request."""
 
@@ -2348,7 +2349,7 @@ class ListToolsResult:
         return _repr(self, ("meta", "cache_scope", "next_cursor", "result_type", "tools", "ttl_ms", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ListToolsResultResponse:
     """A successful response from the server for a {@link ListToolsRequesttools/list} request."""
 
@@ -2370,7 +2371,7 @@ class ListToolsResultResponse:
         return _repr(self, ("id", "jsonrpc", "result", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class LoggingMessageNotification:
     """JSONRPCNotification of a log message passed from server to client. The client opts in by setting `"io.modelcontextprotocol/logLevel"` in a request's `_meta`."""
 
@@ -2392,7 +2393,7 @@ class LoggingMessageNotification:
         return _repr(self, ("jsonrpc", "method", "params", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class LoggingMessageNotificationParams:
     """Parameters for a `notifications/message` notification."""
 
@@ -2416,7 +2417,7 @@ class LoggingMessageNotificationParams:
         return _repr(self, ("meta", "data", "level", "logger", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class MethodNotFoundError:
     """A JSON-RPC error indicating that the requested method does not exist or is not available.
 
@@ -2443,7 +2444,7 @@ class MethodNotFoundError:
         return _repr(self, ("code", "data", "message", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class MissingRequiredClientCapabilityError:
     """Returned when processing a request requires a capability the client did not
     declare in `clientCapabilities`. For HTTP, the response status code MUST be
@@ -2468,7 +2469,7 @@ class MissingRequiredClientCapabilityError:
         return _repr(self, ("error", "id", "jsonrpc", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class MissingRequiredClientCapabilityErrorError:
     """The ``MissingRequiredClientCapabilityErrorError`` definition of the MCP 2026-07-28 schema."""
 
@@ -2490,7 +2491,7 @@ class MissingRequiredClientCapabilityErrorError:
         return _repr(self, ("code", "data", "message", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class MissingRequiredClientCapabilityErrorErrorData:
     """Additional information about the error. The value of this member is defined by the sender (e.g. detailed error information, nested errors etc.)."""
 
@@ -2508,7 +2509,7 @@ class MissingRequiredClientCapabilityErrorErrorData:
         return _repr(self, ("required_capabilities", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ModelHint:
     """Hints to use for model selection.
 
@@ -2539,7 +2540,7 @@ class ModelHint:
         return _repr(self, ("name", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ModelPreferences:
     """The server's preferences for model selection, requested of the client during sampling.
 
@@ -2590,7 +2591,7 @@ class ModelPreferences:
         return _repr(self, ("cost_priority", "hints", "intelligence_priority", "speed_priority", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class Notification:
     """The ``Notification`` definition of the MCP 2026-07-28 schema."""
 
@@ -2610,7 +2611,7 @@ class Notification:
         return _repr(self, ("method", "params", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class NotificationMetaObject:
     """Extends {@link MetaObject} with additional notification-specific fields. All key naming rules from `MetaObject` apply."""
 
@@ -2638,7 +2639,7 @@ class NotificationMetaObject:
         return _repr(self, ("subscription_id", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class NotificationParams:
     """Common params for any notification."""
 
@@ -2656,7 +2657,7 @@ class NotificationParams:
         return _repr(self, ("meta", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class NumberSchema:
     """The ``NumberSchema`` definition of the MCP 2026-07-28 schema."""
 
@@ -2684,7 +2685,7 @@ class NumberSchema:
         return _repr(self, ("default", "description", "maximum", "minimum", "title", "type", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class PaginatedRequest:
     """The ``PaginatedRequest`` definition of the MCP 2026-07-28 schema."""
 
@@ -2708,7 +2709,7 @@ class PaginatedRequest:
         return _repr(self, ("id", "jsonrpc", "method", "params", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class PaginatedRequestParams:
     """Common params for paginated requests."""
 
@@ -2730,7 +2731,7 @@ class PaginatedRequestParams:
         return _repr(self, ("meta", "cursor", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class PaginatedResult:
     """The ``PaginatedResult`` definition of the MCP 2026-07-28 schema."""
 
@@ -2761,7 +2762,7 @@ class PaginatedResult:
         return _repr(self, ("meta", "next_cursor", "result_type", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ParseError:
     """A JSON-RPC error indicating that invalid JSON was received by the server. This error is returned when the server cannot parse the JSON text of a message."""
 
@@ -2783,7 +2784,7 @@ class ParseError:
         return _repr(self, ("code", "data", "message", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ProgressNotification:
     """An out-of-band notification used to inform the receiver of a progress update for a long-running request."""
 
@@ -2805,7 +2806,7 @@ class ProgressNotification:
         return _repr(self, ("jsonrpc", "method", "params", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ProgressNotificationParams:
     """Parameters for a {@link ProgressNotificationnotifications/progress} notification."""
 
@@ -2831,7 +2832,7 @@ class ProgressNotificationParams:
         return _repr(self, ("meta", "message", "progress", "progress_token", "total", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class Prompt:
     """A prompt or prompt template that the server offers."""
 
@@ -2889,7 +2890,7 @@ class Prompt:
         return _repr(self, ("meta", "arguments", "description", "icons", "name", "title", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class PromptArgument:
     """Describes an argument that a prompt can accept."""
 
@@ -2919,7 +2920,7 @@ class PromptArgument:
         return _repr(self, ("description", "name", "required", "title", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class PromptListChangedNotification:
     """An optional notification from the server to the client, informing it that the list of prompts it offers has changed. This is only delivered on a {@link SubscriptionsListenRequestsubscriptions/listen} stream when the client requested it via the `promptsListChanged` filter field."""
 
@@ -2941,7 +2942,7 @@ class PromptListChangedNotification:
         return _repr(self, ("jsonrpc", "method", "params", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class PromptMessage:
     """Describes a message returned as part of a prompt.
 
@@ -2965,7 +2966,7 @@ class PromptMessage:
         return _repr(self, ("content", "role", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class PromptReference:
     """Identifies a prompt."""
 
@@ -2993,7 +2994,7 @@ class PromptReference:
         return _repr(self, ("name", "title", "type", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ReadResourceRequest:
     """Sent from the client to the server, to read a specific resource URI."""
 
@@ -3017,7 +3018,7 @@ class ReadResourceRequest:
         return _repr(self, ("id", "jsonrpc", "method", "params", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ReadResourceRequestParams:
     """Parameters for a `resources/read` request."""
 
@@ -3044,7 +3045,7 @@ class ReadResourceRequestParams:
         return _repr(self, ("meta", "input_responses", "request_state", "uri", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ReadResourceResult:
     """The result returned by the server for a {@link ReadResourceRequestresources/read} request."""
 
@@ -3095,7 +3096,7 @@ class ReadResourceResult:
         return _repr(self, ("meta", "cache_scope", "contents", "result_type", "ttl_ms", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ReadResourceResultResponse:
     """A successful response from the server for a {@link ReadResourceRequestresources/read} request."""
 
@@ -3117,7 +3118,7 @@ class ReadResourceResultResponse:
         return _repr(self, ("id", "jsonrpc", "result", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class Request:
     """The ``Request`` definition of the MCP 2026-07-28 schema."""
 
@@ -3137,7 +3138,7 @@ class Request:
         return _repr(self, ("method", "params", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class RequestMetaObject:
     """Extends {@link MetaObject} with additional request-specific fields. All key naming rules from `MetaObject` apply."""
 
@@ -3190,7 +3191,7 @@ class RequestMetaObject:
         return _repr(self, ("client_capabilities", "client_info", "log_level", "protocol_version", "progress_token", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class RequestParams:
     """Common params for any request."""
 
@@ -3208,7 +3209,7 @@ class RequestParams:
         return _repr(self, ("meta", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class Resource:
     """A known resource that the server is capable of reading."""
 
@@ -3278,7 +3279,7 @@ class Resource:
         return _repr(self, ("meta", "annotations", "description", "icons", "mime_type", "name", "size", "title", "uri", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ResourceContents:
     """The contents of a specific resource or sub-resource."""
 
@@ -3315,7 +3316,7 @@ class ResourceContents:
         return _repr(self, ("meta", "mime_type", "uri", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ResourceLink:
     """A resource that the server is capable of reading, included in a prompt or tool call result.
 
@@ -3390,7 +3391,7 @@ class ResourceLink:
         return _repr(self, ("meta", "annotations", "description", "icons", "mime_type", "name", "size", "title", "type", "uri", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ResourceListChangedNotification:
     """An optional notification from the server to the client, informing it that the list of resources it can read from has changed. This is only delivered on a {@link SubscriptionsListenRequestsubscriptions/listen} stream when the client requested it via the `resourcesListChanged` filter field."""
 
@@ -3412,7 +3413,7 @@ class ResourceListChangedNotification:
         return _repr(self, ("jsonrpc", "method", "params", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ResourceRequestParams:
     """Common params for resource-related requests."""
 
@@ -3432,7 +3433,7 @@ class ResourceRequestParams:
         return _repr(self, ("meta", "uri", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ResourceTemplate:
     """A template description for resources available on the server."""
 
@@ -3497,7 +3498,7 @@ class ResourceTemplate:
         return _repr(self, ("meta", "annotations", "description", "icons", "mime_type", "name", "title", "uri_template", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ResourceTemplateReference:
     """A reference to a resource or resource template definition."""
 
@@ -3517,7 +3518,7 @@ class ResourceTemplateReference:
         return _repr(self, ("type", "uri", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ResourceUpdatedNotification:
     """A notification from the server to the client, informing it that a resource has changed and may need to be read again. This is only sent for resources the client opted in to via the `resourceSubscriptions` field of a {@link SubscriptionsListenRequestsubscriptions/listen} request."""
 
@@ -3539,7 +3540,7 @@ class ResourceUpdatedNotification:
         return _repr(self, ("jsonrpc", "method", "params", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ResourceUpdatedNotificationParams:
     """Parameters for a `notifications/resources/updated` notification."""
 
@@ -3559,7 +3560,7 @@ class ResourceUpdatedNotificationParams:
         return _repr(self, ("meta", "uri", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class Result:
     """Common result fields."""
 
@@ -3586,7 +3587,7 @@ class Result:
         return _repr(self, ("meta", "result_type", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ResultMetaObject:
     """Extends {@link MetaObject} with additional result-specific fields. All key naming rules from `MetaObject` apply."""
 
@@ -3615,7 +3616,7 @@ class ResultMetaObject:
         return _repr(self, ("server_info", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class Root:
     """Represents a root directory or file that the server can operate on."""
 
@@ -3658,7 +3659,7 @@ class Root:
         return _repr(self, ("meta", "name", "uri", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class SamplingMessage:
     """Describes a message issued to or received from an LLM API."""
 
@@ -3695,7 +3696,7 @@ class SamplingMessage:
         return _repr(self, ("meta", "content", "role", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ServerCapabilities:
     """Capabilities that a server may support. Known capabilities are defined here, in this schema, but this is not a closed set: any server can define its own, additional capabilities."""
 
@@ -3731,7 +3732,7 @@ class ServerCapabilities:
         return _repr(self, ("completions", "experimental", "extensions", "logging", "prompts", "resources", "tools", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ServerCapabilitiesPrompts:
     """Present if the server offers any prompt templates."""
 
@@ -3749,7 +3750,7 @@ class ServerCapabilitiesPrompts:
         return _repr(self, ("list_changed", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ServerCapabilitiesResources:
     """Present if the server offers any resources to read."""
 
@@ -3769,7 +3770,7 @@ class ServerCapabilitiesResources:
         return _repr(self, ("list_changed", "subscribe", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ServerCapabilitiesTools:
     """Present if the server offers any tools to call."""
 
@@ -3787,7 +3788,7 @@ class ServerCapabilitiesTools:
         return _repr(self, ("list_changed", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class StringSchema:
     """The ``StringSchema`` definition of the MCP 2026-07-28 schema."""
 
@@ -3817,7 +3818,7 @@ class StringSchema:
         return _repr(self, ("default", "description", "format", "max_length", "min_length", "title", "type", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class SubscriptionFilter:
     """The set of notification types a client may opt in to on a
     {@link SubscriptionsListenRequestsubscriptions/listen} request.
@@ -3848,7 +3849,7 @@ class SubscriptionFilter:
         return _repr(self, ("prompts_list_changed", "resource_subscriptions", "resources_list_changed", "tools_list_changed", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class SubscriptionsAcknowledgedNotification:
     """Sent by the server to acknowledge that a
     {@link SubscriptionsListenRequestsubscriptions/listen} subscription has been
@@ -3880,7 +3881,7 @@ class SubscriptionsAcknowledgedNotification:
         return _repr(self, ("jsonrpc", "method", "params", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class SubscriptionsAcknowledgedNotificationParams:
     """Parameters for a {@link SubscriptionsAcknowledgedNotificationnotifications/subscriptions/acknowledged} notification."""
 
@@ -3904,7 +3905,7 @@ class SubscriptionsAcknowledgedNotificationParams:
         return _repr(self, ("meta", "notifications", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class SubscriptionsListenRequest:
     """Sent from the client to open a long-lived channel for receiving notifications
     outside the context of a specific request. Replaces the previous HTTP GET
@@ -3931,7 +3932,7 @@ class SubscriptionsListenRequest:
         return _repr(self, ("id", "jsonrpc", "method", "params", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class SubscriptionsListenRequestParams:
     """Parameters for a {@link SubscriptionsListenRequestsubscriptions/listen} request."""
 
@@ -3954,7 +3955,7 @@ class SubscriptionsListenRequestParams:
         return _repr(self, ("meta", "notifications", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class SubscriptionsListenResult:
     """The response to a {@link SubscriptionsListenRequestsubscriptions/listen}
     request, signalling that the subscription has ended gracefully (for example,
@@ -3988,7 +3989,7 @@ class SubscriptionsListenResult:
         return _repr(self, ("meta", "result_type", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class SubscriptionsListenResultMetaObject:
     """Extends {@link ResultMetaObject} with the subscription-stream identifier carried by a
     {@link SubscriptionsListenResult}. All key naming rules from `MetaObject` apply.
@@ -4026,7 +4027,7 @@ class SubscriptionsListenResultMetaObject:
         return _repr(self, ("server_info", "subscription_id", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class SubscriptionsListenResultResponse:
     """A successful response from the server for a {@link SubscriptionsListenRequestsubscriptions/listen}
     request, sent when the server tears the subscription down gracefully.
@@ -4055,7 +4056,7 @@ class SubscriptionsListenResultResponse:
         return _repr(self, ("id", "jsonrpc", "result", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class TextContent:
     """Text provided to or from an LLM."""
 
@@ -4094,7 +4095,7 @@ class TextContent:
         return _repr(self, ("meta", "annotations", "text", "type", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class TextResourceContents:
     """The ``TextResourceContents`` definition of the MCP 2026-07-28 schema."""
 
@@ -4133,7 +4134,7 @@ class TextResourceContents:
         return _repr(self, ("meta", "mime_type", "text", "uri", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class TitledMultiSelectEnumSchema:
     """Schema for multiple-selection enumeration with display titles for each option."""
 
@@ -4163,7 +4164,7 @@ class TitledMultiSelectEnumSchema:
         return _repr(self, ("default", "description", "items", "max_items", "min_items", "title", "type", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class TitledMultiSelectEnumSchemaItems:
     """Schema for array items with enum options and display labels."""
 
@@ -4181,7 +4182,7 @@ class TitledMultiSelectEnumSchemaItems:
         return _repr(self, ("any_of", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class TitledMultiSelectEnumSchemaItemsAnyOfItem:
     """The ``TitledMultiSelectEnumSchemaItemsAnyOfItem`` definition of the MCP 2026-07-28 schema."""
 
@@ -4201,7 +4202,7 @@ class TitledMultiSelectEnumSchemaItemsAnyOfItem:
         return _repr(self, ("const", "title", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class TitledSingleSelectEnumSchema:
     """Schema for single-selection enumeration with display titles for each option."""
 
@@ -4227,7 +4228,7 @@ class TitledSingleSelectEnumSchema:
         return _repr(self, ("default", "description", "one_of", "title", "type", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class TitledSingleSelectEnumSchemaOneOfItem:
     """The ``TitledSingleSelectEnumSchemaOneOfItem`` definition of the MCP 2026-07-28 schema."""
 
@@ -4247,7 +4248,7 @@ class TitledSingleSelectEnumSchemaOneOfItem:
         return _repr(self, ("const", "title", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class Tool:
     """Definition for a tool the client can call."""
 
@@ -4333,7 +4334,7 @@ class Tool:
         return _repr(self, ("meta", "annotations", "description", "icons", "input_schema", "name", "output_schema", "title", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ToolAnnotations:
     """Additional properties describing a {@link Tool} to clients.
 
@@ -4388,7 +4389,7 @@ class ToolAnnotations:
         return _repr(self, ("destructive_hint", "idempotent_hint", "open_world_hint", "read_only_hint", "title", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ToolChoice:
     """Controls tool selection behavior for sampling requests."""
 
@@ -4410,7 +4411,7 @@ class ToolChoice:
         return _repr(self, ("mode", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ToolInputSchema:
     """A JSON Schema object defining the expected parameters for the tool.
 
@@ -4444,7 +4445,7 @@ class ToolInputSchema:
         return _repr(self, ("schema", "type", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ToolListChangedNotification:
     """An optional notification from the server to the client, informing it that the list of tools it offers has changed. This is only delivered on a {@link SubscriptionsListenRequestsubscriptions/listen} stream when the client requested it via the `toolsListChanged` filter field."""
 
@@ -4466,7 +4467,7 @@ class ToolListChangedNotification:
         return _repr(self, ("jsonrpc", "method", "params", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ToolOutputSchema:
     """An optional JSON Schema object defining the structure of the tool's output returned in
     the structuredContent field of a {@link CallToolResult}. This can be any valid JSON Schema 2020-12.
@@ -4488,7 +4489,7 @@ class ToolOutputSchema:
         return _repr(self, ("schema", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ToolResultContent:
     """The result of a tool use, provided by the user back to the assistant."""
 
@@ -4533,7 +4534,7 @@ class ToolResultContent:
         return _repr(self, ("meta", "content", "is_error", "structured_content", "tool_use_id", "type", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ToolUseContent:
     """A request from the assistant to call a tool."""
 
@@ -4564,7 +4565,7 @@ class ToolUseContent:
         return _repr(self, ("meta", "id", "input", "name", "type", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class UnsupportedProtocolVersionError:
     """Returned when the request's protocol version is unknown to the server or
     unsupported (e.g., a known experimental or draft version the server has
@@ -4590,7 +4591,7 @@ class UnsupportedProtocolVersionError:
         return _repr(self, ("error", "id", "jsonrpc", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class UnsupportedProtocolVersionErrorError:
     """The ``UnsupportedProtocolVersionErrorError`` definition of the MCP 2026-07-28 schema."""
 
@@ -4612,7 +4613,7 @@ class UnsupportedProtocolVersionErrorError:
         return _repr(self, ("code", "data", "message", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class UnsupportedProtocolVersionErrorErrorData:
     """Additional information about the error. The value of this member is defined by the sender (e.g. detailed error information, nested errors etc.)."""
 
@@ -4634,7 +4635,7 @@ class UnsupportedProtocolVersionErrorErrorData:
         return _repr(self, ("requested", "supported", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class UntitledMultiSelectEnumSchema:
     """Schema for multiple-selection enumeration without display titles for options."""
 
@@ -4664,7 +4665,7 @@ class UntitledMultiSelectEnumSchema:
         return _repr(self, ("default", "description", "items", "max_items", "min_items", "title", "type", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class UntitledMultiSelectEnumSchemaItems:
     """Schema for the array items."""
 
@@ -4684,7 +4685,7 @@ class UntitledMultiSelectEnumSchemaItems:
         return _repr(self, ("enum", "type", "extra",))
 
 
-@attrs.frozen(kw_only=True, eq=False, repr=False)
+@attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class UntitledSingleSelectEnumSchema:
     """Schema for single-selection enumeration without display titles for options."""
 
@@ -4858,156 +4859,156 @@ SamplingMessageContent = TextContent | ImageContent | AudioContent | ToolUseCont
 """A member of ``SamplingMessageContent``."""
 
 
-# Slot setters, used by the structuring functions.
+# Mutable twins with the same slots: structuring fills one, then switches its class.
 
-_s_Annotations__audience, _s_Annotations__last_modified, _s_Annotations__priority, _s_Annotations__extra = _setters(Annotations)
-_s_AudioContent__meta, _s_AudioContent__annotations, _s_AudioContent__data, _s_AudioContent__mime_type, _s_AudioContent__type, _s_AudioContent__extra = _setters(AudioContent)
-_s_BaseMetadata__name, _s_BaseMetadata__title, _s_BaseMetadata__extra = _setters(BaseMetadata)
-_s_BlobResourceContents__meta, _s_BlobResourceContents__blob, _s_BlobResourceContents__mime_type, _s_BlobResourceContents__uri, _s_BlobResourceContents__extra = _setters(BlobResourceContents)
-_s_BooleanSchema__default, _s_BooleanSchema__description, _s_BooleanSchema__title, _s_BooleanSchema__type, _s_BooleanSchema__extra = _setters(BooleanSchema)
-_s_CacheableResult__meta, _s_CacheableResult__cache_scope, _s_CacheableResult__result_type, _s_CacheableResult__ttl_ms, _s_CacheableResult__extra = _setters(CacheableResult)
-_s_CallToolRequest__id, _s_CallToolRequest__jsonrpc, _s_CallToolRequest__method, _s_CallToolRequest__params, _s_CallToolRequest__extra = _setters(CallToolRequest)
-_s_CallToolRequestParams__meta, _s_CallToolRequestParams__arguments, _s_CallToolRequestParams__input_responses, _s_CallToolRequestParams__name, _s_CallToolRequestParams__request_state, _s_CallToolRequestParams__extra = _setters(CallToolRequestParams)
-_s_CallToolResult__meta, _s_CallToolResult__content, _s_CallToolResult__is_error, _s_CallToolResult__result_type, _s_CallToolResult__structured_content, _s_CallToolResult__extra = _setters(CallToolResult)
-_s_CallToolResultResponse__id, _s_CallToolResultResponse__jsonrpc, _s_CallToolResultResponse__result, _s_CallToolResultResponse__extra = _setters(CallToolResultResponse)
-_s_CancelledNotification__jsonrpc, _s_CancelledNotification__method, _s_CancelledNotification__params, _s_CancelledNotification__extra = _setters(CancelledNotification)
-_s_CancelledNotificationParams__meta, _s_CancelledNotificationParams__reason, _s_CancelledNotificationParams__request_id, _s_CancelledNotificationParams__extra = _setters(CancelledNotificationParams)
-_s_ClientCapabilities__elicitation, _s_ClientCapabilities__experimental, _s_ClientCapabilities__extensions, _s_ClientCapabilities__roots, _s_ClientCapabilities__sampling, _s_ClientCapabilities__extra = _setters(ClientCapabilities)
-_s_ClientCapabilitiesElicitation__form, _s_ClientCapabilitiesElicitation__url, _s_ClientCapabilitiesElicitation__extra = _setters(ClientCapabilitiesElicitation)
-_s_ClientCapabilitiesSampling__context, _s_ClientCapabilitiesSampling__tools, _s_ClientCapabilitiesSampling__extra = _setters(ClientCapabilitiesSampling)
-_s_ClientNotification__jsonrpc, _s_ClientNotification__method, _s_ClientNotification__params, _s_ClientNotification__extra = _setters(ClientNotification)
-_s_CompleteRequest__id, _s_CompleteRequest__jsonrpc, _s_CompleteRequest__method, _s_CompleteRequest__params, _s_CompleteRequest__extra = _setters(CompleteRequest)
-_s_CompleteRequestParams__meta, _s_CompleteRequestParams__argument, _s_CompleteRequestParams__context, _s_CompleteRequestParams__ref, _s_CompleteRequestParams__extra = _setters(CompleteRequestParams)
-_s_CompleteRequestParamsArgument__name, _s_CompleteRequestParamsArgument__value, _s_CompleteRequestParamsArgument__extra = _setters(CompleteRequestParamsArgument)
-_s_CompleteRequestParamsContext__arguments, _s_CompleteRequestParamsContext__extra = _setters(CompleteRequestParamsContext)
-_s_CompleteResult__meta, _s_CompleteResult__completion, _s_CompleteResult__result_type, _s_CompleteResult__extra = _setters(CompleteResult)
-_s_CompleteResultCompletion__has_more, _s_CompleteResultCompletion__total, _s_CompleteResultCompletion__values, _s_CompleteResultCompletion__extra = _setters(CompleteResultCompletion)
-_s_CompleteResultResponse__id, _s_CompleteResultResponse__jsonrpc, _s_CompleteResultResponse__result, _s_CompleteResultResponse__extra = _setters(CompleteResultResponse)
-_s_CreateMessageRequest__method, _s_CreateMessageRequest__params, _s_CreateMessageRequest__extra = _setters(CreateMessageRequest)
-_s_CreateMessageRequestParams__include_context, _s_CreateMessageRequestParams__max_tokens, _s_CreateMessageRequestParams__messages, _s_CreateMessageRequestParams__metadata, _s_CreateMessageRequestParams__model_preferences, _s_CreateMessageRequestParams__stop_sequences, _s_CreateMessageRequestParams__system_prompt, _s_CreateMessageRequestParams__temperature, _s_CreateMessageRequestParams__tool_choice, _s_CreateMessageRequestParams__tools, _s_CreateMessageRequestParams__extra = _setters(CreateMessageRequestParams)
-_s_CreateMessageResult__meta, _s_CreateMessageResult__content, _s_CreateMessageResult__model, _s_CreateMessageResult__role, _s_CreateMessageResult__stop_reason, _s_CreateMessageResult__extra = _setters(CreateMessageResult)
-_s_DiscoverRequest__id, _s_DiscoverRequest__jsonrpc, _s_DiscoverRequest__method, _s_DiscoverRequest__params, _s_DiscoverRequest__extra = _setters(DiscoverRequest)
-_s_DiscoverResult__meta, _s_DiscoverResult__cache_scope, _s_DiscoverResult__capabilities, _s_DiscoverResult__instructions, _s_DiscoverResult__result_type, _s_DiscoverResult__supported_versions, _s_DiscoverResult__ttl_ms, _s_DiscoverResult__extra = _setters(DiscoverResult)
-_s_DiscoverResultResponse__id, _s_DiscoverResultResponse__jsonrpc, _s_DiscoverResultResponse__result, _s_DiscoverResultResponse__extra = _setters(DiscoverResultResponse)
-_s_ElicitRequest__method, _s_ElicitRequest__params, _s_ElicitRequest__extra = _setters(ElicitRequest)
-_s_ElicitRequestFormParams__message, _s_ElicitRequestFormParams__mode, _s_ElicitRequestFormParams__requested_schema, _s_ElicitRequestFormParams__extra = _setters(ElicitRequestFormParams)
-_s_ElicitRequestFormParamsRequestedSchema__schema, _s_ElicitRequestFormParamsRequestedSchema__properties, _s_ElicitRequestFormParamsRequestedSchema__required, _s_ElicitRequestFormParamsRequestedSchema__type, _s_ElicitRequestFormParamsRequestedSchema__extra = _setters(ElicitRequestFormParamsRequestedSchema)
-_s_ElicitRequestURLParams__message, _s_ElicitRequestURLParams__mode, _s_ElicitRequestURLParams__url, _s_ElicitRequestURLParams__extra = _setters(ElicitRequestURLParams)
-_s_ElicitResult__action, _s_ElicitResult__content, _s_ElicitResult__extra = _setters(ElicitResult)
-_s_EmbeddedResource__meta, _s_EmbeddedResource__annotations, _s_EmbeddedResource__resource, _s_EmbeddedResource__type, _s_EmbeddedResource__extra = _setters(EmbeddedResource)
-_s_Error__code, _s_Error__data, _s_Error__message, _s_Error__extra = _setters(Error)
-_s_GetPromptRequest__id, _s_GetPromptRequest__jsonrpc, _s_GetPromptRequest__method, _s_GetPromptRequest__params, _s_GetPromptRequest__extra = _setters(GetPromptRequest)
-_s_GetPromptRequestParams__meta, _s_GetPromptRequestParams__arguments, _s_GetPromptRequestParams__input_responses, _s_GetPromptRequestParams__name, _s_GetPromptRequestParams__request_state, _s_GetPromptRequestParams__extra = _setters(GetPromptRequestParams)
-_s_GetPromptResult__meta, _s_GetPromptResult__description, _s_GetPromptResult__messages, _s_GetPromptResult__result_type, _s_GetPromptResult__extra = _setters(GetPromptResult)
-_s_GetPromptResultResponse__id, _s_GetPromptResultResponse__jsonrpc, _s_GetPromptResultResponse__result, _s_GetPromptResultResponse__extra = _setters(GetPromptResultResponse)
-_s_HeaderMismatchError__error, _s_HeaderMismatchError__id, _s_HeaderMismatchError__jsonrpc, _s_HeaderMismatchError__extra = _setters(HeaderMismatchError)
-_s_HeaderMismatchErrorError__code, _s_HeaderMismatchErrorError__data, _s_HeaderMismatchErrorError__message, _s_HeaderMismatchErrorError__extra = _setters(HeaderMismatchErrorError)
-_s_Icon__mime_type, _s_Icon__sizes, _s_Icon__src, _s_Icon__theme, _s_Icon__extra = _setters(Icon)
-_s_Icons__icons, _s_Icons__extra = _setters(Icons)
-_s_ImageContent__meta, _s_ImageContent__annotations, _s_ImageContent__data, _s_ImageContent__mime_type, _s_ImageContent__type, _s_ImageContent__extra = _setters(ImageContent)
-_s_Implementation__description, _s_Implementation__icons, _s_Implementation__name, _s_Implementation__title, _s_Implementation__version, _s_Implementation__website_url, _s_Implementation__extra = _setters(Implementation)
-_s_InputRequiredResult__meta, _s_InputRequiredResult__input_requests, _s_InputRequiredResult__request_state, _s_InputRequiredResult__result_type, _s_InputRequiredResult__extra = _setters(InputRequiredResult)
-_s_InputResponseRequestParams__meta, _s_InputResponseRequestParams__input_responses, _s_InputResponseRequestParams__request_state, _s_InputResponseRequestParams__extra = _setters(InputResponseRequestParams)
-_s_InternalError__code, _s_InternalError__data, _s_InternalError__message, _s_InternalError__extra = _setters(InternalError)
-_s_InvalidParamsError__code, _s_InvalidParamsError__data, _s_InvalidParamsError__message, _s_InvalidParamsError__extra = _setters(InvalidParamsError)
-_s_InvalidRequestError__code, _s_InvalidRequestError__data, _s_InvalidRequestError__message, _s_InvalidRequestError__extra = _setters(InvalidRequestError)
-_s_JSONRPCErrorResponse__error, _s_JSONRPCErrorResponse__id, _s_JSONRPCErrorResponse__jsonrpc, _s_JSONRPCErrorResponse__extra = _setters(JSONRPCErrorResponse)
-_s_JSONRPCNotification__jsonrpc, _s_JSONRPCNotification__method, _s_JSONRPCNotification__params, _s_JSONRPCNotification__extra = _setters(JSONRPCNotification)
-_s_JSONRPCRequest__id, _s_JSONRPCRequest__jsonrpc, _s_JSONRPCRequest__method, _s_JSONRPCRequest__params, _s_JSONRPCRequest__extra = _setters(JSONRPCRequest)
-_s_JSONRPCResultResponse__id, _s_JSONRPCResultResponse__jsonrpc, _s_JSONRPCResultResponse__result, _s_JSONRPCResultResponse__extra = _setters(JSONRPCResultResponse)
-_s_LegacyTitledEnumSchema__default, _s_LegacyTitledEnumSchema__description, _s_LegacyTitledEnumSchema__enum, _s_LegacyTitledEnumSchema__enum_names, _s_LegacyTitledEnumSchema__title, _s_LegacyTitledEnumSchema__type, _s_LegacyTitledEnumSchema__extra = _setters(LegacyTitledEnumSchema)
-_s_ListPromptsRequest__id, _s_ListPromptsRequest__jsonrpc, _s_ListPromptsRequest__method, _s_ListPromptsRequest__params, _s_ListPromptsRequest__extra = _setters(ListPromptsRequest)
-_s_ListPromptsResult__meta, _s_ListPromptsResult__cache_scope, _s_ListPromptsResult__next_cursor, _s_ListPromptsResult__prompts, _s_ListPromptsResult__result_type, _s_ListPromptsResult__ttl_ms, _s_ListPromptsResult__extra = _setters(ListPromptsResult)
-_s_ListPromptsResultResponse__id, _s_ListPromptsResultResponse__jsonrpc, _s_ListPromptsResultResponse__result, _s_ListPromptsResultResponse__extra = _setters(ListPromptsResultResponse)
-_s_ListResourceTemplatesRequest__id, _s_ListResourceTemplatesRequest__jsonrpc, _s_ListResourceTemplatesRequest__method, _s_ListResourceTemplatesRequest__params, _s_ListResourceTemplatesRequest__extra = _setters(ListResourceTemplatesRequest)
-_s_ListResourceTemplatesResult__meta, _s_ListResourceTemplatesResult__cache_scope, _s_ListResourceTemplatesResult__next_cursor, _s_ListResourceTemplatesResult__resource_templates, _s_ListResourceTemplatesResult__result_type, _s_ListResourceTemplatesResult__ttl_ms, _s_ListResourceTemplatesResult__extra = _setters(ListResourceTemplatesResult)
-_s_ListResourceTemplatesResultResponse__id, _s_ListResourceTemplatesResultResponse__jsonrpc, _s_ListResourceTemplatesResultResponse__result, _s_ListResourceTemplatesResultResponse__extra = _setters(ListResourceTemplatesResultResponse)
-_s_ListResourcesRequest__id, _s_ListResourcesRequest__jsonrpc, _s_ListResourcesRequest__method, _s_ListResourcesRequest__params, _s_ListResourcesRequest__extra = _setters(ListResourcesRequest)
-_s_ListResourcesResult__meta, _s_ListResourcesResult__cache_scope, _s_ListResourcesResult__next_cursor, _s_ListResourcesResult__resources, _s_ListResourcesResult__result_type, _s_ListResourcesResult__ttl_ms, _s_ListResourcesResult__extra = _setters(ListResourcesResult)
-_s_ListResourcesResultResponse__id, _s_ListResourcesResultResponse__jsonrpc, _s_ListResourcesResultResponse__result, _s_ListResourcesResultResponse__extra = _setters(ListResourcesResultResponse)
-_s_ListRootsRequest__method, _s_ListRootsRequest__params, _s_ListRootsRequest__extra = _setters(ListRootsRequest)
-_s_ListRootsRequestParams__meta, _s_ListRootsRequestParams__extra = _setters(ListRootsRequestParams)
-_s_ListRootsResult__roots, _s_ListRootsResult__extra = _setters(ListRootsResult)
-_s_ListToolsRequest__id, _s_ListToolsRequest__jsonrpc, _s_ListToolsRequest__method, _s_ListToolsRequest__params, _s_ListToolsRequest__extra = _setters(ListToolsRequest)
-_s_ListToolsResult__meta, _s_ListToolsResult__cache_scope, _s_ListToolsResult__next_cursor, _s_ListToolsResult__result_type, _s_ListToolsResult__tools, _s_ListToolsResult__ttl_ms, _s_ListToolsResult__extra = _setters(ListToolsResult)
-_s_ListToolsResultResponse__id, _s_ListToolsResultResponse__jsonrpc, _s_ListToolsResultResponse__result, _s_ListToolsResultResponse__extra = _setters(ListToolsResultResponse)
-_s_LoggingMessageNotification__jsonrpc, _s_LoggingMessageNotification__method, _s_LoggingMessageNotification__params, _s_LoggingMessageNotification__extra = _setters(LoggingMessageNotification)
-_s_LoggingMessageNotificationParams__meta, _s_LoggingMessageNotificationParams__data, _s_LoggingMessageNotificationParams__level, _s_LoggingMessageNotificationParams__logger, _s_LoggingMessageNotificationParams__extra = _setters(LoggingMessageNotificationParams)
-_s_MethodNotFoundError__code, _s_MethodNotFoundError__data, _s_MethodNotFoundError__message, _s_MethodNotFoundError__extra = _setters(MethodNotFoundError)
-_s_MissingRequiredClientCapabilityError__error, _s_MissingRequiredClientCapabilityError__id, _s_MissingRequiredClientCapabilityError__jsonrpc, _s_MissingRequiredClientCapabilityError__extra = _setters(MissingRequiredClientCapabilityError)
-_s_MissingRequiredClientCapabilityErrorError__code, _s_MissingRequiredClientCapabilityErrorError__data, _s_MissingRequiredClientCapabilityErrorError__message, _s_MissingRequiredClientCapabilityErrorError__extra = _setters(MissingRequiredClientCapabilityErrorError)
-_s_MissingRequiredClientCapabilityErrorErrorData__required_capabilities, _s_MissingRequiredClientCapabilityErrorErrorData__extra = _setters(MissingRequiredClientCapabilityErrorErrorData)
-_s_ModelHint__name, _s_ModelHint__extra = _setters(ModelHint)
-_s_ModelPreferences__cost_priority, _s_ModelPreferences__hints, _s_ModelPreferences__intelligence_priority, _s_ModelPreferences__speed_priority, _s_ModelPreferences__extra = _setters(ModelPreferences)
-_s_Notification__method, _s_Notification__params, _s_Notification__extra = _setters(Notification)
-_s_NotificationMetaObject__subscription_id, _s_NotificationMetaObject__extra = _setters(NotificationMetaObject)
-_s_NotificationParams__meta, _s_NotificationParams__extra = _setters(NotificationParams)
-_s_NumberSchema__default, _s_NumberSchema__description, _s_NumberSchema__maximum, _s_NumberSchema__minimum, _s_NumberSchema__title, _s_NumberSchema__type, _s_NumberSchema__extra = _setters(NumberSchema)
-_s_PaginatedRequest__id, _s_PaginatedRequest__jsonrpc, _s_PaginatedRequest__method, _s_PaginatedRequest__params, _s_PaginatedRequest__extra = _setters(PaginatedRequest)
-_s_PaginatedRequestParams__meta, _s_PaginatedRequestParams__cursor, _s_PaginatedRequestParams__extra = _setters(PaginatedRequestParams)
-_s_PaginatedResult__meta, _s_PaginatedResult__next_cursor, _s_PaginatedResult__result_type, _s_PaginatedResult__extra = _setters(PaginatedResult)
-_s_ParseError__code, _s_ParseError__data, _s_ParseError__message, _s_ParseError__extra = _setters(ParseError)
-_s_ProgressNotification__jsonrpc, _s_ProgressNotification__method, _s_ProgressNotification__params, _s_ProgressNotification__extra = _setters(ProgressNotification)
-_s_ProgressNotificationParams__meta, _s_ProgressNotificationParams__message, _s_ProgressNotificationParams__progress, _s_ProgressNotificationParams__progress_token, _s_ProgressNotificationParams__total, _s_ProgressNotificationParams__extra = _setters(ProgressNotificationParams)
-_s_Prompt__meta, _s_Prompt__arguments, _s_Prompt__description, _s_Prompt__icons, _s_Prompt__name, _s_Prompt__title, _s_Prompt__extra = _setters(Prompt)
-_s_PromptArgument__description, _s_PromptArgument__name, _s_PromptArgument__required, _s_PromptArgument__title, _s_PromptArgument__extra = _setters(PromptArgument)
-_s_PromptListChangedNotification__jsonrpc, _s_PromptListChangedNotification__method, _s_PromptListChangedNotification__params, _s_PromptListChangedNotification__extra = _setters(PromptListChangedNotification)
-_s_PromptMessage__content, _s_PromptMessage__role, _s_PromptMessage__extra = _setters(PromptMessage)
-_s_PromptReference__name, _s_PromptReference__title, _s_PromptReference__type, _s_PromptReference__extra = _setters(PromptReference)
-_s_ReadResourceRequest__id, _s_ReadResourceRequest__jsonrpc, _s_ReadResourceRequest__method, _s_ReadResourceRequest__params, _s_ReadResourceRequest__extra = _setters(ReadResourceRequest)
-_s_ReadResourceRequestParams__meta, _s_ReadResourceRequestParams__input_responses, _s_ReadResourceRequestParams__request_state, _s_ReadResourceRequestParams__uri, _s_ReadResourceRequestParams__extra = _setters(ReadResourceRequestParams)
-_s_ReadResourceResult__meta, _s_ReadResourceResult__cache_scope, _s_ReadResourceResult__contents, _s_ReadResourceResult__result_type, _s_ReadResourceResult__ttl_ms, _s_ReadResourceResult__extra = _setters(ReadResourceResult)
-_s_ReadResourceResultResponse__id, _s_ReadResourceResultResponse__jsonrpc, _s_ReadResourceResultResponse__result, _s_ReadResourceResultResponse__extra = _setters(ReadResourceResultResponse)
-_s_Request__method, _s_Request__params, _s_Request__extra = _setters(Request)
-_s_RequestMetaObject__client_capabilities, _s_RequestMetaObject__client_info, _s_RequestMetaObject__log_level, _s_RequestMetaObject__protocol_version, _s_RequestMetaObject__progress_token, _s_RequestMetaObject__extra = _setters(RequestMetaObject)
-_s_RequestParams__meta, _s_RequestParams__extra = _setters(RequestParams)
-_s_Resource__meta, _s_Resource__annotations, _s_Resource__description, _s_Resource__icons, _s_Resource__mime_type, _s_Resource__name, _s_Resource__size, _s_Resource__title, _s_Resource__uri, _s_Resource__extra = _setters(Resource)
-_s_ResourceContents__meta, _s_ResourceContents__mime_type, _s_ResourceContents__uri, _s_ResourceContents__extra = _setters(ResourceContents)
-_s_ResourceLink__meta, _s_ResourceLink__annotations, _s_ResourceLink__description, _s_ResourceLink__icons, _s_ResourceLink__mime_type, _s_ResourceLink__name, _s_ResourceLink__size, _s_ResourceLink__title, _s_ResourceLink__type, _s_ResourceLink__uri, _s_ResourceLink__extra = _setters(ResourceLink)
-_s_ResourceListChangedNotification__jsonrpc, _s_ResourceListChangedNotification__method, _s_ResourceListChangedNotification__params, _s_ResourceListChangedNotification__extra = _setters(ResourceListChangedNotification)
-_s_ResourceRequestParams__meta, _s_ResourceRequestParams__uri, _s_ResourceRequestParams__extra = _setters(ResourceRequestParams)
-_s_ResourceTemplate__meta, _s_ResourceTemplate__annotations, _s_ResourceTemplate__description, _s_ResourceTemplate__icons, _s_ResourceTemplate__mime_type, _s_ResourceTemplate__name, _s_ResourceTemplate__title, _s_ResourceTemplate__uri_template, _s_ResourceTemplate__extra = _setters(ResourceTemplate)
-_s_ResourceTemplateReference__type, _s_ResourceTemplateReference__uri, _s_ResourceTemplateReference__extra = _setters(ResourceTemplateReference)
-_s_ResourceUpdatedNotification__jsonrpc, _s_ResourceUpdatedNotification__method, _s_ResourceUpdatedNotification__params, _s_ResourceUpdatedNotification__extra = _setters(ResourceUpdatedNotification)
-_s_ResourceUpdatedNotificationParams__meta, _s_ResourceUpdatedNotificationParams__uri, _s_ResourceUpdatedNotificationParams__extra = _setters(ResourceUpdatedNotificationParams)
-_s_Result__meta, _s_Result__result_type, _s_Result__extra = _setters(Result)
-_s_ResultMetaObject__server_info, _s_ResultMetaObject__extra = _setters(ResultMetaObject)
-_s_Root__meta, _s_Root__name, _s_Root__uri, _s_Root__extra = _setters(Root)
-_s_SamplingMessage__meta, _s_SamplingMessage__content, _s_SamplingMessage__role, _s_SamplingMessage__extra = _setters(SamplingMessage)
-_s_ServerCapabilities__completions, _s_ServerCapabilities__experimental, _s_ServerCapabilities__extensions, _s_ServerCapabilities__logging, _s_ServerCapabilities__prompts, _s_ServerCapabilities__resources, _s_ServerCapabilities__tools, _s_ServerCapabilities__extra = _setters(ServerCapabilities)
-_s_ServerCapabilitiesPrompts__list_changed, _s_ServerCapabilitiesPrompts__extra = _setters(ServerCapabilitiesPrompts)
-_s_ServerCapabilitiesResources__list_changed, _s_ServerCapabilitiesResources__subscribe, _s_ServerCapabilitiesResources__extra = _setters(ServerCapabilitiesResources)
-_s_ServerCapabilitiesTools__list_changed, _s_ServerCapabilitiesTools__extra = _setters(ServerCapabilitiesTools)
-_s_StringSchema__default, _s_StringSchema__description, _s_StringSchema__format, _s_StringSchema__max_length, _s_StringSchema__min_length, _s_StringSchema__title, _s_StringSchema__type, _s_StringSchema__extra = _setters(StringSchema)
-_s_SubscriptionFilter__prompts_list_changed, _s_SubscriptionFilter__resource_subscriptions, _s_SubscriptionFilter__resources_list_changed, _s_SubscriptionFilter__tools_list_changed, _s_SubscriptionFilter__extra = _setters(SubscriptionFilter)
-_s_SubscriptionsAcknowledgedNotification__jsonrpc, _s_SubscriptionsAcknowledgedNotification__method, _s_SubscriptionsAcknowledgedNotification__params, _s_SubscriptionsAcknowledgedNotification__extra = _setters(SubscriptionsAcknowledgedNotification)
-_s_SubscriptionsAcknowledgedNotificationParams__meta, _s_SubscriptionsAcknowledgedNotificationParams__notifications, _s_SubscriptionsAcknowledgedNotificationParams__extra = _setters(SubscriptionsAcknowledgedNotificationParams)
-_s_SubscriptionsListenRequest__id, _s_SubscriptionsListenRequest__jsonrpc, _s_SubscriptionsListenRequest__method, _s_SubscriptionsListenRequest__params, _s_SubscriptionsListenRequest__extra = _setters(SubscriptionsListenRequest)
-_s_SubscriptionsListenRequestParams__meta, _s_SubscriptionsListenRequestParams__notifications, _s_SubscriptionsListenRequestParams__extra = _setters(SubscriptionsListenRequestParams)
-_s_SubscriptionsListenResult__meta, _s_SubscriptionsListenResult__result_type, _s_SubscriptionsListenResult__extra = _setters(SubscriptionsListenResult)
-_s_SubscriptionsListenResultMetaObject__server_info, _s_SubscriptionsListenResultMetaObject__subscription_id, _s_SubscriptionsListenResultMetaObject__extra = _setters(SubscriptionsListenResultMetaObject)
-_s_SubscriptionsListenResultResponse__id, _s_SubscriptionsListenResultResponse__jsonrpc, _s_SubscriptionsListenResultResponse__result, _s_SubscriptionsListenResultResponse__extra = _setters(SubscriptionsListenResultResponse)
-_s_TextContent__meta, _s_TextContent__annotations, _s_TextContent__text, _s_TextContent__type, _s_TextContent__extra = _setters(TextContent)
-_s_TextResourceContents__meta, _s_TextResourceContents__mime_type, _s_TextResourceContents__text, _s_TextResourceContents__uri, _s_TextResourceContents__extra = _setters(TextResourceContents)
-_s_TitledMultiSelectEnumSchema__default, _s_TitledMultiSelectEnumSchema__description, _s_TitledMultiSelectEnumSchema__items, _s_TitledMultiSelectEnumSchema__max_items, _s_TitledMultiSelectEnumSchema__min_items, _s_TitledMultiSelectEnumSchema__title, _s_TitledMultiSelectEnumSchema__type, _s_TitledMultiSelectEnumSchema__extra = _setters(TitledMultiSelectEnumSchema)
-_s_TitledMultiSelectEnumSchemaItems__any_of, _s_TitledMultiSelectEnumSchemaItems__extra = _setters(TitledMultiSelectEnumSchemaItems)
-_s_TitledMultiSelectEnumSchemaItemsAnyOfItem__const, _s_TitledMultiSelectEnumSchemaItemsAnyOfItem__title, _s_TitledMultiSelectEnumSchemaItemsAnyOfItem__extra = _setters(TitledMultiSelectEnumSchemaItemsAnyOfItem)
-_s_TitledSingleSelectEnumSchema__default, _s_TitledSingleSelectEnumSchema__description, _s_TitledSingleSelectEnumSchema__one_of, _s_TitledSingleSelectEnumSchema__title, _s_TitledSingleSelectEnumSchema__type, _s_TitledSingleSelectEnumSchema__extra = _setters(TitledSingleSelectEnumSchema)
-_s_TitledSingleSelectEnumSchemaOneOfItem__const, _s_TitledSingleSelectEnumSchemaOneOfItem__title, _s_TitledSingleSelectEnumSchemaOneOfItem__extra = _setters(TitledSingleSelectEnumSchemaOneOfItem)
-_s_Tool__meta, _s_Tool__annotations, _s_Tool__description, _s_Tool__icons, _s_Tool__input_schema, _s_Tool__name, _s_Tool__output_schema, _s_Tool__title, _s_Tool__extra = _setters(Tool)
-_s_ToolAnnotations__destructive_hint, _s_ToolAnnotations__idempotent_hint, _s_ToolAnnotations__open_world_hint, _s_ToolAnnotations__read_only_hint, _s_ToolAnnotations__title, _s_ToolAnnotations__extra = _setters(ToolAnnotations)
-_s_ToolChoice__mode, _s_ToolChoice__extra = _setters(ToolChoice)
-_s_ToolInputSchema__schema, _s_ToolInputSchema__type, _s_ToolInputSchema__extra = _setters(ToolInputSchema)
-_s_ToolListChangedNotification__jsonrpc, _s_ToolListChangedNotification__method, _s_ToolListChangedNotification__params, _s_ToolListChangedNotification__extra = _setters(ToolListChangedNotification)
-_s_ToolOutputSchema__schema, _s_ToolOutputSchema__extra = _setters(ToolOutputSchema)
-_s_ToolResultContent__meta, _s_ToolResultContent__content, _s_ToolResultContent__is_error, _s_ToolResultContent__structured_content, _s_ToolResultContent__tool_use_id, _s_ToolResultContent__type, _s_ToolResultContent__extra = _setters(ToolResultContent)
-_s_ToolUseContent__meta, _s_ToolUseContent__id, _s_ToolUseContent__input, _s_ToolUseContent__name, _s_ToolUseContent__type, _s_ToolUseContent__extra = _setters(ToolUseContent)
-_s_UnsupportedProtocolVersionError__error, _s_UnsupportedProtocolVersionError__id, _s_UnsupportedProtocolVersionError__jsonrpc, _s_UnsupportedProtocolVersionError__extra = _setters(UnsupportedProtocolVersionError)
-_s_UnsupportedProtocolVersionErrorError__code, _s_UnsupportedProtocolVersionErrorError__data, _s_UnsupportedProtocolVersionErrorError__message, _s_UnsupportedProtocolVersionErrorError__extra = _setters(UnsupportedProtocolVersionErrorError)
-_s_UnsupportedProtocolVersionErrorErrorData__requested, _s_UnsupportedProtocolVersionErrorErrorData__supported, _s_UnsupportedProtocolVersionErrorErrorData__extra = _setters(UnsupportedProtocolVersionErrorErrorData)
-_s_UntitledMultiSelectEnumSchema__default, _s_UntitledMultiSelectEnumSchema__description, _s_UntitledMultiSelectEnumSchema__items, _s_UntitledMultiSelectEnumSchema__max_items, _s_UntitledMultiSelectEnumSchema__min_items, _s_UntitledMultiSelectEnumSchema__title, _s_UntitledMultiSelectEnumSchema__type, _s_UntitledMultiSelectEnumSchema__extra = _setters(UntitledMultiSelectEnumSchema)
-_s_UntitledMultiSelectEnumSchemaItems__enum, _s_UntitledMultiSelectEnumSchemaItems__type, _s_UntitledMultiSelectEnumSchemaItems__extra = _setters(UntitledMultiSelectEnumSchemaItems)
-_s_UntitledSingleSelectEnumSchema__default, _s_UntitledSingleSelectEnumSchema__description, _s_UntitledSingleSelectEnumSchema__enum, _s_UntitledSingleSelectEnumSchema__title, _s_UntitledSingleSelectEnumSchema__type, _s_UntitledSingleSelectEnumSchema__extra = _setters(UntitledSingleSelectEnumSchema)
+_M_Annotations: Any = _twin(Annotations)
+_M_AudioContent: Any = _twin(AudioContent)
+_M_BaseMetadata: Any = _twin(BaseMetadata)
+_M_BlobResourceContents: Any = _twin(BlobResourceContents)
+_M_BooleanSchema: Any = _twin(BooleanSchema)
+_M_CacheableResult: Any = _twin(CacheableResult)
+_M_CallToolRequest: Any = _twin(CallToolRequest)
+_M_CallToolRequestParams: Any = _twin(CallToolRequestParams)
+_M_CallToolResult: Any = _twin(CallToolResult)
+_M_CallToolResultResponse: Any = _twin(CallToolResultResponse)
+_M_CancelledNotification: Any = _twin(CancelledNotification)
+_M_CancelledNotificationParams: Any = _twin(CancelledNotificationParams)
+_M_ClientCapabilities: Any = _twin(ClientCapabilities)
+_M_ClientCapabilitiesElicitation: Any = _twin(ClientCapabilitiesElicitation)
+_M_ClientCapabilitiesSampling: Any = _twin(ClientCapabilitiesSampling)
+_M_ClientNotification: Any = _twin(ClientNotification)
+_M_CompleteRequest: Any = _twin(CompleteRequest)
+_M_CompleteRequestParams: Any = _twin(CompleteRequestParams)
+_M_CompleteRequestParamsArgument: Any = _twin(CompleteRequestParamsArgument)
+_M_CompleteRequestParamsContext: Any = _twin(CompleteRequestParamsContext)
+_M_CompleteResult: Any = _twin(CompleteResult)
+_M_CompleteResultCompletion: Any = _twin(CompleteResultCompletion)
+_M_CompleteResultResponse: Any = _twin(CompleteResultResponse)
+_M_CreateMessageRequest: Any = _twin(CreateMessageRequest)
+_M_CreateMessageRequestParams: Any = _twin(CreateMessageRequestParams)
+_M_CreateMessageResult: Any = _twin(CreateMessageResult)
+_M_DiscoverRequest: Any = _twin(DiscoverRequest)
+_M_DiscoverResult: Any = _twin(DiscoverResult)
+_M_DiscoverResultResponse: Any = _twin(DiscoverResultResponse)
+_M_ElicitRequest: Any = _twin(ElicitRequest)
+_M_ElicitRequestFormParams: Any = _twin(ElicitRequestFormParams)
+_M_ElicitRequestFormParamsRequestedSchema: Any = _twin(ElicitRequestFormParamsRequestedSchema)
+_M_ElicitRequestURLParams: Any = _twin(ElicitRequestURLParams)
+_M_ElicitResult: Any = _twin(ElicitResult)
+_M_EmbeddedResource: Any = _twin(EmbeddedResource)
+_M_Error: Any = _twin(Error)
+_M_GetPromptRequest: Any = _twin(GetPromptRequest)
+_M_GetPromptRequestParams: Any = _twin(GetPromptRequestParams)
+_M_GetPromptResult: Any = _twin(GetPromptResult)
+_M_GetPromptResultResponse: Any = _twin(GetPromptResultResponse)
+_M_HeaderMismatchError: Any = _twin(HeaderMismatchError)
+_M_HeaderMismatchErrorError: Any = _twin(HeaderMismatchErrorError)
+_M_Icon: Any = _twin(Icon)
+_M_Icons: Any = _twin(Icons)
+_M_ImageContent: Any = _twin(ImageContent)
+_M_Implementation: Any = _twin(Implementation)
+_M_InputRequiredResult: Any = _twin(InputRequiredResult)
+_M_InputResponseRequestParams: Any = _twin(InputResponseRequestParams)
+_M_InternalError: Any = _twin(InternalError)
+_M_InvalidParamsError: Any = _twin(InvalidParamsError)
+_M_InvalidRequestError: Any = _twin(InvalidRequestError)
+_M_JSONRPCErrorResponse: Any = _twin(JSONRPCErrorResponse)
+_M_JSONRPCNotification: Any = _twin(JSONRPCNotification)
+_M_JSONRPCRequest: Any = _twin(JSONRPCRequest)
+_M_JSONRPCResultResponse: Any = _twin(JSONRPCResultResponse)
+_M_LegacyTitledEnumSchema: Any = _twin(LegacyTitledEnumSchema)
+_M_ListPromptsRequest: Any = _twin(ListPromptsRequest)
+_M_ListPromptsResult: Any = _twin(ListPromptsResult)
+_M_ListPromptsResultResponse: Any = _twin(ListPromptsResultResponse)
+_M_ListResourceTemplatesRequest: Any = _twin(ListResourceTemplatesRequest)
+_M_ListResourceTemplatesResult: Any = _twin(ListResourceTemplatesResult)
+_M_ListResourceTemplatesResultResponse: Any = _twin(ListResourceTemplatesResultResponse)
+_M_ListResourcesRequest: Any = _twin(ListResourcesRequest)
+_M_ListResourcesResult: Any = _twin(ListResourcesResult)
+_M_ListResourcesResultResponse: Any = _twin(ListResourcesResultResponse)
+_M_ListRootsRequest: Any = _twin(ListRootsRequest)
+_M_ListRootsRequestParams: Any = _twin(ListRootsRequestParams)
+_M_ListRootsResult: Any = _twin(ListRootsResult)
+_M_ListToolsRequest: Any = _twin(ListToolsRequest)
+_M_ListToolsResult: Any = _twin(ListToolsResult)
+_M_ListToolsResultResponse: Any = _twin(ListToolsResultResponse)
+_M_LoggingMessageNotification: Any = _twin(LoggingMessageNotification)
+_M_LoggingMessageNotificationParams: Any = _twin(LoggingMessageNotificationParams)
+_M_MethodNotFoundError: Any = _twin(MethodNotFoundError)
+_M_MissingRequiredClientCapabilityError: Any = _twin(MissingRequiredClientCapabilityError)
+_M_MissingRequiredClientCapabilityErrorError: Any = _twin(MissingRequiredClientCapabilityErrorError)
+_M_MissingRequiredClientCapabilityErrorErrorData: Any = _twin(MissingRequiredClientCapabilityErrorErrorData)
+_M_ModelHint: Any = _twin(ModelHint)
+_M_ModelPreferences: Any = _twin(ModelPreferences)
+_M_Notification: Any = _twin(Notification)
+_M_NotificationMetaObject: Any = _twin(NotificationMetaObject)
+_M_NotificationParams: Any = _twin(NotificationParams)
+_M_NumberSchema: Any = _twin(NumberSchema)
+_M_PaginatedRequest: Any = _twin(PaginatedRequest)
+_M_PaginatedRequestParams: Any = _twin(PaginatedRequestParams)
+_M_PaginatedResult: Any = _twin(PaginatedResult)
+_M_ParseError: Any = _twin(ParseError)
+_M_ProgressNotification: Any = _twin(ProgressNotification)
+_M_ProgressNotificationParams: Any = _twin(ProgressNotificationParams)
+_M_Prompt: Any = _twin(Prompt)
+_M_PromptArgument: Any = _twin(PromptArgument)
+_M_PromptListChangedNotification: Any = _twin(PromptListChangedNotification)
+_M_PromptMessage: Any = _twin(PromptMessage)
+_M_PromptReference: Any = _twin(PromptReference)
+_M_ReadResourceRequest: Any = _twin(ReadResourceRequest)
+_M_ReadResourceRequestParams: Any = _twin(ReadResourceRequestParams)
+_M_ReadResourceResult: Any = _twin(ReadResourceResult)
+_M_ReadResourceResultResponse: Any = _twin(ReadResourceResultResponse)
+_M_Request: Any = _twin(Request)
+_M_RequestMetaObject: Any = _twin(RequestMetaObject)
+_M_RequestParams: Any = _twin(RequestParams)
+_M_Resource: Any = _twin(Resource)
+_M_ResourceContents: Any = _twin(ResourceContents)
+_M_ResourceLink: Any = _twin(ResourceLink)
+_M_ResourceListChangedNotification: Any = _twin(ResourceListChangedNotification)
+_M_ResourceRequestParams: Any = _twin(ResourceRequestParams)
+_M_ResourceTemplate: Any = _twin(ResourceTemplate)
+_M_ResourceTemplateReference: Any = _twin(ResourceTemplateReference)
+_M_ResourceUpdatedNotification: Any = _twin(ResourceUpdatedNotification)
+_M_ResourceUpdatedNotificationParams: Any = _twin(ResourceUpdatedNotificationParams)
+_M_Result: Any = _twin(Result)
+_M_ResultMetaObject: Any = _twin(ResultMetaObject)
+_M_Root: Any = _twin(Root)
+_M_SamplingMessage: Any = _twin(SamplingMessage)
+_M_ServerCapabilities: Any = _twin(ServerCapabilities)
+_M_ServerCapabilitiesPrompts: Any = _twin(ServerCapabilitiesPrompts)
+_M_ServerCapabilitiesResources: Any = _twin(ServerCapabilitiesResources)
+_M_ServerCapabilitiesTools: Any = _twin(ServerCapabilitiesTools)
+_M_StringSchema: Any = _twin(StringSchema)
+_M_SubscriptionFilter: Any = _twin(SubscriptionFilter)
+_M_SubscriptionsAcknowledgedNotification: Any = _twin(SubscriptionsAcknowledgedNotification)
+_M_SubscriptionsAcknowledgedNotificationParams: Any = _twin(SubscriptionsAcknowledgedNotificationParams)
+_M_SubscriptionsListenRequest: Any = _twin(SubscriptionsListenRequest)
+_M_SubscriptionsListenRequestParams: Any = _twin(SubscriptionsListenRequestParams)
+_M_SubscriptionsListenResult: Any = _twin(SubscriptionsListenResult)
+_M_SubscriptionsListenResultMetaObject: Any = _twin(SubscriptionsListenResultMetaObject)
+_M_SubscriptionsListenResultResponse: Any = _twin(SubscriptionsListenResultResponse)
+_M_TextContent: Any = _twin(TextContent)
+_M_TextResourceContents: Any = _twin(TextResourceContents)
+_M_TitledMultiSelectEnumSchema: Any = _twin(TitledMultiSelectEnumSchema)
+_M_TitledMultiSelectEnumSchemaItems: Any = _twin(TitledMultiSelectEnumSchemaItems)
+_M_TitledMultiSelectEnumSchemaItemsAnyOfItem: Any = _twin(TitledMultiSelectEnumSchemaItemsAnyOfItem)
+_M_TitledSingleSelectEnumSchema: Any = _twin(TitledSingleSelectEnumSchema)
+_M_TitledSingleSelectEnumSchemaOneOfItem: Any = _twin(TitledSingleSelectEnumSchemaOneOfItem)
+_M_Tool: Any = _twin(Tool)
+_M_ToolAnnotations: Any = _twin(ToolAnnotations)
+_M_ToolChoice: Any = _twin(ToolChoice)
+_M_ToolInputSchema: Any = _twin(ToolInputSchema)
+_M_ToolListChangedNotification: Any = _twin(ToolListChangedNotification)
+_M_ToolOutputSchema: Any = _twin(ToolOutputSchema)
+_M_ToolResultContent: Any = _twin(ToolResultContent)
+_M_ToolUseContent: Any = _twin(ToolUseContent)
+_M_UnsupportedProtocolVersionError: Any = _twin(UnsupportedProtocolVersionError)
+_M_UnsupportedProtocolVersionErrorError: Any = _twin(UnsupportedProtocolVersionErrorError)
+_M_UnsupportedProtocolVersionErrorErrorData: Any = _twin(UnsupportedProtocolVersionErrorErrorData)
+_M_UntitledMultiSelectEnumSchema: Any = _twin(UntitledMultiSelectEnumSchema)
+_M_UntitledMultiSelectEnumSchemaItems: Any = _twin(UntitledMultiSelectEnumSchemaItems)
+_M_UntitledSingleSelectEnumSchema: Any = _twin(UntitledSingleSelectEnumSchema)
 
 _K_Annotations: Final = frozenset(("audience", "lastModified", "priority",))
 _K_AudioContent: Final = frozenset(("_meta", "annotations", "data", "mimeType", "type",))
@@ -5160,36 +5161,48 @@ _K_UntitledSingleSelectEnumSchema: Final = frozenset(("default", "description", 
 
 
 def _structure_Annotations(d: Any, path: str) -> Annotations:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: Annotations = _new(Annotations)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_Annotations()
+    if not d:
+        o.audience = OMITTED
+        o.last_modified = OMITTED
+        o.priority = OMITTED
+        o.extra = {}
+        o.__class__ = Annotations
+        return o  # type: ignore[no-any-return]
     n = 0
-    v = d.get("audience", OMITTED)
-    if v is not OMITTED:
+    if "audience" in d:
+        v = d["audience"]
         n += 1
         if not isinstance(v, list):
-            raise _type_error("array", v, path + "/audience")
-        for x in v:
-            if not (isinstance(x, str) and x in {"assistant", "user"}):
-                raise _bad_item(v, lambda x: (isinstance(x, str) and x in {"assistant", "user"}), "one of \"assistant\", \"user\"", path + "/audience")
-    _s_Annotations__audience(o, v)
-    v = d.get("lastModified", OMITTED)
-    if v is not OMITTED:
+            raise _invalid(v, _structure__list_Role, path + "/audience")
+        for x0 in v:
+            if not (isinstance(x0, str) and x0 in {"assistant", "user"}):
+                raise _invalid(v, _structure__list_Role, path + "/audience")
+        o.audience = v
+    else:
+        o.audience = OMITTED
+    if "lastModified" in d:
+        v = d["lastModified"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/lastModified")
-    _s_Annotations__last_modified(o, v)
-    v = d.get("priority", OMITTED)
-    if v is not OMITTED:
+        o.last_modified = v
+    else:
+        o.last_modified = OMITTED
+    if "priority" in d:
+        v = d["priority"]
         n += 1
         if not ((v.__class__ is float or v.__class__ is int or _is_number(v)) and v >= 0 and v <= 1):
             raise _type_error("number in [0, 1]", v, path + "/priority")
-    _s_Annotations__priority(o, v)
-    if len(d) != n:
-        _s_Annotations__extra(o, _extra(d, _K_Annotations, path))
+        o.priority = v
     else:
-        _s_Annotations__extra(o, {})
-    return o
+        o.priority = OMITTED
+    o.extra = _extra(d, _K_Annotations, path) if len(d) != n else {}
+    o.__class__ = Annotations
+    r: Annotations = o
+    return r
 
 
 def _unstructure_Annotations(o: Annotations) -> dict[str, Any]:
@@ -5210,48 +5223,56 @@ def _unstructure_Annotations(o: Annotations) -> dict[str, Any]:
 
 
 def _structure_AudioContent(d: Any, path: str) -> AudioContent:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: AudioContent = _new(AudioContent)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_AudioContent()
     n = 3
-    v = d.get("_meta", OMITTED)
-    if v is not OMITTED:
+    if "_meta" in d:
+        v = d["_meta"]
         n += 1
         if not isinstance(v, dict):
-            raise _type_error("object", v, path + "/_meta")
-        for k in v:
-            if not isinstance(k, str):
-                raise _key_error(k, path + "/_meta")
-    _s_AudioContent__meta(o, v)
-    v = d.get("annotations", OMITTED)
-    if v is not OMITTED:
+            raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        for k0 in v:
+            if not isinstance(k0, str):
+                raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        o.meta = v
+    else:
+        o.meta = OMITTED
+    if "annotations" in d:
+        v = d["annotations"]
         n += 1
         try:
             v = _structure_Annotations(v, "")
         except ValidationError as e:
             raise _at(e, path + "/annotations") from None
-    _s_AudioContent__annotations(o, v)
-    v = d.get("data", _MISSING)
-    if v is _MISSING:
-        raise _missing("data", path)
+        o.annotations = v
+    else:
+        o.annotations = OMITTED
+    try:
+        v = d["data"]
+    except KeyError:
+        raise _missing("data", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/data")
-    _s_AudioContent__data(o, v)
-    v = d.get("mimeType", _MISSING)
-    if v is _MISSING:
-        raise _missing("mimeType", path)
+    o.data = v
+    try:
+        v = d["mimeType"]
+    except KeyError:
+        raise _missing("mimeType", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/mimeType")
-    _s_AudioContent__mime_type(o, v)
-    v = d.get("type", _MISSING)
+    o.mime_type = v
+    try:
+        v = d["type"]
+    except KeyError:
+        raise _missing("type", path) from None
     if v != "audio":
-        raise _const_error(v, "audio", "type", path)
-    _s_AudioContent__type(o, "audio")
-    if len(d) != n:
-        _s_AudioContent__extra(o, _extra(d, _K_AudioContent, path))
-    else:
-        _s_AudioContent__extra(o, {})
-    return o
+        raise _type_error("\"audio\"", v, path + "/type")
+    o.type = "audio"
+    o.extra = _extra(d, _K_AudioContent, path) if len(d) != n else {}
+    o.__class__ = AudioContent
+    r: AudioContent = o
+    return r
 
 
 def _unstructure_AudioContent(o: AudioContent) -> dict[str, Any]:
@@ -5269,27 +5290,29 @@ def _unstructure_AudioContent(o: AudioContent) -> dict[str, Any]:
 
 
 def _structure_BaseMetadata(d: Any, path: str) -> BaseMetadata:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: BaseMetadata = _new(BaseMetadata)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_BaseMetadata()
     n = 1
-    v = d.get("name", _MISSING)
-    if v is _MISSING:
-        raise _missing("name", path)
+    try:
+        v = d["name"]
+    except KeyError:
+        raise _missing("name", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/name")
-    _s_BaseMetadata__name(o, v)
-    v = d.get("title", OMITTED)
-    if v is not OMITTED:
+    o.name = v
+    if "title" in d:
+        v = d["title"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/title")
-    _s_BaseMetadata__title(o, v)
-    if len(d) != n:
-        _s_BaseMetadata__extra(o, _extra(d, _K_BaseMetadata, path))
+        o.title = v
     else:
-        _s_BaseMetadata__extra(o, {})
-    return o
+        o.title = OMITTED
+    o.extra = _extra(d, _K_BaseMetadata, path) if len(d) != n else {}
+    o.__class__ = BaseMetadata
+    r: BaseMetadata = o
+    return r
 
 
 def _unstructure_BaseMetadata(o: BaseMetadata) -> dict[str, Any]:
@@ -5304,42 +5327,47 @@ def _unstructure_BaseMetadata(o: BaseMetadata) -> dict[str, Any]:
 
 
 def _structure_BlobResourceContents(d: Any, path: str) -> BlobResourceContents:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: BlobResourceContents = _new(BlobResourceContents)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_BlobResourceContents()
     n = 2
-    v = d.get("_meta", OMITTED)
-    if v is not OMITTED:
+    if "_meta" in d:
+        v = d["_meta"]
         n += 1
         if not isinstance(v, dict):
-            raise _type_error("object", v, path + "/_meta")
-        for k in v:
-            if not isinstance(k, str):
-                raise _key_error(k, path + "/_meta")
-    _s_BlobResourceContents__meta(o, v)
-    v = d.get("blob", _MISSING)
-    if v is _MISSING:
-        raise _missing("blob", path)
+            raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        for k0 in v:
+            if not isinstance(k0, str):
+                raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        o.meta = v
+    else:
+        o.meta = OMITTED
+    try:
+        v = d["blob"]
+    except KeyError:
+        raise _missing("blob", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/blob")
-    _s_BlobResourceContents__blob(o, v)
-    v = d.get("mimeType", OMITTED)
-    if v is not OMITTED:
+    o.blob = v
+    if "mimeType" in d:
+        v = d["mimeType"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/mimeType")
-    _s_BlobResourceContents__mime_type(o, v)
-    v = d.get("uri", _MISSING)
-    if v is _MISSING:
-        raise _missing("uri", path)
+        o.mime_type = v
+    else:
+        o.mime_type = OMITTED
+    try:
+        v = d["uri"]
+    except KeyError:
+        raise _missing("uri", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/uri")
-    _s_BlobResourceContents__uri(o, v)
-    if len(d) != n:
-        _s_BlobResourceContents__extra(o, _extra(d, _K_BlobResourceContents, path))
-    else:
-        _s_BlobResourceContents__extra(o, {})
-    return o
+    o.uri = v
+    o.extra = _extra(d, _K_BlobResourceContents, path) if len(d) != n else {}
+    o.__class__ = BlobResourceContents
+    r: BlobResourceContents = o
+    return r
 
 
 def _unstructure_BlobResourceContents(o: BlobResourceContents) -> dict[str, Any]:
@@ -5357,37 +5385,45 @@ def _unstructure_BlobResourceContents(o: BlobResourceContents) -> dict[str, Any]
 
 
 def _structure_BooleanSchema(d: Any, path: str) -> BooleanSchema:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: BooleanSchema = _new(BooleanSchema)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_BooleanSchema()
     n = 1
-    v = d.get("default", OMITTED)
-    if v is not OMITTED:
+    if "default" in d:
+        v = d["default"]
         n += 1
         if not (v is True or v is False):
             raise _type_error("boolean", v, path + "/default")
-    _s_BooleanSchema__default(o, v)
-    v = d.get("description", OMITTED)
-    if v is not OMITTED:
+        o.default = v
+    else:
+        o.default = OMITTED
+    if "description" in d:
+        v = d["description"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/description")
-    _s_BooleanSchema__description(o, v)
-    v = d.get("title", OMITTED)
-    if v is not OMITTED:
+        o.description = v
+    else:
+        o.description = OMITTED
+    if "title" in d:
+        v = d["title"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/title")
-    _s_BooleanSchema__title(o, v)
-    v = d.get("type", _MISSING)
-    if v != "boolean":
-        raise _const_error(v, "boolean", "type", path)
-    _s_BooleanSchema__type(o, "boolean")
-    if len(d) != n:
-        _s_BooleanSchema__extra(o, _extra(d, _K_BooleanSchema, path))
+        o.title = v
     else:
-        _s_BooleanSchema__extra(o, {})
-    return o
+        o.title = OMITTED
+    try:
+        v = d["type"]
+    except KeyError:
+        raise _missing("type", path) from None
+    if v != "boolean":
+        raise _type_error("\"boolean\"", v, path + "/type")
+    o.type = "boolean"
+    o.extra = _extra(d, _K_BooleanSchema, path) if len(d) != n else {}
+    o.__class__ = BooleanSchema
+    r: BooleanSchema = o
+    return r
 
 
 def _unstructure_BooleanSchema(o: BooleanSchema) -> dict[str, Any]:
@@ -5408,41 +5444,45 @@ def _unstructure_BooleanSchema(o: BooleanSchema) -> dict[str, Any]:
 
 
 def _structure_CacheableResult(d: Any, path: str) -> CacheableResult:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: CacheableResult = _new(CacheableResult)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_CacheableResult()
     n = 3
-    v = d.get("_meta", OMITTED)
-    if v is not OMITTED:
+    if "_meta" in d:
+        v = d["_meta"]
         n += 1
         try:
             v = _structure_ResultMetaObject(v, "")
         except ValidationError as e:
             raise _at(e, path + "/_meta") from None
-    _s_CacheableResult__meta(o, v)
-    v = d.get("cacheScope", _MISSING)
-    if v is _MISSING:
-        raise _missing("cacheScope", path)
+        o.meta = v
+    else:
+        o.meta = OMITTED
+    try:
+        v = d["cacheScope"]
+    except KeyError:
+        raise _missing("cacheScope", path) from None
     if not (isinstance(v, str) and v in {"private", "public"}):
         raise _type_error("one of \"private\", \"public\"", v, path + "/cacheScope")
-    _s_CacheableResult__cache_scope(o, v)
-    v = d.get("resultType", _MISSING)
-    if v is _MISSING:
-        raise _missing("resultType", path)
+    o.cache_scope = v
+    try:
+        v = d["resultType"]
+    except KeyError:
+        raise _missing("resultType", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/resultType")
-    _s_CacheableResult__result_type(o, v)
-    v = d.get("ttlMs", _MISSING)
-    if v is _MISSING:
-        raise _missing("ttlMs", path)
+    o.result_type = v
+    try:
+        v = d["ttlMs"]
+    except KeyError:
+        raise _missing("ttlMs", path) from None
     if not ((v.__class__ is int or _is_int(v)) and v >= 0):
         raise _type_error("integer >= 0", v, path + "/ttlMs")
-    _s_CacheableResult__ttl_ms(o, v)
-    if len(d) != n:
-        _s_CacheableResult__extra(o, _extra(d, _K_CacheableResult, path))
-    else:
-        _s_CacheableResult__extra(o, {})
-    return o
+    o.ttl_ms = v
+    o.extra = _extra(d, _K_CacheableResult, path) if len(d) != n else {}
+    o.__class__ = CacheableResult
+    r: CacheableResult = o
+    return r
 
 
 def _unstructure_CacheableResult(o: CacheableResult) -> dict[str, Any]:
@@ -5457,36 +5497,43 @@ def _unstructure_CacheableResult(o: CacheableResult) -> dict[str, Any]:
 
 
 def _structure_CallToolRequest(d: Any, path: str) -> CallToolRequest:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: CallToolRequest = _new(CallToolRequest)
-    v = d.get("id", _MISSING)
-    if v is _MISSING:
-        raise _missing("id", path)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_CallToolRequest()
+    try:
+        v = d["id"]
+    except KeyError:
+        raise _missing("id", path) from None
     if not (isinstance(v, str) or (v.__class__ is int or _is_int(v))):
         raise _type_error("string or integer", v, path + "/id")
-    _s_CallToolRequest__id(o, v)
-    v = d.get("jsonrpc", _MISSING)
+    o.id = v
+    try:
+        v = d["jsonrpc"]
+    except KeyError:
+        raise _missing("jsonrpc", path) from None
     if v != "2.0":
-        raise _const_error(v, "2.0", "jsonrpc", path)
-    _s_CallToolRequest__jsonrpc(o, "2.0")
-    v = d.get("method", _MISSING)
+        raise _type_error("\"2.0\"", v, path + "/jsonrpc")
+    o.jsonrpc = "2.0"
+    try:
+        v = d["method"]
+    except KeyError:
+        raise _missing("method", path) from None
     if v != "tools/call":
-        raise _const_error(v, "tools/call", "method", path)
-    _s_CallToolRequest__method(o, "tools/call")
-    v = d.get("params", _MISSING)
-    if v is _MISSING:
-        raise _missing("params", path)
+        raise _type_error("\"tools/call\"", v, path + "/method")
+    o.method = "tools/call"
+    try:
+        v = d["params"]
+    except KeyError:
+        raise _missing("params", path) from None
     try:
         v = _structure_CallToolRequestParams(v, "")
     except ValidationError as e:
         raise _at(e, path + "/params") from None
-    _s_CallToolRequest__params(o, v)
-    if len(d) != 4:
-        _s_CallToolRequest__extra(o, _extra(d, _K_CallToolRequest, path))
-    else:
-        _s_CallToolRequest__extra(o, {})
-    return o
+    o.params = v
+    o.extra = _extra(d, _K_CallToolRequest, path) if len(d) != 4 else {}
+    o.__class__ = CallToolRequest
+    r: CallToolRequest = o
+    return r
 
 
 def _unstructure_CallToolRequest(o: CallToolRequest) -> dict[str, Any]:
@@ -5497,29 +5544,32 @@ def _unstructure_CallToolRequest(o: CallToolRequest) -> dict[str, Any]:
 
 
 def _structure_CallToolRequestParams(d: Any, path: str) -> CallToolRequestParams:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: CallToolRequestParams = _new(CallToolRequestParams)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_CallToolRequestParams()
     n = 2
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
-        raise _missing("_meta", path)
+    try:
+        v = d["_meta"]
+    except KeyError:
+        raise _missing("_meta", path) from None
     try:
         v = _structure_RequestMetaObject(v, "")
     except ValidationError as e:
         raise _at(e, path + "/_meta") from None
-    _s_CallToolRequestParams__meta(o, v)
-    v = d.get("arguments", OMITTED)
-    if v is not OMITTED:
+    o.meta = v
+    if "arguments" in d:
+        v = d["arguments"]
         n += 1
         if not isinstance(v, dict):
-            raise _type_error("object", v, path + "/arguments")
-        for k in v:
-            if not isinstance(k, str):
-                raise _key_error(k, path + "/arguments")
-    _s_CallToolRequestParams__arguments(o, v)
-    v = d.get("inputResponses", OMITTED)
-    if v is not OMITTED:
+            raise _invalid(v, _structure__dict_str_Any, path + "/arguments")
+        for k0 in v:
+            if not isinstance(k0, str):
+                raise _invalid(v, _structure__dict_str_Any, path + "/arguments")
+        o.arguments = v
+    else:
+        o.arguments = OMITTED
+    if "inputResponses" in d:
+        v = d["inputResponses"]
         n += 1
         if not isinstance(v, dict):
             raise _type_error("object", v, path + "/inputResponses")
@@ -5528,24 +5578,28 @@ def _structure_CallToolRequestParams(d: Any, path: str) -> CallToolRequestParams
             v = {k: _structure_InputResponse(x, "") for k, x in v.items()}
         except ValidationError:
             raise _entry_error(v, _structure_InputResponse, path + "/inputResponses") from None
-    _s_CallToolRequestParams__input_responses(o, v)
-    v = d.get("name", _MISSING)
-    if v is _MISSING:
-        raise _missing("name", path)
+        o.input_responses = v
+    else:
+        o.input_responses = OMITTED
+    try:
+        v = d["name"]
+    except KeyError:
+        raise _missing("name", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/name")
-    _s_CallToolRequestParams__name(o, v)
-    v = d.get("requestState", OMITTED)
-    if v is not OMITTED:
+    o.name = v
+    if "requestState" in d:
+        v = d["requestState"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/requestState")
-    _s_CallToolRequestParams__request_state(o, v)
-    if len(d) != n:
-        _s_CallToolRequestParams__extra(o, _extra(d, _K_CallToolRequestParams, path))
+        o.request_state = v
     else:
-        _s_CallToolRequestParams__extra(o, {})
-    return o
+        o.request_state = OMITTED
+    o.extra = _extra(d, _K_CallToolRequestParams, path) if len(d) != n else {}
+    o.__class__ = CallToolRequestParams
+    r: CallToolRequestParams = o
+    return r
 
 
 def _unstructure_CallToolRequestParams(o: CallToolRequestParams) -> dict[str, Any]:
@@ -5566,49 +5620,56 @@ def _unstructure_CallToolRequestParams(o: CallToolRequestParams) -> dict[str, An
 
 
 def _structure_CallToolResult(d: Any, path: str) -> CallToolResult:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: CallToolResult = _new(CallToolResult)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_CallToolResult()
     n = 2
-    v = d.get("_meta", OMITTED)
-    if v is not OMITTED:
+    if "_meta" in d:
+        v = d["_meta"]
         n += 1
         try:
             v = _structure_ResultMetaObject(v, "")
         except ValidationError as e:
             raise _at(e, path + "/_meta") from None
-    _s_CallToolResult__meta(o, v)
-    v = d.get("content", _MISSING)
-    if v is _MISSING:
-        raise _missing("content", path)
+        o.meta = v
+    else:
+        o.meta = OMITTED
+    try:
+        v = d["content"]
+    except KeyError:
+        raise _missing("content", path) from None
     if not isinstance(v, list):
         raise _type_error("array", v, path + "/content")
     try:
         v = [_structure_ContentBlock(x, "") for x in v]
     except ValidationError:
         raise _item_error(v, _structure_ContentBlock, path + "/content") from None
-    _s_CallToolResult__content(o, v)
-    v = d.get("isError", OMITTED)
-    if v is not OMITTED:
+    o.content = v
+    if "isError" in d:
+        v = d["isError"]
         n += 1
         if not (v is True or v is False):
             raise _type_error("boolean", v, path + "/isError")
-    _s_CallToolResult__is_error(o, v)
-    v = d.get("resultType", _MISSING)
-    if v is _MISSING:
-        raise _missing("resultType", path)
+        o.is_error = v
+    else:
+        o.is_error = OMITTED
+    try:
+        v = d["resultType"]
+    except KeyError:
+        raise _missing("resultType", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/resultType")
-    _s_CallToolResult__result_type(o, v)
-    v = d.get("structuredContent", OMITTED)
-    if v is not OMITTED:
+    o.result_type = v
+    if "structuredContent" in d:
+        v = d["structuredContent"]
         n += 1
-    _s_CallToolResult__structured_content(o, v)
-    if len(d) != n:
-        _s_CallToolResult__extra(o, _extra(d, _K_CallToolResult, path))
+        o.structured_content = v
     else:
-        _s_CallToolResult__extra(o, {})
-    return o
+        o.structured_content = OMITTED
+    o.extra = _extra(d, _K_CallToolResult, path) if len(d) != n else {}
+    o.__class__ = CallToolResult
+    r: CallToolResult = o
+    return r
 
 
 def _unstructure_CallToolResult(o: CallToolResult) -> dict[str, Any]:
@@ -5629,32 +5690,36 @@ def _unstructure_CallToolResult(o: CallToolResult) -> dict[str, Any]:
 
 
 def _structure_CallToolResultResponse(d: Any, path: str) -> CallToolResultResponse:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: CallToolResultResponse = _new(CallToolResultResponse)
-    v = d.get("id", _MISSING)
-    if v is _MISSING:
-        raise _missing("id", path)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_CallToolResultResponse()
+    try:
+        v = d["id"]
+    except KeyError:
+        raise _missing("id", path) from None
     if not (isinstance(v, str) or (v.__class__ is int or _is_int(v))):
         raise _type_error("string or integer", v, path + "/id")
-    _s_CallToolResultResponse__id(o, v)
-    v = d.get("jsonrpc", _MISSING)
+    o.id = v
+    try:
+        v = d["jsonrpc"]
+    except KeyError:
+        raise _missing("jsonrpc", path) from None
     if v != "2.0":
-        raise _const_error(v, "2.0", "jsonrpc", path)
-    _s_CallToolResultResponse__jsonrpc(o, "2.0")
-    v = d.get("result", _MISSING)
-    if v is _MISSING:
-        raise _missing("result", path)
+        raise _type_error("\"2.0\"", v, path + "/jsonrpc")
+    o.jsonrpc = "2.0"
+    try:
+        v = d["result"]
+    except KeyError:
+        raise _missing("result", path) from None
     try:
         v = _structure_CallToolResultResponseResult(v, "")
     except ValidationError as e:
         raise _at(e, path + "/result") from None
-    _s_CallToolResultResponse__result(o, v)
-    if len(d) != 3:
-        _s_CallToolResultResponse__extra(o, _extra(d, _K_CallToolResultResponse, path))
-    else:
-        _s_CallToolResultResponse__extra(o, {})
-    return o
+    o.result = v
+    o.extra = _extra(d, _K_CallToolResultResponse, path) if len(d) != 3 else {}
+    o.__class__ = CallToolResultResponse
+    r: CallToolResultResponse = o
+    return r
 
 
 def _unstructure_CallToolResultResponse(o: CallToolResultResponse) -> dict[str, Any]:
@@ -5665,30 +5730,36 @@ def _unstructure_CallToolResultResponse(o: CallToolResultResponse) -> dict[str, 
 
 
 def _structure_CancelledNotification(d: Any, path: str) -> CancelledNotification:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: CancelledNotification = _new(CancelledNotification)
-    v = d.get("jsonrpc", _MISSING)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_CancelledNotification()
+    try:
+        v = d["jsonrpc"]
+    except KeyError:
+        raise _missing("jsonrpc", path) from None
     if v != "2.0":
-        raise _const_error(v, "2.0", "jsonrpc", path)
-    _s_CancelledNotification__jsonrpc(o, "2.0")
-    v = d.get("method", _MISSING)
+        raise _type_error("\"2.0\"", v, path + "/jsonrpc")
+    o.jsonrpc = "2.0"
+    try:
+        v = d["method"]
+    except KeyError:
+        raise _missing("method", path) from None
     if v != "notifications/cancelled":
-        raise _const_error(v, "notifications/cancelled", "method", path)
-    _s_CancelledNotification__method(o, "notifications/cancelled")
-    v = d.get("params", _MISSING)
-    if v is _MISSING:
-        raise _missing("params", path)
+        raise _type_error("\"notifications/cancelled\"", v, path + "/method")
+    o.method = "notifications/cancelled"
+    try:
+        v = d["params"]
+    except KeyError:
+        raise _missing("params", path) from None
     try:
         v = _structure_CancelledNotificationParams(v, "")
     except ValidationError as e:
         raise _at(e, path + "/params") from None
-    _s_CancelledNotification__params(o, v)
-    if len(d) != 3:
-        _s_CancelledNotification__extra(o, _extra(d, _K_CancelledNotification, path))
-    else:
-        _s_CancelledNotification__extra(o, {})
-    return o
+    o.params = v
+    o.extra = _extra(d, _K_CancelledNotification, path) if len(d) != 3 else {}
+    o.__class__ = CancelledNotification
+    r: CancelledNotification = o
+    return r
 
 
 def _unstructure_CancelledNotification(o: CancelledNotification) -> dict[str, Any]:
@@ -5699,35 +5770,39 @@ def _unstructure_CancelledNotification(o: CancelledNotification) -> dict[str, An
 
 
 def _structure_CancelledNotificationParams(d: Any, path: str) -> CancelledNotificationParams:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: CancelledNotificationParams = _new(CancelledNotificationParams)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_CancelledNotificationParams()
     n = 1
-    v = d.get("_meta", OMITTED)
-    if v is not OMITTED:
+    if "_meta" in d:
+        v = d["_meta"]
         n += 1
         try:
             v = _structure_NotificationMetaObject(v, "")
         except ValidationError as e:
             raise _at(e, path + "/_meta") from None
-    _s_CancelledNotificationParams__meta(o, v)
-    v = d.get("reason", OMITTED)
-    if v is not OMITTED:
+        o.meta = v
+    else:
+        o.meta = OMITTED
+    if "reason" in d:
+        v = d["reason"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/reason")
-    _s_CancelledNotificationParams__reason(o, v)
-    v = d.get("requestId", _MISSING)
-    if v is _MISSING:
-        raise _missing("requestId", path)
+        o.reason = v
+    else:
+        o.reason = OMITTED
+    try:
+        v = d["requestId"]
+    except KeyError:
+        raise _missing("requestId", path) from None
     if not (isinstance(v, str) or (v.__class__ is int or _is_int(v))):
         raise _type_error("string or integer", v, path + "/requestId")
-    _s_CancelledNotificationParams__request_id(o, v)
-    if len(d) != n:
-        _s_CancelledNotificationParams__extra(o, _extra(d, _K_CancelledNotificationParams, path))
-    else:
-        _s_CancelledNotificationParams__extra(o, {})
-    return o
+    o.request_id = v
+    o.extra = _extra(d, _K_CancelledNotificationParams, path) if len(d) != n else {}
+    o.__class__ = CancelledNotificationParams
+    r: CancelledNotificationParams = o
+    return r
 
 
 def _unstructure_CancelledNotificationParams(o: CancelledNotificationParams) -> dict[str, Any]:
@@ -5745,62 +5820,86 @@ def _unstructure_CancelledNotificationParams(o: CancelledNotificationParams) -> 
 
 
 def _structure_ClientCapabilities(d: Any, path: str) -> ClientCapabilities:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ClientCapabilities = _new(ClientCapabilities)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ClientCapabilities()
+    if not d:
+        o.elicitation = OMITTED
+        o.experimental = OMITTED
+        o.extensions = OMITTED
+        o.roots = OMITTED
+        o.sampling = OMITTED
+        o.extra = {}
+        o.__class__ = ClientCapabilities
+        return o  # type: ignore[no-any-return]
     n = 0
-    v = d.get("elicitation", OMITTED)
-    if v is not OMITTED:
+    if "elicitation" in d:
+        v = d["elicitation"]
         n += 1
         try:
             v = _structure_ClientCapabilitiesElicitation(v, "")
         except ValidationError as e:
             raise _at(e, path + "/elicitation") from None
-    _s_ClientCapabilities__elicitation(o, v)
-    v = d.get("experimental", OMITTED)
-    if v is not OMITTED:
+        o.elicitation = v
+    else:
+        o.elicitation = OMITTED
+    if "experimental" in d:
+        v = d["experimental"]
         n += 1
         if not isinstance(v, dict):
-            raise _type_error("object", v, path + "/experimental")
-        _check_keys(v, path + "/experimental")
-        try:
-            v = {k: _structure_JSONObject(x, "") for k, x in v.items()}
-        except ValidationError:
-            raise _entry_error(v, _structure_JSONObject, path + "/experimental") from None
-    _s_ClientCapabilities__experimental(o, v)
-    v = d.get("extensions", OMITTED)
-    if v is not OMITTED:
+            raise _invalid(v, _structure__dict_str_JSONObject, path + "/experimental")
+        for k0, x0 in v.items():
+            if not isinstance(k0, str):
+                raise _invalid(v, _structure__dict_str_JSONObject, path + "/experimental")
+            if not isinstance(x0, dict):
+                raise _invalid(v, _structure__dict_str_JSONObject, path + "/experimental")
+            for k1 in x0:
+                if not isinstance(k1, str):
+                    raise _invalid(v, _structure__dict_str_JSONObject, path + "/experimental")
+        o.experimental = v
+    else:
+        o.experimental = OMITTED
+    if "extensions" in d:
+        v = d["extensions"]
         n += 1
         if not isinstance(v, dict):
-            raise _type_error("object", v, path + "/extensions")
-        _check_keys(v, path + "/extensions")
-        try:
-            v = {k: _structure_JSONObject(x, "") for k, x in v.items()}
-        except ValidationError:
-            raise _entry_error(v, _structure_JSONObject, path + "/extensions") from None
-    _s_ClientCapabilities__extensions(o, v)
-    v = d.get("roots", OMITTED)
-    if v is not OMITTED:
+            raise _invalid(v, _structure__dict_str_JSONObject, path + "/extensions")
+        for k0, x0 in v.items():
+            if not isinstance(k0, str):
+                raise _invalid(v, _structure__dict_str_JSONObject, path + "/extensions")
+            if not isinstance(x0, dict):
+                raise _invalid(v, _structure__dict_str_JSONObject, path + "/extensions")
+            for k1 in x0:
+                if not isinstance(k1, str):
+                    raise _invalid(v, _structure__dict_str_JSONObject, path + "/extensions")
+        o.extensions = v
+    else:
+        o.extensions = OMITTED
+    if "roots" in d:
+        v = d["roots"]
         n += 1
         if not isinstance(v, dict):
-            raise _type_error("object", v, path + "/roots")
-        for k in v:
-            if not isinstance(k, str):
-                raise _key_error(k, path + "/roots")
-    _s_ClientCapabilities__roots(o, v)
-    v = d.get("sampling", OMITTED)
-    if v is not OMITTED:
+            raise _invalid(v, _structure__dict_str_Any, path + "/roots")
+        for k0 in v:
+            if not isinstance(k0, str):
+                raise _invalid(v, _structure__dict_str_Any, path + "/roots")
+        o.roots = v
+    else:
+        o.roots = OMITTED
+    if "sampling" in d:
+        v = d["sampling"]
         n += 1
         try:
             v = _structure_ClientCapabilitiesSampling(v, "")
         except ValidationError as e:
             raise _at(e, path + "/sampling") from None
-    _s_ClientCapabilities__sampling(o, v)
-    if len(d) != n:
-        _s_ClientCapabilities__extra(o, _extra(d, _K_ClientCapabilities, path))
+        o.sampling = v
     else:
-        _s_ClientCapabilities__extra(o, {})
-    return o
+        o.sampling = OMITTED
+    o.extra = _extra(d, _K_ClientCapabilities, path) if len(d) != n else {}
+    o.__class__ = ClientCapabilities
+    r: ClientCapabilities = o
+    return r
 
 
 def _unstructure_ClientCapabilities(o: ClientCapabilities) -> dict[str, Any]:
@@ -5827,33 +5926,42 @@ def _unstructure_ClientCapabilities(o: ClientCapabilities) -> dict[str, Any]:
 
 
 def _structure_ClientCapabilitiesElicitation(d: Any, path: str) -> ClientCapabilitiesElicitation:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ClientCapabilitiesElicitation = _new(ClientCapabilitiesElicitation)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ClientCapabilitiesElicitation()
+    if not d:
+        o.form = OMITTED
+        o.url = OMITTED
+        o.extra = {}
+        o.__class__ = ClientCapabilitiesElicitation
+        return o  # type: ignore[no-any-return]
     n = 0
-    v = d.get("form", OMITTED)
-    if v is not OMITTED:
+    if "form" in d:
+        v = d["form"]
         n += 1
         if not isinstance(v, dict):
-            raise _type_error("object", v, path + "/form")
-        for k in v:
-            if not isinstance(k, str):
-                raise _key_error(k, path + "/form")
-    _s_ClientCapabilitiesElicitation__form(o, v)
-    v = d.get("url", OMITTED)
-    if v is not OMITTED:
-        n += 1
-        if not isinstance(v, dict):
-            raise _type_error("object", v, path + "/url")
-        for k in v:
-            if not isinstance(k, str):
-                raise _key_error(k, path + "/url")
-    _s_ClientCapabilitiesElicitation__url(o, v)
-    if len(d) != n:
-        _s_ClientCapabilitiesElicitation__extra(o, _extra(d, _K_ClientCapabilitiesElicitation, path))
+            raise _invalid(v, _structure__dict_str_JSONValue, path + "/form")
+        for k0 in v:
+            if not isinstance(k0, str):
+                raise _invalid(v, _structure__dict_str_JSONValue, path + "/form")
+        o.form = v
     else:
-        _s_ClientCapabilitiesElicitation__extra(o, {})
-    return o
+        o.form = OMITTED
+    if "url" in d:
+        v = d["url"]
+        n += 1
+        if not isinstance(v, dict):
+            raise _invalid(v, _structure__dict_str_JSONValue, path + "/url")
+        for k0 in v:
+            if not isinstance(k0, str):
+                raise _invalid(v, _structure__dict_str_JSONValue, path + "/url")
+        o.url = v
+    else:
+        o.url = OMITTED
+    o.extra = _extra(d, _K_ClientCapabilitiesElicitation, path) if len(d) != n else {}
+    o.__class__ = ClientCapabilitiesElicitation
+    r: ClientCapabilitiesElicitation = o
+    return r
 
 
 def _unstructure_ClientCapabilitiesElicitation(o: ClientCapabilitiesElicitation) -> dict[str, Any]:
@@ -5871,33 +5979,42 @@ def _unstructure_ClientCapabilitiesElicitation(o: ClientCapabilitiesElicitation)
 
 
 def _structure_ClientCapabilitiesSampling(d: Any, path: str) -> ClientCapabilitiesSampling:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ClientCapabilitiesSampling = _new(ClientCapabilitiesSampling)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ClientCapabilitiesSampling()
+    if not d:
+        o.context = OMITTED
+        o.tools = OMITTED
+        o.extra = {}
+        o.__class__ = ClientCapabilitiesSampling
+        return o  # type: ignore[no-any-return]
     n = 0
-    v = d.get("context", OMITTED)
-    if v is not OMITTED:
+    if "context" in d:
+        v = d["context"]
         n += 1
         if not isinstance(v, dict):
-            raise _type_error("object", v, path + "/context")
-        for k in v:
-            if not isinstance(k, str):
-                raise _key_error(k, path + "/context")
-    _s_ClientCapabilitiesSampling__context(o, v)
-    v = d.get("tools", OMITTED)
-    if v is not OMITTED:
-        n += 1
-        if not isinstance(v, dict):
-            raise _type_error("object", v, path + "/tools")
-        for k in v:
-            if not isinstance(k, str):
-                raise _key_error(k, path + "/tools")
-    _s_ClientCapabilitiesSampling__tools(o, v)
-    if len(d) != n:
-        _s_ClientCapabilitiesSampling__extra(o, _extra(d, _K_ClientCapabilitiesSampling, path))
+            raise _invalid(v, _structure__dict_str_JSONValue, path + "/context")
+        for k0 in v:
+            if not isinstance(k0, str):
+                raise _invalid(v, _structure__dict_str_JSONValue, path + "/context")
+        o.context = v
     else:
-        _s_ClientCapabilitiesSampling__extra(o, {})
-    return o
+        o.context = OMITTED
+    if "tools" in d:
+        v = d["tools"]
+        n += 1
+        if not isinstance(v, dict):
+            raise _invalid(v, _structure__dict_str_JSONValue, path + "/tools")
+        for k0 in v:
+            if not isinstance(k0, str):
+                raise _invalid(v, _structure__dict_str_JSONValue, path + "/tools")
+        o.tools = v
+    else:
+        o.tools = OMITTED
+    o.extra = _extra(d, _K_ClientCapabilitiesSampling, path) if len(d) != n else {}
+    o.__class__ = ClientCapabilitiesSampling
+    r: ClientCapabilitiesSampling = o
+    return r
 
 
 def _unstructure_ClientCapabilitiesSampling(o: ClientCapabilitiesSampling) -> dict[str, Any]:
@@ -5915,30 +6032,36 @@ def _unstructure_ClientCapabilitiesSampling(o: ClientCapabilitiesSampling) -> di
 
 
 def _structure_ClientNotification(d: Any, path: str) -> ClientNotification:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ClientNotification = _new(ClientNotification)
-    v = d.get("jsonrpc", _MISSING)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ClientNotification()
+    try:
+        v = d["jsonrpc"]
+    except KeyError:
+        raise _missing("jsonrpc", path) from None
     if v != "2.0":
-        raise _const_error(v, "2.0", "jsonrpc", path)
-    _s_ClientNotification__jsonrpc(o, "2.0")
-    v = d.get("method", _MISSING)
+        raise _type_error("\"2.0\"", v, path + "/jsonrpc")
+    o.jsonrpc = "2.0"
+    try:
+        v = d["method"]
+    except KeyError:
+        raise _missing("method", path) from None
     if v != "notifications/cancelled":
-        raise _const_error(v, "notifications/cancelled", "method", path)
-    _s_ClientNotification__method(o, "notifications/cancelled")
-    v = d.get("params", _MISSING)
-    if v is _MISSING:
-        raise _missing("params", path)
+        raise _type_error("\"notifications/cancelled\"", v, path + "/method")
+    o.method = "notifications/cancelled"
+    try:
+        v = d["params"]
+    except KeyError:
+        raise _missing("params", path) from None
     try:
         v = _structure_CancelledNotificationParams(v, "")
     except ValidationError as e:
         raise _at(e, path + "/params") from None
-    _s_ClientNotification__params(o, v)
-    if len(d) != 3:
-        _s_ClientNotification__extra(o, _extra(d, _K_ClientNotification, path))
-    else:
-        _s_ClientNotification__extra(o, {})
-    return o
+    o.params = v
+    o.extra = _extra(d, _K_ClientNotification, path) if len(d) != 3 else {}
+    o.__class__ = ClientNotification
+    r: ClientNotification = o
+    return r
 
 
 def _unstructure_ClientNotification(o: ClientNotification) -> dict[str, Any]:
@@ -5949,36 +6072,43 @@ def _unstructure_ClientNotification(o: ClientNotification) -> dict[str, Any]:
 
 
 def _structure_CompleteRequest(d: Any, path: str) -> CompleteRequest:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: CompleteRequest = _new(CompleteRequest)
-    v = d.get("id", _MISSING)
-    if v is _MISSING:
-        raise _missing("id", path)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_CompleteRequest()
+    try:
+        v = d["id"]
+    except KeyError:
+        raise _missing("id", path) from None
     if not (isinstance(v, str) or (v.__class__ is int or _is_int(v))):
         raise _type_error("string or integer", v, path + "/id")
-    _s_CompleteRequest__id(o, v)
-    v = d.get("jsonrpc", _MISSING)
+    o.id = v
+    try:
+        v = d["jsonrpc"]
+    except KeyError:
+        raise _missing("jsonrpc", path) from None
     if v != "2.0":
-        raise _const_error(v, "2.0", "jsonrpc", path)
-    _s_CompleteRequest__jsonrpc(o, "2.0")
-    v = d.get("method", _MISSING)
+        raise _type_error("\"2.0\"", v, path + "/jsonrpc")
+    o.jsonrpc = "2.0"
+    try:
+        v = d["method"]
+    except KeyError:
+        raise _missing("method", path) from None
     if v != "completion/complete":
-        raise _const_error(v, "completion/complete", "method", path)
-    _s_CompleteRequest__method(o, "completion/complete")
-    v = d.get("params", _MISSING)
-    if v is _MISSING:
-        raise _missing("params", path)
+        raise _type_error("\"completion/complete\"", v, path + "/method")
+    o.method = "completion/complete"
+    try:
+        v = d["params"]
+    except KeyError:
+        raise _missing("params", path) from None
     try:
         v = _structure_CompleteRequestParams(v, "")
     except ValidationError as e:
         raise _at(e, path + "/params") from None
-    _s_CompleteRequest__params(o, v)
-    if len(d) != 4:
-        _s_CompleteRequest__extra(o, _extra(d, _K_CompleteRequest, path))
-    else:
-        _s_CompleteRequest__extra(o, {})
-    return o
+    o.params = v
+    o.extra = _extra(d, _K_CompleteRequest, path) if len(d) != 4 else {}
+    o.__class__ = CompleteRequest
+    r: CompleteRequest = o
+    return r
 
 
 def _unstructure_CompleteRequest(o: CompleteRequest) -> dict[str, Any]:
@@ -5989,47 +6119,51 @@ def _unstructure_CompleteRequest(o: CompleteRequest) -> dict[str, Any]:
 
 
 def _structure_CompleteRequestParams(d: Any, path: str) -> CompleteRequestParams:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: CompleteRequestParams = _new(CompleteRequestParams)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_CompleteRequestParams()
     n = 3
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
-        raise _missing("_meta", path)
+    try:
+        v = d["_meta"]
+    except KeyError:
+        raise _missing("_meta", path) from None
     try:
         v = _structure_RequestMetaObject(v, "")
     except ValidationError as e:
         raise _at(e, path + "/_meta") from None
-    _s_CompleteRequestParams__meta(o, v)
-    v = d.get("argument", _MISSING)
-    if v is _MISSING:
-        raise _missing("argument", path)
+    o.meta = v
+    try:
+        v = d["argument"]
+    except KeyError:
+        raise _missing("argument", path) from None
     try:
         v = _structure_CompleteRequestParamsArgument(v, "")
     except ValidationError as e:
         raise _at(e, path + "/argument") from None
-    _s_CompleteRequestParams__argument(o, v)
-    v = d.get("context", OMITTED)
-    if v is not OMITTED:
+    o.argument = v
+    if "context" in d:
+        v = d["context"]
         n += 1
         try:
             v = _structure_CompleteRequestParamsContext(v, "")
         except ValidationError as e:
             raise _at(e, path + "/context") from None
-    _s_CompleteRequestParams__context(o, v)
-    v = d.get("ref", _MISSING)
-    if v is _MISSING:
-        raise _missing("ref", path)
+        o.context = v
+    else:
+        o.context = OMITTED
+    try:
+        v = d["ref"]
+    except KeyError:
+        raise _missing("ref", path) from None
     try:
         v = _structure_CompleteRequestParamsRef(v, "")
     except ValidationError as e:
         raise _at(e, path + "/ref") from None
-    _s_CompleteRequestParams__ref(o, v)
-    if len(d) != n:
-        _s_CompleteRequestParams__extra(o, _extra(d, _K_CompleteRequestParams, path))
-    else:
-        _s_CompleteRequestParams__extra(o, {})
-    return o
+    o.ref = v
+    o.extra = _extra(d, _K_CompleteRequestParams, path) if len(d) != n else {}
+    o.__class__ = CompleteRequestParams
+    r: CompleteRequestParams = o
+    return r
 
 
 def _unstructure_CompleteRequestParams(o: CompleteRequestParams) -> dict[str, Any]:
@@ -6044,26 +6178,27 @@ def _unstructure_CompleteRequestParams(o: CompleteRequestParams) -> dict[str, An
 
 
 def _structure_CompleteRequestParamsArgument(d: Any, path: str) -> CompleteRequestParamsArgument:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: CompleteRequestParamsArgument = _new(CompleteRequestParamsArgument)
-    v = d.get("name", _MISSING)
-    if v is _MISSING:
-        raise _missing("name", path)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_CompleteRequestParamsArgument()
+    try:
+        v = d["name"]
+    except KeyError:
+        raise _missing("name", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/name")
-    _s_CompleteRequestParamsArgument__name(o, v)
-    v = d.get("value", _MISSING)
-    if v is _MISSING:
-        raise _missing("value", path)
+    o.name = v
+    try:
+        v = d["value"]
+    except KeyError:
+        raise _missing("value", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/value")
-    _s_CompleteRequestParamsArgument__value(o, v)
-    if len(d) != 2:
-        _s_CompleteRequestParamsArgument__extra(o, _extra(d, _K_CompleteRequestParamsArgument, path))
-    else:
-        _s_CompleteRequestParamsArgument__extra(o, {})
-    return o
+    o.value = v
+    o.extra = _extra(d, _K_CompleteRequestParamsArgument, path) if len(d) != 2 else {}
+    o.__class__ = CompleteRequestParamsArgument
+    r: CompleteRequestParamsArgument = o
+    return r
 
 
 def _unstructure_CompleteRequestParamsArgument(o: CompleteRequestParamsArgument) -> dict[str, Any]:
@@ -6074,24 +6209,32 @@ def _unstructure_CompleteRequestParamsArgument(o: CompleteRequestParamsArgument)
 
 
 def _structure_CompleteRequestParamsContext(d: Any, path: str) -> CompleteRequestParamsContext:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: CompleteRequestParamsContext = _new(CompleteRequestParamsContext)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_CompleteRequestParamsContext()
+    if not d:
+        o.arguments = OMITTED
+        o.extra = {}
+        o.__class__ = CompleteRequestParamsContext
+        return o  # type: ignore[no-any-return]
     n = 0
-    v = d.get("arguments", OMITTED)
-    if v is not OMITTED:
+    if "arguments" in d:
+        v = d["arguments"]
         n += 1
         if not isinstance(v, dict):
-            raise _type_error("object", v, path + "/arguments")
-        for k, x in v.items():
-            if not isinstance(k, str) or not (isinstance(x, str)):
-                raise _bad_entry(v, lambda x: isinstance(x, str), "string", path + "/arguments")
-    _s_CompleteRequestParamsContext__arguments(o, v)
-    if len(d) != n:
-        _s_CompleteRequestParamsContext__extra(o, _extra(d, _K_CompleteRequestParamsContext, path))
+            raise _invalid(v, _structure__dict_str_str, path + "/arguments")
+        for k0, x0 in v.items():
+            if not isinstance(k0, str):
+                raise _invalid(v, _structure__dict_str_str, path + "/arguments")
+            if not isinstance(x0, str):
+                raise _invalid(v, _structure__dict_str_str, path + "/arguments")
+        o.arguments = v
     else:
-        _s_CompleteRequestParamsContext__extra(o, {})
-    return o
+        o.arguments = OMITTED
+    o.extra = _extra(d, _K_CompleteRequestParamsContext, path) if len(d) != n else {}
+    o.__class__ = CompleteRequestParamsContext
+    r: CompleteRequestParamsContext = o
+    return r
 
 
 def _unstructure_CompleteRequestParamsContext(o: CompleteRequestParamsContext) -> dict[str, Any]:
@@ -6106,37 +6249,40 @@ def _unstructure_CompleteRequestParamsContext(o: CompleteRequestParamsContext) -
 
 
 def _structure_CompleteResult(d: Any, path: str) -> CompleteResult:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: CompleteResult = _new(CompleteResult)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_CompleteResult()
     n = 2
-    v = d.get("_meta", OMITTED)
-    if v is not OMITTED:
+    if "_meta" in d:
+        v = d["_meta"]
         n += 1
         try:
             v = _structure_ResultMetaObject(v, "")
         except ValidationError as e:
             raise _at(e, path + "/_meta") from None
-    _s_CompleteResult__meta(o, v)
-    v = d.get("completion", _MISSING)
-    if v is _MISSING:
-        raise _missing("completion", path)
+        o.meta = v
+    else:
+        o.meta = OMITTED
+    try:
+        v = d["completion"]
+    except KeyError:
+        raise _missing("completion", path) from None
     try:
         v = _structure_CompleteResultCompletion(v, "")
     except ValidationError as e:
         raise _at(e, path + "/completion") from None
-    _s_CompleteResult__completion(o, v)
-    v = d.get("resultType", _MISSING)
-    if v is _MISSING:
-        raise _missing("resultType", path)
+    o.completion = v
+    try:
+        v = d["resultType"]
+    except KeyError:
+        raise _missing("resultType", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/resultType")
-    _s_CompleteResult__result_type(o, v)
-    if len(d) != n:
-        _s_CompleteResult__extra(o, _extra(d, _K_CompleteResult, path))
-    else:
-        _s_CompleteResult__extra(o, {})
-    return o
+    o.result_type = v
+    o.extra = _extra(d, _K_CompleteResult, path) if len(d) != n else {}
+    o.__class__ = CompleteResult
+    r: CompleteResult = o
+    return r
 
 
 def _unstructure_CompleteResult(o: CompleteResult) -> dict[str, Any]:
@@ -6151,38 +6297,42 @@ def _unstructure_CompleteResult(o: CompleteResult) -> dict[str, Any]:
 
 
 def _structure_CompleteResultCompletion(d: Any, path: str) -> CompleteResultCompletion:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: CompleteResultCompletion = _new(CompleteResultCompletion)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_CompleteResultCompletion()
     n = 1
-    v = d.get("hasMore", OMITTED)
-    if v is not OMITTED:
+    if "hasMore" in d:
+        v = d["hasMore"]
         n += 1
         if not (v is True or v is False):
             raise _type_error("boolean", v, path + "/hasMore")
-    _s_CompleteResultCompletion__has_more(o, v)
-    v = d.get("total", OMITTED)
-    if v is not OMITTED:
+        o.has_more = v
+    else:
+        o.has_more = OMITTED
+    if "total" in d:
+        v = d["total"]
         n += 1
         if not (v.__class__ is int or _is_int(v)):
             raise _type_error("integer", v, path + "/total")
-    _s_CompleteResultCompletion__total(o, v)
-    v = d.get("values", _MISSING)
-    if v is _MISSING:
-        raise _missing("values", path)
-    if not isinstance(v, list):
-        raise _type_error("array", v, path + "/values")
-    if len(v) > 100:
-        raise ValidationError("expected at most 100 items, got " + str(len(v)), path + "/values")
-    for x in v:
-        if not isinstance(x, str):
-            raise _bad_item(v, lambda x: isinstance(x, str), "string", path + "/values")
-    _s_CompleteResultCompletion__values(o, v)
-    if len(d) != n:
-        _s_CompleteResultCompletion__extra(o, _extra(d, _K_CompleteResultCompletion, path))
+        o.total = v
     else:
-        _s_CompleteResultCompletion__extra(o, {})
-    return o
+        o.total = OMITTED
+    try:
+        v = d["values"]
+    except KeyError:
+        raise _missing("values", path) from None
+    if not isinstance(v, list):
+        raise _invalid(v, _structure__list_str, path + "/values")
+    if len(v) > 100:
+        raise _invalid(v, _structure__list_str, path + "/values")
+    for x0 in v:
+        if not isinstance(x0, str):
+            raise _invalid(v, _structure__list_str, path + "/values")
+    o.values = v
+    o.extra = _extra(d, _K_CompleteResultCompletion, path) if len(d) != n else {}
+    o.__class__ = CompleteResultCompletion
+    r: CompleteResultCompletion = o
+    return r
 
 
 def _unstructure_CompleteResultCompletion(o: CompleteResultCompletion) -> dict[str, Any]:
@@ -6200,32 +6350,36 @@ def _unstructure_CompleteResultCompletion(o: CompleteResultCompletion) -> dict[s
 
 
 def _structure_CompleteResultResponse(d: Any, path: str) -> CompleteResultResponse:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: CompleteResultResponse = _new(CompleteResultResponse)
-    v = d.get("id", _MISSING)
-    if v is _MISSING:
-        raise _missing("id", path)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_CompleteResultResponse()
+    try:
+        v = d["id"]
+    except KeyError:
+        raise _missing("id", path) from None
     if not (isinstance(v, str) or (v.__class__ is int or _is_int(v))):
         raise _type_error("string or integer", v, path + "/id")
-    _s_CompleteResultResponse__id(o, v)
-    v = d.get("jsonrpc", _MISSING)
+    o.id = v
+    try:
+        v = d["jsonrpc"]
+    except KeyError:
+        raise _missing("jsonrpc", path) from None
     if v != "2.0":
-        raise _const_error(v, "2.0", "jsonrpc", path)
-    _s_CompleteResultResponse__jsonrpc(o, "2.0")
-    v = d.get("result", _MISSING)
-    if v is _MISSING:
-        raise _missing("result", path)
+        raise _type_error("\"2.0\"", v, path + "/jsonrpc")
+    o.jsonrpc = "2.0"
+    try:
+        v = d["result"]
+    except KeyError:
+        raise _missing("result", path) from None
     try:
         v = _structure_CompleteResult(v, "")
     except ValidationError as e:
         raise _at(e, path + "/result") from None
-    _s_CompleteResultResponse__result(o, v)
-    if len(d) != 3:
-        _s_CompleteResultResponse__extra(o, _extra(d, _K_CompleteResultResponse, path))
-    else:
-        _s_CompleteResultResponse__extra(o, {})
-    return o
+    o.result = v
+    o.extra = _extra(d, _K_CompleteResultResponse, path) if len(d) != 3 else {}
+    o.__class__ = CompleteResultResponse
+    r: CompleteResultResponse = o
+    return r
 
 
 def _unstructure_CompleteResultResponse(o: CompleteResultResponse) -> dict[str, Any]:
@@ -6236,26 +6390,29 @@ def _unstructure_CompleteResultResponse(o: CompleteResultResponse) -> dict[str, 
 
 
 def _structure_CreateMessageRequest(d: Any, path: str) -> CreateMessageRequest:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: CreateMessageRequest = _new(CreateMessageRequest)
-    v = d.get("method", _MISSING)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_CreateMessageRequest()
+    try:
+        v = d["method"]
+    except KeyError:
+        raise _missing("method", path) from None
     if v != "sampling/createMessage":
-        raise _const_error(v, "sampling/createMessage", "method", path)
-    _s_CreateMessageRequest__method(o, "sampling/createMessage")
-    v = d.get("params", _MISSING)
-    if v is _MISSING:
-        raise _missing("params", path)
+        raise _type_error("\"sampling/createMessage\"", v, path + "/method")
+    o.method = "sampling/createMessage"
+    try:
+        v = d["params"]
+    except KeyError:
+        raise _missing("params", path) from None
     try:
         v = _structure_CreateMessageRequestParams(v, "")
     except ValidationError as e:
         raise _at(e, path + "/params") from None
-    _s_CreateMessageRequest__params(o, v)
-    if len(d) != 2:
-        _s_CreateMessageRequest__extra(o, _extra(d, _K_CreateMessageRequest, path))
-    else:
-        _s_CreateMessageRequest__extra(o, {})
-    return o
+    o.params = v
+    o.extra = _extra(d, _K_CreateMessageRequest, path) if len(d) != 2 else {}
+    o.__class__ = CreateMessageRequest
+    r: CreateMessageRequest = o
+    return r
 
 
 def _unstructure_CreateMessageRequest(o: CreateMessageRequest) -> dict[str, Any]:
@@ -6266,80 +6423,96 @@ def _unstructure_CreateMessageRequest(o: CreateMessageRequest) -> dict[str, Any]
 
 
 def _structure_CreateMessageRequestParams(d: Any, path: str) -> CreateMessageRequestParams:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: CreateMessageRequestParams = _new(CreateMessageRequestParams)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_CreateMessageRequestParams()
     n = 2
-    v = d.get("includeContext", OMITTED)
-    if v is not OMITTED:
+    if "includeContext" in d:
+        v = d["includeContext"]
         n += 1
         if not (isinstance(v, str) and v in {"allServers", "none", "thisServer"}):
             raise _type_error("one of \"allServers\", \"none\", \"thisServer\"", v, path + "/includeContext")
-    _s_CreateMessageRequestParams__include_context(o, v)
-    v = d.get("maxTokens", _MISSING)
-    if v is _MISSING:
-        raise _missing("maxTokens", path)
+        o.include_context = v
+    else:
+        o.include_context = OMITTED
+    try:
+        v = d["maxTokens"]
+    except KeyError:
+        raise _missing("maxTokens", path) from None
     if not (v.__class__ is int or _is_int(v)):
         raise _type_error("integer", v, path + "/maxTokens")
-    _s_CreateMessageRequestParams__max_tokens(o, v)
-    v = d.get("messages", _MISSING)
-    if v is _MISSING:
-        raise _missing("messages", path)
+    o.max_tokens = v
+    try:
+        v = d["messages"]
+    except KeyError:
+        raise _missing("messages", path) from None
     if not isinstance(v, list):
         raise _type_error("array", v, path + "/messages")
     try:
         v = [_structure_SamplingMessage(x, "") for x in v]
     except ValidationError:
         raise _item_error(v, _structure_SamplingMessage, path + "/messages") from None
-    _s_CreateMessageRequestParams__messages(o, v)
-    v = d.get("metadata", OMITTED)
-    if v is not OMITTED:
+    o.messages = v
+    if "metadata" in d:
+        v = d["metadata"]
         n += 1
         if not isinstance(v, dict):
-            raise _type_error("object", v, path + "/metadata")
-        for k in v:
-            if not isinstance(k, str):
-                raise _key_error(k, path + "/metadata")
-    _s_CreateMessageRequestParams__metadata(o, v)
-    v = d.get("modelPreferences", OMITTED)
-    if v is not OMITTED:
+            raise _invalid(v, _structure__dict_str_JSONValue, path + "/metadata")
+        for k0 in v:
+            if not isinstance(k0, str):
+                raise _invalid(v, _structure__dict_str_JSONValue, path + "/metadata")
+        o.metadata = v
+    else:
+        o.metadata = OMITTED
+    if "modelPreferences" in d:
+        v = d["modelPreferences"]
         n += 1
         try:
             v = _structure_ModelPreferences(v, "")
         except ValidationError as e:
             raise _at(e, path + "/modelPreferences") from None
-    _s_CreateMessageRequestParams__model_preferences(o, v)
-    v = d.get("stopSequences", OMITTED)
-    if v is not OMITTED:
+        o.model_preferences = v
+    else:
+        o.model_preferences = OMITTED
+    if "stopSequences" in d:
+        v = d["stopSequences"]
         n += 1
         if not isinstance(v, list):
-            raise _type_error("array", v, path + "/stopSequences")
-        for x in v:
-            if not isinstance(x, str):
-                raise _bad_item(v, lambda x: isinstance(x, str), "string", path + "/stopSequences")
-    _s_CreateMessageRequestParams__stop_sequences(o, v)
-    v = d.get("systemPrompt", OMITTED)
-    if v is not OMITTED:
+            raise _invalid(v, _structure__list_str, path + "/stopSequences")
+        for x0 in v:
+            if not isinstance(x0, str):
+                raise _invalid(v, _structure__list_str, path + "/stopSequences")
+        o.stop_sequences = v
+    else:
+        o.stop_sequences = OMITTED
+    if "systemPrompt" in d:
+        v = d["systemPrompt"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/systemPrompt")
-    _s_CreateMessageRequestParams__system_prompt(o, v)
-    v = d.get("temperature", OMITTED)
-    if v is not OMITTED:
+        o.system_prompt = v
+    else:
+        o.system_prompt = OMITTED
+    if "temperature" in d:
+        v = d["temperature"]
         n += 1
         if not (v.__class__ is float or v.__class__ is int or _is_number(v)):
             raise _type_error("number", v, path + "/temperature")
-    _s_CreateMessageRequestParams__temperature(o, v)
-    v = d.get("toolChoice", OMITTED)
-    if v is not OMITTED:
+        o.temperature = v
+    else:
+        o.temperature = OMITTED
+    if "toolChoice" in d:
+        v = d["toolChoice"]
         n += 1
         try:
             v = _structure_ToolChoice(v, "")
         except ValidationError as e:
             raise _at(e, path + "/toolChoice") from None
-    _s_CreateMessageRequestParams__tool_choice(o, v)
-    v = d.get("tools", OMITTED)
-    if v is not OMITTED:
+        o.tool_choice = v
+    else:
+        o.tool_choice = OMITTED
+    if "tools" in d:
+        v = d["tools"]
         n += 1
         if not isinstance(v, list):
             raise _type_error("array", v, path + "/tools")
@@ -6347,12 +6520,13 @@ def _structure_CreateMessageRequestParams(d: Any, path: str) -> CreateMessageReq
             v = [_structure_Tool(x, "") for x in v]
         except ValidationError:
             raise _item_error(v, _structure_Tool, path + "/tools") from None
-    _s_CreateMessageRequestParams__tools(o, v)
-    if len(d) != n:
-        _s_CreateMessageRequestParams__extra(o, _extra(d, _K_CreateMessageRequestParams, path))
+        o.tools = v
     else:
-        _s_CreateMessageRequestParams__extra(o, {})
-    return o
+        o.tools = OMITTED
+    o.extra = _extra(d, _K_CreateMessageRequestParams, path) if len(d) != n else {}
+    o.__class__ = CreateMessageRequestParams
+    r: CreateMessageRequestParams = o
+    return r
 
 
 def _unstructure_CreateMessageRequestParams(o: CreateMessageRequestParams) -> dict[str, Any]:
@@ -6388,50 +6562,56 @@ def _unstructure_CreateMessageRequestParams(o: CreateMessageRequestParams) -> di
 
 
 def _structure_CreateMessageResult(d: Any, path: str) -> CreateMessageResult:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: CreateMessageResult = _new(CreateMessageResult)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_CreateMessageResult()
     n = 3
-    v = d.get("_meta", OMITTED)
-    if v is not OMITTED:
+    if "_meta" in d:
+        v = d["_meta"]
         n += 1
         if not isinstance(v, dict):
-            raise _type_error("object", v, path + "/_meta")
-        for k in v:
-            if not isinstance(k, str):
-                raise _key_error(k, path + "/_meta")
-    _s_CreateMessageResult__meta(o, v)
-    v = d.get("content", _MISSING)
-    if v is _MISSING:
-        raise _missing("content", path)
+            raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        for k0 in v:
+            if not isinstance(k0, str):
+                raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        o.meta = v
+    else:
+        o.meta = OMITTED
+    try:
+        v = d["content"]
+    except KeyError:
+        raise _missing("content", path) from None
     try:
         v = _structure_CreateMessageResultContent(v, "")
     except ValidationError as e:
         raise _at(e, path + "/content") from None
-    _s_CreateMessageResult__content(o, v)
-    v = d.get("model", _MISSING)
-    if v is _MISSING:
-        raise _missing("model", path)
+    o.content = v
+    try:
+        v = d["model"]
+    except KeyError:
+        raise _missing("model", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/model")
-    _s_CreateMessageResult__model(o, v)
-    v = d.get("role", _MISSING)
-    if v is _MISSING:
-        raise _missing("role", path)
+    o.model = v
+    try:
+        v = d["role"]
+    except KeyError:
+        raise _missing("role", path) from None
     if not (isinstance(v, str) and v in {"assistant", "user"}):
         raise _type_error("one of \"assistant\", \"user\"", v, path + "/role")
-    _s_CreateMessageResult__role(o, v)
-    v = d.get("stopReason", OMITTED)
-    if v is not OMITTED:
+    o.role = v
+    if "stopReason" in d:
+        v = d["stopReason"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/stopReason")
-    _s_CreateMessageResult__stop_reason(o, v)
-    if len(d) != n:
-        _s_CreateMessageResult__extra(o, _extra(d, _K_CreateMessageResult, path))
+        o.stop_reason = v
     else:
-        _s_CreateMessageResult__extra(o, {})
-    return o
+        o.stop_reason = OMITTED
+    o.extra = _extra(d, _K_CreateMessageResult, path) if len(d) != n else {}
+    o.__class__ = CreateMessageResult
+    r: CreateMessageResult = o
+    return r
 
 
 def _unstructure_CreateMessageResult(o: CreateMessageResult) -> dict[str, Any]:
@@ -6449,36 +6629,43 @@ def _unstructure_CreateMessageResult(o: CreateMessageResult) -> dict[str, Any]:
 
 
 def _structure_DiscoverRequest(d: Any, path: str) -> DiscoverRequest:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: DiscoverRequest = _new(DiscoverRequest)
-    v = d.get("id", _MISSING)
-    if v is _MISSING:
-        raise _missing("id", path)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_DiscoverRequest()
+    try:
+        v = d["id"]
+    except KeyError:
+        raise _missing("id", path) from None
     if not (isinstance(v, str) or (v.__class__ is int or _is_int(v))):
         raise _type_error("string or integer", v, path + "/id")
-    _s_DiscoverRequest__id(o, v)
-    v = d.get("jsonrpc", _MISSING)
+    o.id = v
+    try:
+        v = d["jsonrpc"]
+    except KeyError:
+        raise _missing("jsonrpc", path) from None
     if v != "2.0":
-        raise _const_error(v, "2.0", "jsonrpc", path)
-    _s_DiscoverRequest__jsonrpc(o, "2.0")
-    v = d.get("method", _MISSING)
+        raise _type_error("\"2.0\"", v, path + "/jsonrpc")
+    o.jsonrpc = "2.0"
+    try:
+        v = d["method"]
+    except KeyError:
+        raise _missing("method", path) from None
     if v != "server/discover":
-        raise _const_error(v, "server/discover", "method", path)
-    _s_DiscoverRequest__method(o, "server/discover")
-    v = d.get("params", _MISSING)
-    if v is _MISSING:
-        raise _missing("params", path)
+        raise _type_error("\"server/discover\"", v, path + "/method")
+    o.method = "server/discover"
+    try:
+        v = d["params"]
+    except KeyError:
+        raise _missing("params", path) from None
     try:
         v = _structure_RequestParams(v, "")
     except ValidationError as e:
         raise _at(e, path + "/params") from None
-    _s_DiscoverRequest__params(o, v)
-    if len(d) != 4:
-        _s_DiscoverRequest__extra(o, _extra(d, _K_DiscoverRequest, path))
-    else:
-        _s_DiscoverRequest__extra(o, {})
-    return o
+    o.params = v
+    o.extra = _extra(d, _K_DiscoverRequest, path) if len(d) != 4 else {}
+    o.__class__ = DiscoverRequest
+    r: DiscoverRequest = o
+    return r
 
 
 def _unstructure_DiscoverRequest(o: DiscoverRequest) -> dict[str, Any]:
@@ -6489,64 +6676,72 @@ def _unstructure_DiscoverRequest(o: DiscoverRequest) -> dict[str, Any]:
 
 
 def _structure_DiscoverResult(d: Any, path: str) -> DiscoverResult:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: DiscoverResult = _new(DiscoverResult)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_DiscoverResult()
     n = 5
-    v = d.get("_meta", OMITTED)
-    if v is not OMITTED:
+    if "_meta" in d:
+        v = d["_meta"]
         n += 1
         try:
             v = _structure_ResultMetaObject(v, "")
         except ValidationError as e:
             raise _at(e, path + "/_meta") from None
-    _s_DiscoverResult__meta(o, v)
-    v = d.get("cacheScope", _MISSING)
-    if v is _MISSING:
-        raise _missing("cacheScope", path)
+        o.meta = v
+    else:
+        o.meta = OMITTED
+    try:
+        v = d["cacheScope"]
+    except KeyError:
+        raise _missing("cacheScope", path) from None
     if not (isinstance(v, str) and v in {"private", "public"}):
         raise _type_error("one of \"private\", \"public\"", v, path + "/cacheScope")
-    _s_DiscoverResult__cache_scope(o, v)
-    v = d.get("capabilities", _MISSING)
-    if v is _MISSING:
-        raise _missing("capabilities", path)
+    o.cache_scope = v
+    try:
+        v = d["capabilities"]
+    except KeyError:
+        raise _missing("capabilities", path) from None
     try:
         v = _structure_ServerCapabilities(v, "")
     except ValidationError as e:
         raise _at(e, path + "/capabilities") from None
-    _s_DiscoverResult__capabilities(o, v)
-    v = d.get("instructions", OMITTED)
-    if v is not OMITTED:
+    o.capabilities = v
+    if "instructions" in d:
+        v = d["instructions"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/instructions")
-    _s_DiscoverResult__instructions(o, v)
-    v = d.get("resultType", _MISSING)
-    if v is _MISSING:
-        raise _missing("resultType", path)
+        o.instructions = v
+    else:
+        o.instructions = OMITTED
+    try:
+        v = d["resultType"]
+    except KeyError:
+        raise _missing("resultType", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/resultType")
-    _s_DiscoverResult__result_type(o, v)
-    v = d.get("supportedVersions", _MISSING)
-    if v is _MISSING:
-        raise _missing("supportedVersions", path)
+    o.result_type = v
+    try:
+        v = d["supportedVersions"]
+    except KeyError:
+        raise _missing("supportedVersions", path) from None
     if not isinstance(v, list):
-        raise _type_error("array", v, path + "/supportedVersions")
-    for x in v:
-        if not isinstance(x, str):
-            raise _bad_item(v, lambda x: isinstance(x, str), "string", path + "/supportedVersions")
-    _s_DiscoverResult__supported_versions(o, v)
-    v = d.get("ttlMs", _MISSING)
-    if v is _MISSING:
-        raise _missing("ttlMs", path)
+        raise _invalid(v, _structure__list_str, path + "/supportedVersions")
+    for x0 in v:
+        if not isinstance(x0, str):
+            raise _invalid(v, _structure__list_str, path + "/supportedVersions")
+    o.supported_versions = v
+    try:
+        v = d["ttlMs"]
+    except KeyError:
+        raise _missing("ttlMs", path) from None
     if not ((v.__class__ is int or _is_int(v)) and v >= 0):
         raise _type_error("integer >= 0", v, path + "/ttlMs")
-    _s_DiscoverResult__ttl_ms(o, v)
-    if len(d) != n:
-        _s_DiscoverResult__extra(o, _extra(d, _K_DiscoverResult, path))
-    else:
-        _s_DiscoverResult__extra(o, {})
-    return o
+    o.ttl_ms = v
+    o.extra = _extra(d, _K_DiscoverResult, path) if len(d) != n else {}
+    o.__class__ = DiscoverResult
+    r: DiscoverResult = o
+    return r
 
 
 def _unstructure_DiscoverResult(o: DiscoverResult) -> dict[str, Any]:
@@ -6564,32 +6759,36 @@ def _unstructure_DiscoverResult(o: DiscoverResult) -> dict[str, Any]:
 
 
 def _structure_DiscoverResultResponse(d: Any, path: str) -> DiscoverResultResponse:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: DiscoverResultResponse = _new(DiscoverResultResponse)
-    v = d.get("id", _MISSING)
-    if v is _MISSING:
-        raise _missing("id", path)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_DiscoverResultResponse()
+    try:
+        v = d["id"]
+    except KeyError:
+        raise _missing("id", path) from None
     if not (isinstance(v, str) or (v.__class__ is int or _is_int(v))):
         raise _type_error("string or integer", v, path + "/id")
-    _s_DiscoverResultResponse__id(o, v)
-    v = d.get("jsonrpc", _MISSING)
+    o.id = v
+    try:
+        v = d["jsonrpc"]
+    except KeyError:
+        raise _missing("jsonrpc", path) from None
     if v != "2.0":
-        raise _const_error(v, "2.0", "jsonrpc", path)
-    _s_DiscoverResultResponse__jsonrpc(o, "2.0")
-    v = d.get("result", _MISSING)
-    if v is _MISSING:
-        raise _missing("result", path)
+        raise _type_error("\"2.0\"", v, path + "/jsonrpc")
+    o.jsonrpc = "2.0"
+    try:
+        v = d["result"]
+    except KeyError:
+        raise _missing("result", path) from None
     try:
         v = _structure_DiscoverResult(v, "")
     except ValidationError as e:
         raise _at(e, path + "/result") from None
-    _s_DiscoverResultResponse__result(o, v)
-    if len(d) != 3:
-        _s_DiscoverResultResponse__extra(o, _extra(d, _K_DiscoverResultResponse, path))
-    else:
-        _s_DiscoverResultResponse__extra(o, {})
-    return o
+    o.result = v
+    o.extra = _extra(d, _K_DiscoverResultResponse, path) if len(d) != 3 else {}
+    o.__class__ = DiscoverResultResponse
+    r: DiscoverResultResponse = o
+    return r
 
 
 def _unstructure_DiscoverResultResponse(o: DiscoverResultResponse) -> dict[str, Any]:
@@ -6600,26 +6799,29 @@ def _unstructure_DiscoverResultResponse(o: DiscoverResultResponse) -> dict[str, 
 
 
 def _structure_ElicitRequest(d: Any, path: str) -> ElicitRequest:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ElicitRequest = _new(ElicitRequest)
-    v = d.get("method", _MISSING)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ElicitRequest()
+    try:
+        v = d["method"]
+    except KeyError:
+        raise _missing("method", path) from None
     if v != "elicitation/create":
-        raise _const_error(v, "elicitation/create", "method", path)
-    _s_ElicitRequest__method(o, "elicitation/create")
-    v = d.get("params", _MISSING)
-    if v is _MISSING:
-        raise _missing("params", path)
+        raise _type_error("\"elicitation/create\"", v, path + "/method")
+    o.method = "elicitation/create"
+    try:
+        v = d["params"]
+    except KeyError:
+        raise _missing("params", path) from None
     try:
         v = _structure_ElicitRequestParams(v, "")
     except ValidationError as e:
         raise _at(e, path + "/params") from None
-    _s_ElicitRequest__params(o, v)
-    if len(d) != 2:
-        _s_ElicitRequest__extra(o, _extra(d, _K_ElicitRequest, path))
-    else:
-        _s_ElicitRequest__extra(o, {})
-    return o
+    o.params = v
+    o.extra = _extra(d, _K_ElicitRequest, path) if len(d) != 2 else {}
+    o.__class__ = ElicitRequest
+    r: ElicitRequest = o
+    return r
 
 
 def _unstructure_ElicitRequest(o: ElicitRequest) -> dict[str, Any]:
@@ -6630,35 +6832,38 @@ def _unstructure_ElicitRequest(o: ElicitRequest) -> dict[str, Any]:
 
 
 def _structure_ElicitRequestFormParams(d: Any, path: str) -> ElicitRequestFormParams:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ElicitRequestFormParams = _new(ElicitRequestFormParams)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ElicitRequestFormParams()
     n = 2
-    v = d.get("message", _MISSING)
-    if v is _MISSING:
-        raise _missing("message", path)
+    try:
+        v = d["message"]
+    except KeyError:
+        raise _missing("message", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/message")
-    _s_ElicitRequestFormParams__message(o, v)
-    v = d.get("mode", OMITTED)
-    if v is not OMITTED:
+    o.message = v
+    if "mode" in d:
+        v = d["mode"]
         n += 1
         if not (v == "form"):
             raise _type_error("\"form\"", v, path + "/mode")
-    _s_ElicitRequestFormParams__mode(o, v)
-    v = d.get("requestedSchema", _MISSING)
-    if v is _MISSING:
-        raise _missing("requestedSchema", path)
+        o.mode = v
+    else:
+        o.mode = OMITTED
+    try:
+        v = d["requestedSchema"]
+    except KeyError:
+        raise _missing("requestedSchema", path) from None
     try:
         v = _structure_ElicitRequestFormParamsRequestedSchema(v, "")
     except ValidationError as e:
         raise _at(e, path + "/requestedSchema") from None
-    _s_ElicitRequestFormParams__requested_schema(o, v)
-    if len(d) != n:
-        _s_ElicitRequestFormParams__extra(o, _extra(d, _K_ElicitRequestFormParams, path))
-    else:
-        _s_ElicitRequestFormParams__extra(o, {})
-    return o
+    o.requested_schema = v
+    o.extra = _extra(d, _K_ElicitRequestFormParams, path) if len(d) != n else {}
+    o.__class__ = ElicitRequestFormParams
+    r: ElicitRequestFormParams = o
+    return r
 
 
 def _unstructure_ElicitRequestFormParams(o: ElicitRequestFormParams) -> dict[str, Any]:
@@ -6673,19 +6878,22 @@ def _unstructure_ElicitRequestFormParams(o: ElicitRequestFormParams) -> dict[str
 
 
 def _structure_ElicitRequestFormParamsRequestedSchema(d: Any, path: str) -> ElicitRequestFormParamsRequestedSchema:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ElicitRequestFormParamsRequestedSchema = _new(ElicitRequestFormParamsRequestedSchema)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ElicitRequestFormParamsRequestedSchema()
     n = 2
-    v = d.get("$schema", OMITTED)
-    if v is not OMITTED:
+    if "$schema" in d:
+        v = d["$schema"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/$schema")
-    _s_ElicitRequestFormParamsRequestedSchema__schema(o, v)
-    v = d.get("properties", _MISSING)
-    if v is _MISSING:
-        raise _missing("properties", path)
+        o.schema = v
+    else:
+        o.schema = OMITTED
+    try:
+        v = d["properties"]
+    except KeyError:
+        raise _missing("properties", path) from None
     if not isinstance(v, dict):
         raise _type_error("object", v, path + "/properties")
     _check_keys(v, path + "/properties")
@@ -6693,25 +6901,29 @@ def _structure_ElicitRequestFormParamsRequestedSchema(d: Any, path: str) -> Elic
         v = {k: _structure_PrimitiveSchemaDefinition(x, "") for k, x in v.items()}
     except ValidationError:
         raise _entry_error(v, _structure_PrimitiveSchemaDefinition, path + "/properties") from None
-    _s_ElicitRequestFormParamsRequestedSchema__properties(o, v)
-    v = d.get("required", OMITTED)
-    if v is not OMITTED:
+    o.properties = v
+    if "required" in d:
+        v = d["required"]
         n += 1
         if not isinstance(v, list):
-            raise _type_error("array", v, path + "/required")
-        for x in v:
-            if not isinstance(x, str):
-                raise _bad_item(v, lambda x: isinstance(x, str), "string", path + "/required")
-    _s_ElicitRequestFormParamsRequestedSchema__required(o, v)
-    v = d.get("type", _MISSING)
-    if v != "object":
-        raise _const_error(v, "object", "type", path)
-    _s_ElicitRequestFormParamsRequestedSchema__type(o, "object")
-    if len(d) != n:
-        _s_ElicitRequestFormParamsRequestedSchema__extra(o, _extra(d, _K_ElicitRequestFormParamsRequestedSchema, path))
+            raise _invalid(v, _structure__list_str, path + "/required")
+        for x0 in v:
+            if not isinstance(x0, str):
+                raise _invalid(v, _structure__list_str, path + "/required")
+        o.required = v
     else:
-        _s_ElicitRequestFormParamsRequestedSchema__extra(o, {})
-    return o
+        o.required = OMITTED
+    try:
+        v = d["type"]
+    except KeyError:
+        raise _missing("type", path) from None
+    if v != "object":
+        raise _type_error("\"object\"", v, path + "/type")
+    o.type = "object"
+    o.extra = _extra(d, _K_ElicitRequestFormParamsRequestedSchema, path) if len(d) != n else {}
+    o.__class__ = ElicitRequestFormParamsRequestedSchema
+    r: ElicitRequestFormParamsRequestedSchema = o
+    return r
 
 
 def _unstructure_ElicitRequestFormParamsRequestedSchema(o: ElicitRequestFormParamsRequestedSchema) -> dict[str, Any]:
@@ -6729,30 +6941,34 @@ def _unstructure_ElicitRequestFormParamsRequestedSchema(o: ElicitRequestFormPara
 
 
 def _structure_ElicitRequestURLParams(d: Any, path: str) -> ElicitRequestURLParams:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ElicitRequestURLParams = _new(ElicitRequestURLParams)
-    v = d.get("message", _MISSING)
-    if v is _MISSING:
-        raise _missing("message", path)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ElicitRequestURLParams()
+    try:
+        v = d["message"]
+    except KeyError:
+        raise _missing("message", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/message")
-    _s_ElicitRequestURLParams__message(o, v)
-    v = d.get("mode", _MISSING)
+    o.message = v
+    try:
+        v = d["mode"]
+    except KeyError:
+        raise _missing("mode", path) from None
     if v != "url":
-        raise _const_error(v, "url", "mode", path)
-    _s_ElicitRequestURLParams__mode(o, "url")
-    v = d.get("url", _MISSING)
-    if v is _MISSING:
-        raise _missing("url", path)
+        raise _type_error("\"url\"", v, path + "/mode")
+    o.mode = "url"
+    try:
+        v = d["url"]
+    except KeyError:
+        raise _missing("url", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/url")
-    _s_ElicitRequestURLParams__url(o, v)
-    if len(d) != 3:
-        _s_ElicitRequestURLParams__extra(o, _extra(d, _K_ElicitRequestURLParams, path))
-    else:
-        _s_ElicitRequestURLParams__extra(o, {})
-    return o
+    o.url = v
+    o.extra = _extra(d, _K_ElicitRequestURLParams, path) if len(d) != 3 else {}
+    o.__class__ = ElicitRequestURLParams
+    r: ElicitRequestURLParams = o
+    return r
 
 
 def _unstructure_ElicitRequestURLParams(o: ElicitRequestURLParams) -> dict[str, Any]:
@@ -6763,32 +6979,36 @@ def _unstructure_ElicitRequestURLParams(o: ElicitRequestURLParams) -> dict[str, 
 
 
 def _structure_ElicitResult(d: Any, path: str) -> ElicitResult:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ElicitResult = _new(ElicitResult)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ElicitResult()
     n = 1
-    v = d.get("action", _MISSING)
-    if v is _MISSING:
-        raise _missing("action", path)
+    try:
+        v = d["action"]
+    except KeyError:
+        raise _missing("action", path) from None
     if not (isinstance(v, str) and v in {"accept", "cancel", "decline"}):
         raise _type_error("one of \"accept\", \"cancel\", \"decline\"", v, path + "/action")
-    _s_ElicitResult__action(o, v)
-    v = d.get("content", OMITTED)
-    if v is not OMITTED:
+    o.action = v
+    if "content" in d:
+        v = d["content"]
         n += 1
         if not isinstance(v, dict):
-            raise _type_error("object", v, path + "/content")
-        _check_keys(v, path + "/content")
-        try:
-            v = {k: _structure_ElicitResultContentValue(x, "") for k, x in v.items()}
-        except ValidationError:
-            raise _entry_error(v, _structure_ElicitResultContentValue, path + "/content") from None
-    _s_ElicitResult__content(o, v)
-    if len(d) != n:
-        _s_ElicitResult__extra(o, _extra(d, _K_ElicitResult, path))
+            raise _invalid(v, _structure__dict_str_ElicitResultContentValue, path + "/content")
+        for k0, x0 in v.items():
+            if not isinstance(k0, str):
+                raise _invalid(v, _structure__dict_str_ElicitResultContentValue, path + "/content")
+            try:
+                _structure_ElicitResultContentValue(x0, "")
+            except ValidationError:
+                raise _invalid(v, _structure__dict_str_ElicitResultContentValue, path + "/content")
+        o.content = v
     else:
-        _s_ElicitResult__extra(o, {})
-    return o
+        o.content = OMITTED
+    o.extra = _extra(d, _K_ElicitResult, path) if len(d) != n else {}
+    o.__class__ = ElicitResult
+    r: ElicitResult = o
+    return r
 
 
 def _unstructure_ElicitResult(o: ElicitResult) -> dict[str, Any]:
@@ -6803,44 +7023,51 @@ def _unstructure_ElicitResult(o: ElicitResult) -> dict[str, Any]:
 
 
 def _structure_EmbeddedResource(d: Any, path: str) -> EmbeddedResource:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: EmbeddedResource = _new(EmbeddedResource)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_EmbeddedResource()
     n = 2
-    v = d.get("_meta", OMITTED)
-    if v is not OMITTED:
+    if "_meta" in d:
+        v = d["_meta"]
         n += 1
         if not isinstance(v, dict):
-            raise _type_error("object", v, path + "/_meta")
-        for k in v:
-            if not isinstance(k, str):
-                raise _key_error(k, path + "/_meta")
-    _s_EmbeddedResource__meta(o, v)
-    v = d.get("annotations", OMITTED)
-    if v is not OMITTED:
+            raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        for k0 in v:
+            if not isinstance(k0, str):
+                raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        o.meta = v
+    else:
+        o.meta = OMITTED
+    if "annotations" in d:
+        v = d["annotations"]
         n += 1
         try:
             v = _structure_Annotations(v, "")
         except ValidationError as e:
             raise _at(e, path + "/annotations") from None
-    _s_EmbeddedResource__annotations(o, v)
-    v = d.get("resource", _MISSING)
-    if v is _MISSING:
-        raise _missing("resource", path)
+        o.annotations = v
+    else:
+        o.annotations = OMITTED
+    try:
+        v = d["resource"]
+    except KeyError:
+        raise _missing("resource", path) from None
     try:
         v = _structure_EmbeddedResourceResource(v, "")
     except ValidationError as e:
         raise _at(e, path + "/resource") from None
-    _s_EmbeddedResource__resource(o, v)
-    v = d.get("type", _MISSING)
+    o.resource = v
+    try:
+        v = d["type"]
+    except KeyError:
+        raise _missing("type", path) from None
     if v != "resource":
-        raise _const_error(v, "resource", "type", path)
-    _s_EmbeddedResource__type(o, "resource")
-    if len(d) != n:
-        _s_EmbeddedResource__extra(o, _extra(d, _K_EmbeddedResource, path))
-    else:
-        _s_EmbeddedResource__extra(o, {})
-    return o
+        raise _type_error("\"resource\"", v, path + "/type")
+    o.type = "resource"
+    o.extra = _extra(d, _K_EmbeddedResource, path) if len(d) != n else {}
+    o.__class__ = EmbeddedResource
+    r: EmbeddedResource = o
+    return r
 
 
 def _unstructure_EmbeddedResource(o: EmbeddedResource) -> dict[str, Any]:
@@ -6858,31 +7085,34 @@ def _unstructure_EmbeddedResource(o: EmbeddedResource) -> dict[str, Any]:
 
 
 def _structure_Error(d: Any, path: str) -> Error:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: Error = _new(Error)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_Error()
     n = 2
-    v = d.get("code", _MISSING)
-    if v is _MISSING:
-        raise _missing("code", path)
+    try:
+        v = d["code"]
+    except KeyError:
+        raise _missing("code", path) from None
     if not (v.__class__ is int or _is_int(v)):
         raise _type_error("integer", v, path + "/code")
-    _s_Error__code(o, v)
-    v = d.get("data", OMITTED)
-    if v is not OMITTED:
+    o.code = v
+    if "data" in d:
+        v = d["data"]
         n += 1
-    _s_Error__data(o, v)
-    v = d.get("message", _MISSING)
-    if v is _MISSING:
-        raise _missing("message", path)
+        o.data = v
+    else:
+        o.data = OMITTED
+    try:
+        v = d["message"]
+    except KeyError:
+        raise _missing("message", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/message")
-    _s_Error__message(o, v)
-    if len(d) != n:
-        _s_Error__extra(o, _extra(d, _K_Error, path))
-    else:
-        _s_Error__extra(o, {})
-    return o
+    o.message = v
+    o.extra = _extra(d, _K_Error, path) if len(d) != n else {}
+    o.__class__ = Error
+    r: Error = o
+    return r
 
 
 def _unstructure_Error(o: Error) -> dict[str, Any]:
@@ -6897,36 +7127,43 @@ def _unstructure_Error(o: Error) -> dict[str, Any]:
 
 
 def _structure_GetPromptRequest(d: Any, path: str) -> GetPromptRequest:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: GetPromptRequest = _new(GetPromptRequest)
-    v = d.get("id", _MISSING)
-    if v is _MISSING:
-        raise _missing("id", path)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_GetPromptRequest()
+    try:
+        v = d["id"]
+    except KeyError:
+        raise _missing("id", path) from None
     if not (isinstance(v, str) or (v.__class__ is int or _is_int(v))):
         raise _type_error("string or integer", v, path + "/id")
-    _s_GetPromptRequest__id(o, v)
-    v = d.get("jsonrpc", _MISSING)
+    o.id = v
+    try:
+        v = d["jsonrpc"]
+    except KeyError:
+        raise _missing("jsonrpc", path) from None
     if v != "2.0":
-        raise _const_error(v, "2.0", "jsonrpc", path)
-    _s_GetPromptRequest__jsonrpc(o, "2.0")
-    v = d.get("method", _MISSING)
+        raise _type_error("\"2.0\"", v, path + "/jsonrpc")
+    o.jsonrpc = "2.0"
+    try:
+        v = d["method"]
+    except KeyError:
+        raise _missing("method", path) from None
     if v != "prompts/get":
-        raise _const_error(v, "prompts/get", "method", path)
-    _s_GetPromptRequest__method(o, "prompts/get")
-    v = d.get("params", _MISSING)
-    if v is _MISSING:
-        raise _missing("params", path)
+        raise _type_error("\"prompts/get\"", v, path + "/method")
+    o.method = "prompts/get"
+    try:
+        v = d["params"]
+    except KeyError:
+        raise _missing("params", path) from None
     try:
         v = _structure_GetPromptRequestParams(v, "")
     except ValidationError as e:
         raise _at(e, path + "/params") from None
-    _s_GetPromptRequest__params(o, v)
-    if len(d) != 4:
-        _s_GetPromptRequest__extra(o, _extra(d, _K_GetPromptRequest, path))
-    else:
-        _s_GetPromptRequest__extra(o, {})
-    return o
+    o.params = v
+    o.extra = _extra(d, _K_GetPromptRequest, path) if len(d) != 4 else {}
+    o.__class__ = GetPromptRequest
+    r: GetPromptRequest = o
+    return r
 
 
 def _unstructure_GetPromptRequest(o: GetPromptRequest) -> dict[str, Any]:
@@ -6937,29 +7174,34 @@ def _unstructure_GetPromptRequest(o: GetPromptRequest) -> dict[str, Any]:
 
 
 def _structure_GetPromptRequestParams(d: Any, path: str) -> GetPromptRequestParams:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: GetPromptRequestParams = _new(GetPromptRequestParams)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_GetPromptRequestParams()
     n = 2
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
-        raise _missing("_meta", path)
+    try:
+        v = d["_meta"]
+    except KeyError:
+        raise _missing("_meta", path) from None
     try:
         v = _structure_RequestMetaObject(v, "")
     except ValidationError as e:
         raise _at(e, path + "/_meta") from None
-    _s_GetPromptRequestParams__meta(o, v)
-    v = d.get("arguments", OMITTED)
-    if v is not OMITTED:
+    o.meta = v
+    if "arguments" in d:
+        v = d["arguments"]
         n += 1
         if not isinstance(v, dict):
-            raise _type_error("object", v, path + "/arguments")
-        for k, x in v.items():
-            if not isinstance(k, str) or not (isinstance(x, str)):
-                raise _bad_entry(v, lambda x: isinstance(x, str), "string", path + "/arguments")
-    _s_GetPromptRequestParams__arguments(o, v)
-    v = d.get("inputResponses", OMITTED)
-    if v is not OMITTED:
+            raise _invalid(v, _structure__dict_str_str, path + "/arguments")
+        for k0, x0 in v.items():
+            if not isinstance(k0, str):
+                raise _invalid(v, _structure__dict_str_str, path + "/arguments")
+            if not isinstance(x0, str):
+                raise _invalid(v, _structure__dict_str_str, path + "/arguments")
+        o.arguments = v
+    else:
+        o.arguments = OMITTED
+    if "inputResponses" in d:
+        v = d["inputResponses"]
         n += 1
         if not isinstance(v, dict):
             raise _type_error("object", v, path + "/inputResponses")
@@ -6968,24 +7210,28 @@ def _structure_GetPromptRequestParams(d: Any, path: str) -> GetPromptRequestPara
             v = {k: _structure_InputResponse(x, "") for k, x in v.items()}
         except ValidationError:
             raise _entry_error(v, _structure_InputResponse, path + "/inputResponses") from None
-    _s_GetPromptRequestParams__input_responses(o, v)
-    v = d.get("name", _MISSING)
-    if v is _MISSING:
-        raise _missing("name", path)
+        o.input_responses = v
+    else:
+        o.input_responses = OMITTED
+    try:
+        v = d["name"]
+    except KeyError:
+        raise _missing("name", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/name")
-    _s_GetPromptRequestParams__name(o, v)
-    v = d.get("requestState", OMITTED)
-    if v is not OMITTED:
+    o.name = v
+    if "requestState" in d:
+        v = d["requestState"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/requestState")
-    _s_GetPromptRequestParams__request_state(o, v)
-    if len(d) != n:
-        _s_GetPromptRequestParams__extra(o, _extra(d, _K_GetPromptRequestParams, path))
+        o.request_state = v
     else:
-        _s_GetPromptRequestParams__extra(o, {})
-    return o
+        o.request_state = OMITTED
+    o.extra = _extra(d, _K_GetPromptRequestParams, path) if len(d) != n else {}
+    o.__class__ = GetPromptRequestParams
+    r: GetPromptRequestParams = o
+    return r
 
 
 def _unstructure_GetPromptRequestParams(o: GetPromptRequestParams) -> dict[str, Any]:
@@ -7006,45 +7252,50 @@ def _unstructure_GetPromptRequestParams(o: GetPromptRequestParams) -> dict[str, 
 
 
 def _structure_GetPromptResult(d: Any, path: str) -> GetPromptResult:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: GetPromptResult = _new(GetPromptResult)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_GetPromptResult()
     n = 2
-    v = d.get("_meta", OMITTED)
-    if v is not OMITTED:
+    if "_meta" in d:
+        v = d["_meta"]
         n += 1
         try:
             v = _structure_ResultMetaObject(v, "")
         except ValidationError as e:
             raise _at(e, path + "/_meta") from None
-    _s_GetPromptResult__meta(o, v)
-    v = d.get("description", OMITTED)
-    if v is not OMITTED:
+        o.meta = v
+    else:
+        o.meta = OMITTED
+    if "description" in d:
+        v = d["description"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/description")
-    _s_GetPromptResult__description(o, v)
-    v = d.get("messages", _MISSING)
-    if v is _MISSING:
-        raise _missing("messages", path)
+        o.description = v
+    else:
+        o.description = OMITTED
+    try:
+        v = d["messages"]
+    except KeyError:
+        raise _missing("messages", path) from None
     if not isinstance(v, list):
         raise _type_error("array", v, path + "/messages")
     try:
         v = [_structure_PromptMessage(x, "") for x in v]
     except ValidationError:
         raise _item_error(v, _structure_PromptMessage, path + "/messages") from None
-    _s_GetPromptResult__messages(o, v)
-    v = d.get("resultType", _MISSING)
-    if v is _MISSING:
-        raise _missing("resultType", path)
+    o.messages = v
+    try:
+        v = d["resultType"]
+    except KeyError:
+        raise _missing("resultType", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/resultType")
-    _s_GetPromptResult__result_type(o, v)
-    if len(d) != n:
-        _s_GetPromptResult__extra(o, _extra(d, _K_GetPromptResult, path))
-    else:
-        _s_GetPromptResult__extra(o, {})
-    return o
+    o.result_type = v
+    o.extra = _extra(d, _K_GetPromptResult, path) if len(d) != n else {}
+    o.__class__ = GetPromptResult
+    r: GetPromptResult = o
+    return r
 
 
 def _unstructure_GetPromptResult(o: GetPromptResult) -> dict[str, Any]:
@@ -7062,32 +7313,36 @@ def _unstructure_GetPromptResult(o: GetPromptResult) -> dict[str, Any]:
 
 
 def _structure_GetPromptResultResponse(d: Any, path: str) -> GetPromptResultResponse:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: GetPromptResultResponse = _new(GetPromptResultResponse)
-    v = d.get("id", _MISSING)
-    if v is _MISSING:
-        raise _missing("id", path)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_GetPromptResultResponse()
+    try:
+        v = d["id"]
+    except KeyError:
+        raise _missing("id", path) from None
     if not (isinstance(v, str) or (v.__class__ is int or _is_int(v))):
         raise _type_error("string or integer", v, path + "/id")
-    _s_GetPromptResultResponse__id(o, v)
-    v = d.get("jsonrpc", _MISSING)
+    o.id = v
+    try:
+        v = d["jsonrpc"]
+    except KeyError:
+        raise _missing("jsonrpc", path) from None
     if v != "2.0":
-        raise _const_error(v, "2.0", "jsonrpc", path)
-    _s_GetPromptResultResponse__jsonrpc(o, "2.0")
-    v = d.get("result", _MISSING)
-    if v is _MISSING:
-        raise _missing("result", path)
+        raise _type_error("\"2.0\"", v, path + "/jsonrpc")
+    o.jsonrpc = "2.0"
+    try:
+        v = d["result"]
+    except KeyError:
+        raise _missing("result", path) from None
     try:
         v = _structure_GetPromptResultResponseResult(v, "")
     except ValidationError as e:
         raise _at(e, path + "/result") from None
-    _s_GetPromptResultResponse__result(o, v)
-    if len(d) != 3:
-        _s_GetPromptResultResponse__extra(o, _extra(d, _K_GetPromptResultResponse, path))
-    else:
-        _s_GetPromptResultResponse__extra(o, {})
-    return o
+    o.result = v
+    o.extra = _extra(d, _K_GetPromptResultResponse, path) if len(d) != 3 else {}
+    o.__class__ = GetPromptResultResponse
+    r: GetPromptResultResponse = o
+    return r
 
 
 def _unstructure_GetPromptResultResponse(o: GetPromptResultResponse) -> dict[str, Any]:
@@ -7098,33 +7353,38 @@ def _unstructure_GetPromptResultResponse(o: GetPromptResultResponse) -> dict[str
 
 
 def _structure_HeaderMismatchError(d: Any, path: str) -> HeaderMismatchError:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: HeaderMismatchError = _new(HeaderMismatchError)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_HeaderMismatchError()
     n = 2
-    v = d.get("error", _MISSING)
-    if v is _MISSING:
-        raise _missing("error", path)
+    try:
+        v = d["error"]
+    except KeyError:
+        raise _missing("error", path) from None
     try:
         v = _structure_HeaderMismatchErrorError(v, "")
     except ValidationError as e:
         raise _at(e, path + "/error") from None
-    _s_HeaderMismatchError__error(o, v)
-    v = d.get("id", OMITTED)
-    if v is not OMITTED:
+    o.error = v
+    if "id" in d:
+        v = d["id"]
         n += 1
         if not (isinstance(v, str) or (v.__class__ is int or _is_int(v))):
             raise _type_error("string or integer", v, path + "/id")
-    _s_HeaderMismatchError__id(o, v)
-    v = d.get("jsonrpc", _MISSING)
-    if v != "2.0":
-        raise _const_error(v, "2.0", "jsonrpc", path)
-    _s_HeaderMismatchError__jsonrpc(o, "2.0")
-    if len(d) != n:
-        _s_HeaderMismatchError__extra(o, _extra(d, _K_HeaderMismatchError, path))
+        o.id = v
     else:
-        _s_HeaderMismatchError__extra(o, {})
-    return o
+        o.id = OMITTED
+    try:
+        v = d["jsonrpc"]
+    except KeyError:
+        raise _missing("jsonrpc", path) from None
+    if v != "2.0":
+        raise _type_error("\"2.0\"", v, path + "/jsonrpc")
+    o.jsonrpc = "2.0"
+    o.extra = _extra(d, _K_HeaderMismatchError, path) if len(d) != n else {}
+    o.__class__ = HeaderMismatchError
+    r: HeaderMismatchError = o
+    return r
 
 
 def _unstructure_HeaderMismatchError(o: HeaderMismatchError) -> dict[str, Any]:
@@ -7139,29 +7399,34 @@ def _unstructure_HeaderMismatchError(o: HeaderMismatchError) -> dict[str, Any]:
 
 
 def _structure_HeaderMismatchErrorError(d: Any, path: str) -> HeaderMismatchErrorError:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: HeaderMismatchErrorError = _new(HeaderMismatchErrorError)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_HeaderMismatchErrorError()
     n = 2
-    v = d.get("code", _MISSING)
+    try:
+        v = d["code"]
+    except KeyError:
+        raise _missing("code", path) from None
     if v != -32020 or not _is_int(v):
-        raise _const_error(v, -32020, "code", path)
-    _s_HeaderMismatchErrorError__code(o, -32020)
-    v = d.get("data", OMITTED)
-    if v is not OMITTED:
+        raise _type_error("-32020", v, path + "/code")
+    o.code = -32020
+    if "data" in d:
+        v = d["data"]
         n += 1
-    _s_HeaderMismatchErrorError__data(o, v)
-    v = d.get("message", _MISSING)
-    if v is _MISSING:
-        raise _missing("message", path)
+        o.data = v
+    else:
+        o.data = OMITTED
+    try:
+        v = d["message"]
+    except KeyError:
+        raise _missing("message", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/message")
-    _s_HeaderMismatchErrorError__message(o, v)
-    if len(d) != n:
-        _s_HeaderMismatchErrorError__extra(o, _extra(d, _K_HeaderMismatchErrorError, path))
-    else:
-        _s_HeaderMismatchErrorError__extra(o, {})
-    return o
+    o.message = v
+    o.extra = _extra(d, _K_HeaderMismatchErrorError, path) if len(d) != n else {}
+    o.__class__ = HeaderMismatchErrorError
+    r: HeaderMismatchErrorError = o
+    return r
 
 
 def _unstructure_HeaderMismatchErrorError(o: HeaderMismatchErrorError) -> dict[str, Any]:
@@ -7176,42 +7441,48 @@ def _unstructure_HeaderMismatchErrorError(o: HeaderMismatchErrorError) -> dict[s
 
 
 def _structure_Icon(d: Any, path: str) -> Icon:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: Icon = _new(Icon)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_Icon()
     n = 1
-    v = d.get("mimeType", OMITTED)
-    if v is not OMITTED:
+    if "mimeType" in d:
+        v = d["mimeType"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/mimeType")
-    _s_Icon__mime_type(o, v)
-    v = d.get("sizes", OMITTED)
-    if v is not OMITTED:
+        o.mime_type = v
+    else:
+        o.mime_type = OMITTED
+    if "sizes" in d:
+        v = d["sizes"]
         n += 1
         if not isinstance(v, list):
-            raise _type_error("array", v, path + "/sizes")
-        for x in v:
-            if not isinstance(x, str):
-                raise _bad_item(v, lambda x: isinstance(x, str), "string", path + "/sizes")
-    _s_Icon__sizes(o, v)
-    v = d.get("src", _MISSING)
-    if v is _MISSING:
-        raise _missing("src", path)
+            raise _invalid(v, _structure__list_str, path + "/sizes")
+        for x0 in v:
+            if not isinstance(x0, str):
+                raise _invalid(v, _structure__list_str, path + "/sizes")
+        o.sizes = v
+    else:
+        o.sizes = OMITTED
+    try:
+        v = d["src"]
+    except KeyError:
+        raise _missing("src", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/src")
-    _s_Icon__src(o, v)
-    v = d.get("theme", OMITTED)
-    if v is not OMITTED:
+    o.src = v
+    if "theme" in d:
+        v = d["theme"]
         n += 1
         if not (isinstance(v, str) and v in {"dark", "light"}):
             raise _type_error("one of \"dark\", \"light\"", v, path + "/theme")
-    _s_Icon__theme(o, v)
-    if len(d) != n:
-        _s_Icon__extra(o, _extra(d, _K_Icon, path))
+        o.theme = v
     else:
-        _s_Icon__extra(o, {})
-    return o
+        o.theme = OMITTED
+    o.extra = _extra(d, _K_Icon, path) if len(d) != n else {}
+    o.__class__ = Icon
+    r: Icon = o
+    return r
 
 
 def _unstructure_Icon(o: Icon) -> dict[str, Any]:
@@ -7232,12 +7503,17 @@ def _unstructure_Icon(o: Icon) -> dict[str, Any]:
 
 
 def _structure_Icons(d: Any, path: str) -> Icons:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: Icons = _new(Icons)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_Icons()
+    if not d:
+        o.icons = OMITTED
+        o.extra = {}
+        o.__class__ = Icons
+        return o  # type: ignore[no-any-return]
     n = 0
-    v = d.get("icons", OMITTED)
-    if v is not OMITTED:
+    if "icons" in d:
+        v = d["icons"]
         n += 1
         if not isinstance(v, list):
             raise _type_error("array", v, path + "/icons")
@@ -7245,12 +7521,13 @@ def _structure_Icons(d: Any, path: str) -> Icons:
             v = [_structure_Icon(x, "") for x in v]
         except ValidationError:
             raise _item_error(v, _structure_Icon, path + "/icons") from None
-    _s_Icons__icons(o, v)
-    if len(d) != n:
-        _s_Icons__extra(o, _extra(d, _K_Icons, path))
+        o.icons = v
     else:
-        _s_Icons__extra(o, {})
-    return o
+        o.icons = OMITTED
+    o.extra = _extra(d, _K_Icons, path) if len(d) != n else {}
+    o.__class__ = Icons
+    r: Icons = o
+    return r
 
 
 def _unstructure_Icons(o: Icons) -> dict[str, Any]:
@@ -7265,48 +7542,56 @@ def _unstructure_Icons(o: Icons) -> dict[str, Any]:
 
 
 def _structure_ImageContent(d: Any, path: str) -> ImageContent:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ImageContent = _new(ImageContent)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ImageContent()
     n = 3
-    v = d.get("_meta", OMITTED)
-    if v is not OMITTED:
+    if "_meta" in d:
+        v = d["_meta"]
         n += 1
         if not isinstance(v, dict):
-            raise _type_error("object", v, path + "/_meta")
-        for k in v:
-            if not isinstance(k, str):
-                raise _key_error(k, path + "/_meta")
-    _s_ImageContent__meta(o, v)
-    v = d.get("annotations", OMITTED)
-    if v is not OMITTED:
+            raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        for k0 in v:
+            if not isinstance(k0, str):
+                raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        o.meta = v
+    else:
+        o.meta = OMITTED
+    if "annotations" in d:
+        v = d["annotations"]
         n += 1
         try:
             v = _structure_Annotations(v, "")
         except ValidationError as e:
             raise _at(e, path + "/annotations") from None
-    _s_ImageContent__annotations(o, v)
-    v = d.get("data", _MISSING)
-    if v is _MISSING:
-        raise _missing("data", path)
+        o.annotations = v
+    else:
+        o.annotations = OMITTED
+    try:
+        v = d["data"]
+    except KeyError:
+        raise _missing("data", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/data")
-    _s_ImageContent__data(o, v)
-    v = d.get("mimeType", _MISSING)
-    if v is _MISSING:
-        raise _missing("mimeType", path)
+    o.data = v
+    try:
+        v = d["mimeType"]
+    except KeyError:
+        raise _missing("mimeType", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/mimeType")
-    _s_ImageContent__mime_type(o, v)
-    v = d.get("type", _MISSING)
+    o.mime_type = v
+    try:
+        v = d["type"]
+    except KeyError:
+        raise _missing("type", path) from None
     if v != "image":
-        raise _const_error(v, "image", "type", path)
-    _s_ImageContent__type(o, "image")
-    if len(d) != n:
-        _s_ImageContent__extra(o, _extra(d, _K_ImageContent, path))
-    else:
-        _s_ImageContent__extra(o, {})
-    return o
+        raise _type_error("\"image\"", v, path + "/type")
+    o.type = "image"
+    o.extra = _extra(d, _K_ImageContent, path) if len(d) != n else {}
+    o.__class__ = ImageContent
+    r: ImageContent = o
+    return r
 
 
 def _unstructure_ImageContent(o: ImageContent) -> dict[str, Any]:
@@ -7324,18 +7609,20 @@ def _unstructure_ImageContent(o: ImageContent) -> dict[str, Any]:
 
 
 def _structure_Implementation(d: Any, path: str) -> Implementation:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: Implementation = _new(Implementation)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_Implementation()
     n = 2
-    v = d.get("description", OMITTED)
-    if v is not OMITTED:
+    if "description" in d:
+        v = d["description"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/description")
-    _s_Implementation__description(o, v)
-    v = d.get("icons", OMITTED)
-    if v is not OMITTED:
+        o.description = v
+    else:
+        o.description = OMITTED
+    if "icons" in d:
+        v = d["icons"]
         n += 1
         if not isinstance(v, list):
             raise _type_error("array", v, path + "/icons")
@@ -7343,36 +7630,43 @@ def _structure_Implementation(d: Any, path: str) -> Implementation:
             v = [_structure_Icon(x, "") for x in v]
         except ValidationError:
             raise _item_error(v, _structure_Icon, path + "/icons") from None
-    _s_Implementation__icons(o, v)
-    v = d.get("name", _MISSING)
-    if v is _MISSING:
-        raise _missing("name", path)
+        o.icons = v
+    else:
+        o.icons = OMITTED
+    try:
+        v = d["name"]
+    except KeyError:
+        raise _missing("name", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/name")
-    _s_Implementation__name(o, v)
-    v = d.get("title", OMITTED)
-    if v is not OMITTED:
+    o.name = v
+    if "title" in d:
+        v = d["title"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/title")
-    _s_Implementation__title(o, v)
-    v = d.get("version", _MISSING)
-    if v is _MISSING:
-        raise _missing("version", path)
+        o.title = v
+    else:
+        o.title = OMITTED
+    try:
+        v = d["version"]
+    except KeyError:
+        raise _missing("version", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/version")
-    _s_Implementation__version(o, v)
-    v = d.get("websiteUrl", OMITTED)
-    if v is not OMITTED:
+    o.version = v
+    if "websiteUrl" in d:
+        v = d["websiteUrl"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/websiteUrl")
-    _s_Implementation__website_url(o, v)
-    if len(d) != n:
-        _s_Implementation__extra(o, _extra(d, _K_Implementation, path))
+        o.website_url = v
     else:
-        _s_Implementation__extra(o, {})
-    return o
+        o.website_url = OMITTED
+    o.extra = _extra(d, _K_Implementation, path) if len(d) != n else {}
+    o.__class__ = Implementation
+    r: Implementation = o
+    return r
 
 
 def _unstructure_Implementation(o: Implementation) -> dict[str, Any]:
@@ -7396,20 +7690,22 @@ def _unstructure_Implementation(o: Implementation) -> dict[str, Any]:
 
 
 def _structure_InputRequiredResult(d: Any, path: str) -> InputRequiredResult:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: InputRequiredResult = _new(InputRequiredResult)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_InputRequiredResult()
     n = 1
-    v = d.get("_meta", OMITTED)
-    if v is not OMITTED:
+    if "_meta" in d:
+        v = d["_meta"]
         n += 1
         try:
             v = _structure_ResultMetaObject(v, "")
         except ValidationError as e:
             raise _at(e, path + "/_meta") from None
-    _s_InputRequiredResult__meta(o, v)
-    v = d.get("inputRequests", OMITTED)
-    if v is not OMITTED:
+        o.meta = v
+    else:
+        o.meta = OMITTED
+    if "inputRequests" in d:
+        v = d["inputRequests"]
         n += 1
         if not isinstance(v, dict):
             raise _type_error("object", v, path + "/inputRequests")
@@ -7418,24 +7714,28 @@ def _structure_InputRequiredResult(d: Any, path: str) -> InputRequiredResult:
             v = {k: _structure_InputRequest(x, "") for k, x in v.items()}
         except ValidationError:
             raise _entry_error(v, _structure_InputRequest, path + "/inputRequests") from None
-    _s_InputRequiredResult__input_requests(o, v)
-    v = d.get("requestState", OMITTED)
-    if v is not OMITTED:
+        o.input_requests = v
+    else:
+        o.input_requests = OMITTED
+    if "requestState" in d:
+        v = d["requestState"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/requestState")
-    _s_InputRequiredResult__request_state(o, v)
-    v = d.get("resultType", _MISSING)
-    if v is _MISSING:
-        raise _missing("resultType", path)
+        o.request_state = v
+    else:
+        o.request_state = OMITTED
+    try:
+        v = d["resultType"]
+    except KeyError:
+        raise _missing("resultType", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/resultType")
-    _s_InputRequiredResult__result_type(o, v)
-    if len(d) != n:
-        _s_InputRequiredResult__extra(o, _extra(d, _K_InputRequiredResult, path))
-    else:
-        _s_InputRequiredResult__extra(o, {})
-    return o
+    o.result_type = v
+    o.extra = _extra(d, _K_InputRequiredResult, path) if len(d) != n else {}
+    o.__class__ = InputRequiredResult
+    r: InputRequiredResult = o
+    return r
 
 
 def _unstructure_InputRequiredResult(o: InputRequiredResult) -> dict[str, Any]:
@@ -7456,20 +7756,21 @@ def _unstructure_InputRequiredResult(o: InputRequiredResult) -> dict[str, Any]:
 
 
 def _structure_InputResponseRequestParams(d: Any, path: str) -> InputResponseRequestParams:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: InputResponseRequestParams = _new(InputResponseRequestParams)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_InputResponseRequestParams()
     n = 1
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
-        raise _missing("_meta", path)
+    try:
+        v = d["_meta"]
+    except KeyError:
+        raise _missing("_meta", path) from None
     try:
         v = _structure_RequestMetaObject(v, "")
     except ValidationError as e:
         raise _at(e, path + "/_meta") from None
-    _s_InputResponseRequestParams__meta(o, v)
-    v = d.get("inputResponses", OMITTED)
-    if v is not OMITTED:
+    o.meta = v
+    if "inputResponses" in d:
+        v = d["inputResponses"]
         n += 1
         if not isinstance(v, dict):
             raise _type_error("object", v, path + "/inputResponses")
@@ -7478,18 +7779,21 @@ def _structure_InputResponseRequestParams(d: Any, path: str) -> InputResponseReq
             v = {k: _structure_InputResponse(x, "") for k, x in v.items()}
         except ValidationError:
             raise _entry_error(v, _structure_InputResponse, path + "/inputResponses") from None
-    _s_InputResponseRequestParams__input_responses(o, v)
-    v = d.get("requestState", OMITTED)
-    if v is not OMITTED:
+        o.input_responses = v
+    else:
+        o.input_responses = OMITTED
+    if "requestState" in d:
+        v = d["requestState"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/requestState")
-    _s_InputResponseRequestParams__request_state(o, v)
-    if len(d) != n:
-        _s_InputResponseRequestParams__extra(o, _extra(d, _K_InputResponseRequestParams, path))
+        o.request_state = v
     else:
-        _s_InputResponseRequestParams__extra(o, {})
-    return o
+        o.request_state = OMITTED
+    o.extra = _extra(d, _K_InputResponseRequestParams, path) if len(d) != n else {}
+    o.__class__ = InputResponseRequestParams
+    r: InputResponseRequestParams = o
+    return r
 
 
 def _unstructure_InputResponseRequestParams(o: InputResponseRequestParams) -> dict[str, Any]:
@@ -7507,29 +7811,34 @@ def _unstructure_InputResponseRequestParams(o: InputResponseRequestParams) -> di
 
 
 def _structure_InternalError(d: Any, path: str) -> InternalError:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: InternalError = _new(InternalError)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_InternalError()
     n = 2
-    v = d.get("code", _MISSING)
+    try:
+        v = d["code"]
+    except KeyError:
+        raise _missing("code", path) from None
     if v != -32603 or not _is_int(v):
-        raise _const_error(v, -32603, "code", path)
-    _s_InternalError__code(o, -32603)
-    v = d.get("data", OMITTED)
-    if v is not OMITTED:
+        raise _type_error("-32603", v, path + "/code")
+    o.code = -32603
+    if "data" in d:
+        v = d["data"]
         n += 1
-    _s_InternalError__data(o, v)
-    v = d.get("message", _MISSING)
-    if v is _MISSING:
-        raise _missing("message", path)
+        o.data = v
+    else:
+        o.data = OMITTED
+    try:
+        v = d["message"]
+    except KeyError:
+        raise _missing("message", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/message")
-    _s_InternalError__message(o, v)
-    if len(d) != n:
-        _s_InternalError__extra(o, _extra(d, _K_InternalError, path))
-    else:
-        _s_InternalError__extra(o, {})
-    return o
+    o.message = v
+    o.extra = _extra(d, _K_InternalError, path) if len(d) != n else {}
+    o.__class__ = InternalError
+    r: InternalError = o
+    return r
 
 
 def _unstructure_InternalError(o: InternalError) -> dict[str, Any]:
@@ -7544,29 +7853,34 @@ def _unstructure_InternalError(o: InternalError) -> dict[str, Any]:
 
 
 def _structure_InvalidParamsError(d: Any, path: str) -> InvalidParamsError:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: InvalidParamsError = _new(InvalidParamsError)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_InvalidParamsError()
     n = 2
-    v = d.get("code", _MISSING)
+    try:
+        v = d["code"]
+    except KeyError:
+        raise _missing("code", path) from None
     if v != -32602 or not _is_int(v):
-        raise _const_error(v, -32602, "code", path)
-    _s_InvalidParamsError__code(o, -32602)
-    v = d.get("data", OMITTED)
-    if v is not OMITTED:
+        raise _type_error("-32602", v, path + "/code")
+    o.code = -32602
+    if "data" in d:
+        v = d["data"]
         n += 1
-    _s_InvalidParamsError__data(o, v)
-    v = d.get("message", _MISSING)
-    if v is _MISSING:
-        raise _missing("message", path)
+        o.data = v
+    else:
+        o.data = OMITTED
+    try:
+        v = d["message"]
+    except KeyError:
+        raise _missing("message", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/message")
-    _s_InvalidParamsError__message(o, v)
-    if len(d) != n:
-        _s_InvalidParamsError__extra(o, _extra(d, _K_InvalidParamsError, path))
-    else:
-        _s_InvalidParamsError__extra(o, {})
-    return o
+    o.message = v
+    o.extra = _extra(d, _K_InvalidParamsError, path) if len(d) != n else {}
+    o.__class__ = InvalidParamsError
+    r: InvalidParamsError = o
+    return r
 
 
 def _unstructure_InvalidParamsError(o: InvalidParamsError) -> dict[str, Any]:
@@ -7581,29 +7895,34 @@ def _unstructure_InvalidParamsError(o: InvalidParamsError) -> dict[str, Any]:
 
 
 def _structure_InvalidRequestError(d: Any, path: str) -> InvalidRequestError:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: InvalidRequestError = _new(InvalidRequestError)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_InvalidRequestError()
     n = 2
-    v = d.get("code", _MISSING)
+    try:
+        v = d["code"]
+    except KeyError:
+        raise _missing("code", path) from None
     if v != -32600 or not _is_int(v):
-        raise _const_error(v, -32600, "code", path)
-    _s_InvalidRequestError__code(o, -32600)
-    v = d.get("data", OMITTED)
-    if v is not OMITTED:
+        raise _type_error("-32600", v, path + "/code")
+    o.code = -32600
+    if "data" in d:
+        v = d["data"]
         n += 1
-    _s_InvalidRequestError__data(o, v)
-    v = d.get("message", _MISSING)
-    if v is _MISSING:
-        raise _missing("message", path)
+        o.data = v
+    else:
+        o.data = OMITTED
+    try:
+        v = d["message"]
+    except KeyError:
+        raise _missing("message", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/message")
-    _s_InvalidRequestError__message(o, v)
-    if len(d) != n:
-        _s_InvalidRequestError__extra(o, _extra(d, _K_InvalidRequestError, path))
-    else:
-        _s_InvalidRequestError__extra(o, {})
-    return o
+    o.message = v
+    o.extra = _extra(d, _K_InvalidRequestError, path) if len(d) != n else {}
+    o.__class__ = InvalidRequestError
+    r: InvalidRequestError = o
+    return r
 
 
 def _unstructure_InvalidRequestError(o: InvalidRequestError) -> dict[str, Any]:
@@ -7618,33 +7937,38 @@ def _unstructure_InvalidRequestError(o: InvalidRequestError) -> dict[str, Any]:
 
 
 def _structure_JSONRPCErrorResponse(d: Any, path: str) -> JSONRPCErrorResponse:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: JSONRPCErrorResponse = _new(JSONRPCErrorResponse)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_JSONRPCErrorResponse()
     n = 2
-    v = d.get("error", _MISSING)
-    if v is _MISSING:
-        raise _missing("error", path)
+    try:
+        v = d["error"]
+    except KeyError:
+        raise _missing("error", path) from None
     try:
         v = _structure_Error(v, "")
     except ValidationError as e:
         raise _at(e, path + "/error") from None
-    _s_JSONRPCErrorResponse__error(o, v)
-    v = d.get("id", OMITTED)
-    if v is not OMITTED:
+    o.error = v
+    if "id" in d:
+        v = d["id"]
         n += 1
         if not (isinstance(v, str) or (v.__class__ is int or _is_int(v))):
             raise _type_error("string or integer", v, path + "/id")
-    _s_JSONRPCErrorResponse__id(o, v)
-    v = d.get("jsonrpc", _MISSING)
-    if v != "2.0":
-        raise _const_error(v, "2.0", "jsonrpc", path)
-    _s_JSONRPCErrorResponse__jsonrpc(o, "2.0")
-    if len(d) != n:
-        _s_JSONRPCErrorResponse__extra(o, _extra(d, _K_JSONRPCErrorResponse, path))
+        o.id = v
     else:
-        _s_JSONRPCErrorResponse__extra(o, {})
-    return o
+        o.id = OMITTED
+    try:
+        v = d["jsonrpc"]
+    except KeyError:
+        raise _missing("jsonrpc", path) from None
+    if v != "2.0":
+        raise _type_error("\"2.0\"", v, path + "/jsonrpc")
+    o.jsonrpc = "2.0"
+    o.extra = _extra(d, _K_JSONRPCErrorResponse, path) if len(d) != n else {}
+    o.__class__ = JSONRPCErrorResponse
+    r: JSONRPCErrorResponse = o
+    return r
 
 
 def _unstructure_JSONRPCErrorResponse(o: JSONRPCErrorResponse) -> dict[str, Any]:
@@ -7659,34 +7983,39 @@ def _unstructure_JSONRPCErrorResponse(o: JSONRPCErrorResponse) -> dict[str, Any]
 
 
 def _structure_JSONRPCNotification(d: Any, path: str) -> JSONRPCNotification:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: JSONRPCNotification = _new(JSONRPCNotification)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_JSONRPCNotification()
     n = 2
-    v = d.get("jsonrpc", _MISSING)
+    try:
+        v = d["jsonrpc"]
+    except KeyError:
+        raise _missing("jsonrpc", path) from None
     if v != "2.0":
-        raise _const_error(v, "2.0", "jsonrpc", path)
-    _s_JSONRPCNotification__jsonrpc(o, "2.0")
-    v = d.get("method", _MISSING)
-    if v is _MISSING:
-        raise _missing("method", path)
+        raise _type_error("\"2.0\"", v, path + "/jsonrpc")
+    o.jsonrpc = "2.0"
+    try:
+        v = d["method"]
+    except KeyError:
+        raise _missing("method", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/method")
-    _s_JSONRPCNotification__method(o, v)
-    v = d.get("params", OMITTED)
-    if v is not OMITTED:
+    o.method = v
+    if "params" in d:
+        v = d["params"]
         n += 1
         if not isinstance(v, dict):
-            raise _type_error("object", v, path + "/params")
-        for k in v:
-            if not isinstance(k, str):
-                raise _key_error(k, path + "/params")
-    _s_JSONRPCNotification__params(o, v)
-    if len(d) != n:
-        _s_JSONRPCNotification__extra(o, _extra(d, _K_JSONRPCNotification, path))
+            raise _invalid(v, _structure__dict_str_Any, path + "/params")
+        for k0 in v:
+            if not isinstance(k0, str):
+                raise _invalid(v, _structure__dict_str_Any, path + "/params")
+        o.params = v
     else:
-        _s_JSONRPCNotification__extra(o, {})
-    return o
+        o.params = OMITTED
+    o.extra = _extra(d, _K_JSONRPCNotification, path) if len(d) != n else {}
+    o.__class__ = JSONRPCNotification
+    r: JSONRPCNotification = o
+    return r
 
 
 def _unstructure_JSONRPCNotification(o: JSONRPCNotification) -> dict[str, Any]:
@@ -7701,40 +8030,46 @@ def _unstructure_JSONRPCNotification(o: JSONRPCNotification) -> dict[str, Any]:
 
 
 def _structure_JSONRPCRequest(d: Any, path: str) -> JSONRPCRequest:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: JSONRPCRequest = _new(JSONRPCRequest)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_JSONRPCRequest()
     n = 3
-    v = d.get("id", _MISSING)
-    if v is _MISSING:
-        raise _missing("id", path)
+    try:
+        v = d["id"]
+    except KeyError:
+        raise _missing("id", path) from None
     if not (isinstance(v, str) or (v.__class__ is int or _is_int(v))):
         raise _type_error("string or integer", v, path + "/id")
-    _s_JSONRPCRequest__id(o, v)
-    v = d.get("jsonrpc", _MISSING)
+    o.id = v
+    try:
+        v = d["jsonrpc"]
+    except KeyError:
+        raise _missing("jsonrpc", path) from None
     if v != "2.0":
-        raise _const_error(v, "2.0", "jsonrpc", path)
-    _s_JSONRPCRequest__jsonrpc(o, "2.0")
-    v = d.get("method", _MISSING)
-    if v is _MISSING:
-        raise _missing("method", path)
+        raise _type_error("\"2.0\"", v, path + "/jsonrpc")
+    o.jsonrpc = "2.0"
+    try:
+        v = d["method"]
+    except KeyError:
+        raise _missing("method", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/method")
-    _s_JSONRPCRequest__method(o, v)
-    v = d.get("params", OMITTED)
-    if v is not OMITTED:
+    o.method = v
+    if "params" in d:
+        v = d["params"]
         n += 1
         if not isinstance(v, dict):
-            raise _type_error("object", v, path + "/params")
-        for k in v:
-            if not isinstance(k, str):
-                raise _key_error(k, path + "/params")
-    _s_JSONRPCRequest__params(o, v)
-    if len(d) != n:
-        _s_JSONRPCRequest__extra(o, _extra(d, _K_JSONRPCRequest, path))
+            raise _invalid(v, _structure__dict_str_Any, path + "/params")
+        for k0 in v:
+            if not isinstance(k0, str):
+                raise _invalid(v, _structure__dict_str_Any, path + "/params")
+        o.params = v
     else:
-        _s_JSONRPCRequest__extra(o, {})
-    return o
+        o.params = OMITTED
+    o.extra = _extra(d, _K_JSONRPCRequest, path) if len(d) != n else {}
+    o.__class__ = JSONRPCRequest
+    r: JSONRPCRequest = o
+    return r
 
 
 def _unstructure_JSONRPCRequest(o: JSONRPCRequest) -> dict[str, Any]:
@@ -7749,32 +8084,36 @@ def _unstructure_JSONRPCRequest(o: JSONRPCRequest) -> dict[str, Any]:
 
 
 def _structure_JSONRPCResultResponse(d: Any, path: str) -> JSONRPCResultResponse:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: JSONRPCResultResponse = _new(JSONRPCResultResponse)
-    v = d.get("id", _MISSING)
-    if v is _MISSING:
-        raise _missing("id", path)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_JSONRPCResultResponse()
+    try:
+        v = d["id"]
+    except KeyError:
+        raise _missing("id", path) from None
     if not (isinstance(v, str) or (v.__class__ is int or _is_int(v))):
         raise _type_error("string or integer", v, path + "/id")
-    _s_JSONRPCResultResponse__id(o, v)
-    v = d.get("jsonrpc", _MISSING)
+    o.id = v
+    try:
+        v = d["jsonrpc"]
+    except KeyError:
+        raise _missing("jsonrpc", path) from None
     if v != "2.0":
-        raise _const_error(v, "2.0", "jsonrpc", path)
-    _s_JSONRPCResultResponse__jsonrpc(o, "2.0")
-    v = d.get("result", _MISSING)
-    if v is _MISSING:
-        raise _missing("result", path)
+        raise _type_error("\"2.0\"", v, path + "/jsonrpc")
+    o.jsonrpc = "2.0"
+    try:
+        v = d["result"]
+    except KeyError:
+        raise _missing("result", path) from None
     try:
         v = _structure_Result(v, "")
     except ValidationError as e:
         raise _at(e, path + "/result") from None
-    _s_JSONRPCResultResponse__result(o, v)
-    if len(d) != 3:
-        _s_JSONRPCResultResponse__extra(o, _extra(d, _K_JSONRPCResultResponse, path))
-    else:
-        _s_JSONRPCResultResponse__extra(o, {})
-    return o
+    o.result = v
+    o.extra = _extra(d, _K_JSONRPCResultResponse, path) if len(d) != 3 else {}
+    o.__class__ = JSONRPCResultResponse
+    r: JSONRPCResultResponse = o
+    return r
 
 
 def _unstructure_JSONRPCResultResponse(o: JSONRPCResultResponse) -> dict[str, Any]:
@@ -7785,55 +8124,66 @@ def _unstructure_JSONRPCResultResponse(o: JSONRPCResultResponse) -> dict[str, An
 
 
 def _structure_LegacyTitledEnumSchema(d: Any, path: str) -> LegacyTitledEnumSchema:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: LegacyTitledEnumSchema = _new(LegacyTitledEnumSchema)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_LegacyTitledEnumSchema()
     n = 2
-    v = d.get("default", OMITTED)
-    if v is not OMITTED:
+    if "default" in d:
+        v = d["default"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/default")
-    _s_LegacyTitledEnumSchema__default(o, v)
-    v = d.get("description", OMITTED)
-    if v is not OMITTED:
+        o.default = v
+    else:
+        o.default = OMITTED
+    if "description" in d:
+        v = d["description"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/description")
-    _s_LegacyTitledEnumSchema__description(o, v)
-    v = d.get("enum", _MISSING)
-    if v is _MISSING:
-        raise _missing("enum", path)
+        o.description = v
+    else:
+        o.description = OMITTED
+    try:
+        v = d["enum"]
+    except KeyError:
+        raise _missing("enum", path) from None
     if not isinstance(v, list):
-        raise _type_error("array", v, path + "/enum")
-    for x in v:
-        if not isinstance(x, str):
-            raise _bad_item(v, lambda x: isinstance(x, str), "string", path + "/enum")
-    _s_LegacyTitledEnumSchema__enum(o, v)
-    v = d.get("enumNames", OMITTED)
-    if v is not OMITTED:
+        raise _invalid(v, _structure__list_str, path + "/enum")
+    for x0 in v:
+        if not isinstance(x0, str):
+            raise _invalid(v, _structure__list_str, path + "/enum")
+    o.enum = v
+    if "enumNames" in d:
+        v = d["enumNames"]
         n += 1
         if not isinstance(v, list):
-            raise _type_error("array", v, path + "/enumNames")
-        for x in v:
-            if not isinstance(x, str):
-                raise _bad_item(v, lambda x: isinstance(x, str), "string", path + "/enumNames")
-    _s_LegacyTitledEnumSchema__enum_names(o, v)
-    v = d.get("title", OMITTED)
-    if v is not OMITTED:
+            raise _invalid(v, _structure__list_str, path + "/enumNames")
+        for x0 in v:
+            if not isinstance(x0, str):
+                raise _invalid(v, _structure__list_str, path + "/enumNames")
+        o.enum_names = v
+    else:
+        o.enum_names = OMITTED
+    if "title" in d:
+        v = d["title"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/title")
-    _s_LegacyTitledEnumSchema__title(o, v)
-    v = d.get("type", _MISSING)
-    if v != "string":
-        raise _const_error(v, "string", "type", path)
-    _s_LegacyTitledEnumSchema__type(o, "string")
-    if len(d) != n:
-        _s_LegacyTitledEnumSchema__extra(o, _extra(d, _K_LegacyTitledEnumSchema, path))
+        o.title = v
     else:
-        _s_LegacyTitledEnumSchema__extra(o, {})
-    return o
+        o.title = OMITTED
+    try:
+        v = d["type"]
+    except KeyError:
+        raise _missing("type", path) from None
+    if v != "string":
+        raise _type_error("\"string\"", v, path + "/type")
+    o.type = "string"
+    o.extra = _extra(d, _K_LegacyTitledEnumSchema, path) if len(d) != n else {}
+    o.__class__ = LegacyTitledEnumSchema
+    r: LegacyTitledEnumSchema = o
+    return r
 
 
 def _unstructure_LegacyTitledEnumSchema(o: LegacyTitledEnumSchema) -> dict[str, Any]:
@@ -7857,36 +8207,43 @@ def _unstructure_LegacyTitledEnumSchema(o: LegacyTitledEnumSchema) -> dict[str, 
 
 
 def _structure_ListPromptsRequest(d: Any, path: str) -> ListPromptsRequest:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ListPromptsRequest = _new(ListPromptsRequest)
-    v = d.get("id", _MISSING)
-    if v is _MISSING:
-        raise _missing("id", path)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ListPromptsRequest()
+    try:
+        v = d["id"]
+    except KeyError:
+        raise _missing("id", path) from None
     if not (isinstance(v, str) or (v.__class__ is int or _is_int(v))):
         raise _type_error("string or integer", v, path + "/id")
-    _s_ListPromptsRequest__id(o, v)
-    v = d.get("jsonrpc", _MISSING)
+    o.id = v
+    try:
+        v = d["jsonrpc"]
+    except KeyError:
+        raise _missing("jsonrpc", path) from None
     if v != "2.0":
-        raise _const_error(v, "2.0", "jsonrpc", path)
-    _s_ListPromptsRequest__jsonrpc(o, "2.0")
-    v = d.get("method", _MISSING)
+        raise _type_error("\"2.0\"", v, path + "/jsonrpc")
+    o.jsonrpc = "2.0"
+    try:
+        v = d["method"]
+    except KeyError:
+        raise _missing("method", path) from None
     if v != "prompts/list":
-        raise _const_error(v, "prompts/list", "method", path)
-    _s_ListPromptsRequest__method(o, "prompts/list")
-    v = d.get("params", _MISSING)
-    if v is _MISSING:
-        raise _missing("params", path)
+        raise _type_error("\"prompts/list\"", v, path + "/method")
+    o.method = "prompts/list"
+    try:
+        v = d["params"]
+    except KeyError:
+        raise _missing("params", path) from None
     try:
         v = _structure_PaginatedRequestParams(v, "")
     except ValidationError as e:
         raise _at(e, path + "/params") from None
-    _s_ListPromptsRequest__params(o, v)
-    if len(d) != 4:
-        _s_ListPromptsRequest__extra(o, _extra(d, _K_ListPromptsRequest, path))
-    else:
-        _s_ListPromptsRequest__extra(o, {})
-    return o
+    o.params = v
+    o.extra = _extra(d, _K_ListPromptsRequest, path) if len(d) != 4 else {}
+    o.__class__ = ListPromptsRequest
+    r: ListPromptsRequest = o
+    return r
 
 
 def _unstructure_ListPromptsRequest(o: ListPromptsRequest) -> dict[str, Any]:
@@ -7897,57 +8254,64 @@ def _unstructure_ListPromptsRequest(o: ListPromptsRequest) -> dict[str, Any]:
 
 
 def _structure_ListPromptsResult(d: Any, path: str) -> ListPromptsResult:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ListPromptsResult = _new(ListPromptsResult)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ListPromptsResult()
     n = 4
-    v = d.get("_meta", OMITTED)
-    if v is not OMITTED:
+    if "_meta" in d:
+        v = d["_meta"]
         n += 1
         try:
             v = _structure_ResultMetaObject(v, "")
         except ValidationError as e:
             raise _at(e, path + "/_meta") from None
-    _s_ListPromptsResult__meta(o, v)
-    v = d.get("cacheScope", _MISSING)
-    if v is _MISSING:
-        raise _missing("cacheScope", path)
+        o.meta = v
+    else:
+        o.meta = OMITTED
+    try:
+        v = d["cacheScope"]
+    except KeyError:
+        raise _missing("cacheScope", path) from None
     if not (isinstance(v, str) and v in {"private", "public"}):
         raise _type_error("one of \"private\", \"public\"", v, path + "/cacheScope")
-    _s_ListPromptsResult__cache_scope(o, v)
-    v = d.get("nextCursor", OMITTED)
-    if v is not OMITTED:
+    o.cache_scope = v
+    if "nextCursor" in d:
+        v = d["nextCursor"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/nextCursor")
-    _s_ListPromptsResult__next_cursor(o, v)
-    v = d.get("prompts", _MISSING)
-    if v is _MISSING:
-        raise _missing("prompts", path)
+        o.next_cursor = v
+    else:
+        o.next_cursor = OMITTED
+    try:
+        v = d["prompts"]
+    except KeyError:
+        raise _missing("prompts", path) from None
     if not isinstance(v, list):
         raise _type_error("array", v, path + "/prompts")
     try:
         v = [_structure_Prompt(x, "") for x in v]
     except ValidationError:
         raise _item_error(v, _structure_Prompt, path + "/prompts") from None
-    _s_ListPromptsResult__prompts(o, v)
-    v = d.get("resultType", _MISSING)
-    if v is _MISSING:
-        raise _missing("resultType", path)
+    o.prompts = v
+    try:
+        v = d["resultType"]
+    except KeyError:
+        raise _missing("resultType", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/resultType")
-    _s_ListPromptsResult__result_type(o, v)
-    v = d.get("ttlMs", _MISSING)
-    if v is _MISSING:
-        raise _missing("ttlMs", path)
+    o.result_type = v
+    try:
+        v = d["ttlMs"]
+    except KeyError:
+        raise _missing("ttlMs", path) from None
     if not ((v.__class__ is int or _is_int(v)) and v >= 0):
         raise _type_error("integer >= 0", v, path + "/ttlMs")
-    _s_ListPromptsResult__ttl_ms(o, v)
-    if len(d) != n:
-        _s_ListPromptsResult__extra(o, _extra(d, _K_ListPromptsResult, path))
-    else:
-        _s_ListPromptsResult__extra(o, {})
-    return o
+    o.ttl_ms = v
+    o.extra = _extra(d, _K_ListPromptsResult, path) if len(d) != n else {}
+    o.__class__ = ListPromptsResult
+    r: ListPromptsResult = o
+    return r
 
 
 def _unstructure_ListPromptsResult(o: ListPromptsResult) -> dict[str, Any]:
@@ -7965,32 +8329,36 @@ def _unstructure_ListPromptsResult(o: ListPromptsResult) -> dict[str, Any]:
 
 
 def _structure_ListPromptsResultResponse(d: Any, path: str) -> ListPromptsResultResponse:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ListPromptsResultResponse = _new(ListPromptsResultResponse)
-    v = d.get("id", _MISSING)
-    if v is _MISSING:
-        raise _missing("id", path)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ListPromptsResultResponse()
+    try:
+        v = d["id"]
+    except KeyError:
+        raise _missing("id", path) from None
     if not (isinstance(v, str) or (v.__class__ is int or _is_int(v))):
         raise _type_error("string or integer", v, path + "/id")
-    _s_ListPromptsResultResponse__id(o, v)
-    v = d.get("jsonrpc", _MISSING)
+    o.id = v
+    try:
+        v = d["jsonrpc"]
+    except KeyError:
+        raise _missing("jsonrpc", path) from None
     if v != "2.0":
-        raise _const_error(v, "2.0", "jsonrpc", path)
-    _s_ListPromptsResultResponse__jsonrpc(o, "2.0")
-    v = d.get("result", _MISSING)
-    if v is _MISSING:
-        raise _missing("result", path)
+        raise _type_error("\"2.0\"", v, path + "/jsonrpc")
+    o.jsonrpc = "2.0"
+    try:
+        v = d["result"]
+    except KeyError:
+        raise _missing("result", path) from None
     try:
         v = _structure_ListPromptsResult(v, "")
     except ValidationError as e:
         raise _at(e, path + "/result") from None
-    _s_ListPromptsResultResponse__result(o, v)
-    if len(d) != 3:
-        _s_ListPromptsResultResponse__extra(o, _extra(d, _K_ListPromptsResultResponse, path))
-    else:
-        _s_ListPromptsResultResponse__extra(o, {})
-    return o
+    o.result = v
+    o.extra = _extra(d, _K_ListPromptsResultResponse, path) if len(d) != 3 else {}
+    o.__class__ = ListPromptsResultResponse
+    r: ListPromptsResultResponse = o
+    return r
 
 
 def _unstructure_ListPromptsResultResponse(o: ListPromptsResultResponse) -> dict[str, Any]:
@@ -8001,36 +8369,43 @@ def _unstructure_ListPromptsResultResponse(o: ListPromptsResultResponse) -> dict
 
 
 def _structure_ListResourceTemplatesRequest(d: Any, path: str) -> ListResourceTemplatesRequest:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ListResourceTemplatesRequest = _new(ListResourceTemplatesRequest)
-    v = d.get("id", _MISSING)
-    if v is _MISSING:
-        raise _missing("id", path)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ListResourceTemplatesRequest()
+    try:
+        v = d["id"]
+    except KeyError:
+        raise _missing("id", path) from None
     if not (isinstance(v, str) or (v.__class__ is int or _is_int(v))):
         raise _type_error("string or integer", v, path + "/id")
-    _s_ListResourceTemplatesRequest__id(o, v)
-    v = d.get("jsonrpc", _MISSING)
+    o.id = v
+    try:
+        v = d["jsonrpc"]
+    except KeyError:
+        raise _missing("jsonrpc", path) from None
     if v != "2.0":
-        raise _const_error(v, "2.0", "jsonrpc", path)
-    _s_ListResourceTemplatesRequest__jsonrpc(o, "2.0")
-    v = d.get("method", _MISSING)
+        raise _type_error("\"2.0\"", v, path + "/jsonrpc")
+    o.jsonrpc = "2.0"
+    try:
+        v = d["method"]
+    except KeyError:
+        raise _missing("method", path) from None
     if v != "resources/templates/list":
-        raise _const_error(v, "resources/templates/list", "method", path)
-    _s_ListResourceTemplatesRequest__method(o, "resources/templates/list")
-    v = d.get("params", _MISSING)
-    if v is _MISSING:
-        raise _missing("params", path)
+        raise _type_error("\"resources/templates/list\"", v, path + "/method")
+    o.method = "resources/templates/list"
+    try:
+        v = d["params"]
+    except KeyError:
+        raise _missing("params", path) from None
     try:
         v = _structure_PaginatedRequestParams(v, "")
     except ValidationError as e:
         raise _at(e, path + "/params") from None
-    _s_ListResourceTemplatesRequest__params(o, v)
-    if len(d) != 4:
-        _s_ListResourceTemplatesRequest__extra(o, _extra(d, _K_ListResourceTemplatesRequest, path))
-    else:
-        _s_ListResourceTemplatesRequest__extra(o, {})
-    return o
+    o.params = v
+    o.extra = _extra(d, _K_ListResourceTemplatesRequest, path) if len(d) != 4 else {}
+    o.__class__ = ListResourceTemplatesRequest
+    r: ListResourceTemplatesRequest = o
+    return r
 
 
 def _unstructure_ListResourceTemplatesRequest(o: ListResourceTemplatesRequest) -> dict[str, Any]:
@@ -8041,57 +8416,64 @@ def _unstructure_ListResourceTemplatesRequest(o: ListResourceTemplatesRequest) -
 
 
 def _structure_ListResourceTemplatesResult(d: Any, path: str) -> ListResourceTemplatesResult:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ListResourceTemplatesResult = _new(ListResourceTemplatesResult)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ListResourceTemplatesResult()
     n = 4
-    v = d.get("_meta", OMITTED)
-    if v is not OMITTED:
+    if "_meta" in d:
+        v = d["_meta"]
         n += 1
         try:
             v = _structure_ResultMetaObject(v, "")
         except ValidationError as e:
             raise _at(e, path + "/_meta") from None
-    _s_ListResourceTemplatesResult__meta(o, v)
-    v = d.get("cacheScope", _MISSING)
-    if v is _MISSING:
-        raise _missing("cacheScope", path)
+        o.meta = v
+    else:
+        o.meta = OMITTED
+    try:
+        v = d["cacheScope"]
+    except KeyError:
+        raise _missing("cacheScope", path) from None
     if not (isinstance(v, str) and v in {"private", "public"}):
         raise _type_error("one of \"private\", \"public\"", v, path + "/cacheScope")
-    _s_ListResourceTemplatesResult__cache_scope(o, v)
-    v = d.get("nextCursor", OMITTED)
-    if v is not OMITTED:
+    o.cache_scope = v
+    if "nextCursor" in d:
+        v = d["nextCursor"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/nextCursor")
-    _s_ListResourceTemplatesResult__next_cursor(o, v)
-    v = d.get("resourceTemplates", _MISSING)
-    if v is _MISSING:
-        raise _missing("resourceTemplates", path)
+        o.next_cursor = v
+    else:
+        o.next_cursor = OMITTED
+    try:
+        v = d["resourceTemplates"]
+    except KeyError:
+        raise _missing("resourceTemplates", path) from None
     if not isinstance(v, list):
         raise _type_error("array", v, path + "/resourceTemplates")
     try:
         v = [_structure_ResourceTemplate(x, "") for x in v]
     except ValidationError:
         raise _item_error(v, _structure_ResourceTemplate, path + "/resourceTemplates") from None
-    _s_ListResourceTemplatesResult__resource_templates(o, v)
-    v = d.get("resultType", _MISSING)
-    if v is _MISSING:
-        raise _missing("resultType", path)
+    o.resource_templates = v
+    try:
+        v = d["resultType"]
+    except KeyError:
+        raise _missing("resultType", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/resultType")
-    _s_ListResourceTemplatesResult__result_type(o, v)
-    v = d.get("ttlMs", _MISSING)
-    if v is _MISSING:
-        raise _missing("ttlMs", path)
+    o.result_type = v
+    try:
+        v = d["ttlMs"]
+    except KeyError:
+        raise _missing("ttlMs", path) from None
     if not ((v.__class__ is int or _is_int(v)) and v >= 0):
         raise _type_error("integer >= 0", v, path + "/ttlMs")
-    _s_ListResourceTemplatesResult__ttl_ms(o, v)
-    if len(d) != n:
-        _s_ListResourceTemplatesResult__extra(o, _extra(d, _K_ListResourceTemplatesResult, path))
-    else:
-        _s_ListResourceTemplatesResult__extra(o, {})
-    return o
+    o.ttl_ms = v
+    o.extra = _extra(d, _K_ListResourceTemplatesResult, path) if len(d) != n else {}
+    o.__class__ = ListResourceTemplatesResult
+    r: ListResourceTemplatesResult = o
+    return r
 
 
 def _unstructure_ListResourceTemplatesResult(o: ListResourceTemplatesResult) -> dict[str, Any]:
@@ -8109,32 +8491,36 @@ def _unstructure_ListResourceTemplatesResult(o: ListResourceTemplatesResult) -> 
 
 
 def _structure_ListResourceTemplatesResultResponse(d: Any, path: str) -> ListResourceTemplatesResultResponse:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ListResourceTemplatesResultResponse = _new(ListResourceTemplatesResultResponse)
-    v = d.get("id", _MISSING)
-    if v is _MISSING:
-        raise _missing("id", path)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ListResourceTemplatesResultResponse()
+    try:
+        v = d["id"]
+    except KeyError:
+        raise _missing("id", path) from None
     if not (isinstance(v, str) or (v.__class__ is int or _is_int(v))):
         raise _type_error("string or integer", v, path + "/id")
-    _s_ListResourceTemplatesResultResponse__id(o, v)
-    v = d.get("jsonrpc", _MISSING)
+    o.id = v
+    try:
+        v = d["jsonrpc"]
+    except KeyError:
+        raise _missing("jsonrpc", path) from None
     if v != "2.0":
-        raise _const_error(v, "2.0", "jsonrpc", path)
-    _s_ListResourceTemplatesResultResponse__jsonrpc(o, "2.0")
-    v = d.get("result", _MISSING)
-    if v is _MISSING:
-        raise _missing("result", path)
+        raise _type_error("\"2.0\"", v, path + "/jsonrpc")
+    o.jsonrpc = "2.0"
+    try:
+        v = d["result"]
+    except KeyError:
+        raise _missing("result", path) from None
     try:
         v = _structure_ListResourceTemplatesResult(v, "")
     except ValidationError as e:
         raise _at(e, path + "/result") from None
-    _s_ListResourceTemplatesResultResponse__result(o, v)
-    if len(d) != 3:
-        _s_ListResourceTemplatesResultResponse__extra(o, _extra(d, _K_ListResourceTemplatesResultResponse, path))
-    else:
-        _s_ListResourceTemplatesResultResponse__extra(o, {})
-    return o
+    o.result = v
+    o.extra = _extra(d, _K_ListResourceTemplatesResultResponse, path) if len(d) != 3 else {}
+    o.__class__ = ListResourceTemplatesResultResponse
+    r: ListResourceTemplatesResultResponse = o
+    return r
 
 
 def _unstructure_ListResourceTemplatesResultResponse(o: ListResourceTemplatesResultResponse) -> dict[str, Any]:
@@ -8145,36 +8531,43 @@ def _unstructure_ListResourceTemplatesResultResponse(o: ListResourceTemplatesRes
 
 
 def _structure_ListResourcesRequest(d: Any, path: str) -> ListResourcesRequest:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ListResourcesRequest = _new(ListResourcesRequest)
-    v = d.get("id", _MISSING)
-    if v is _MISSING:
-        raise _missing("id", path)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ListResourcesRequest()
+    try:
+        v = d["id"]
+    except KeyError:
+        raise _missing("id", path) from None
     if not (isinstance(v, str) or (v.__class__ is int or _is_int(v))):
         raise _type_error("string or integer", v, path + "/id")
-    _s_ListResourcesRequest__id(o, v)
-    v = d.get("jsonrpc", _MISSING)
+    o.id = v
+    try:
+        v = d["jsonrpc"]
+    except KeyError:
+        raise _missing("jsonrpc", path) from None
     if v != "2.0":
-        raise _const_error(v, "2.0", "jsonrpc", path)
-    _s_ListResourcesRequest__jsonrpc(o, "2.0")
-    v = d.get("method", _MISSING)
+        raise _type_error("\"2.0\"", v, path + "/jsonrpc")
+    o.jsonrpc = "2.0"
+    try:
+        v = d["method"]
+    except KeyError:
+        raise _missing("method", path) from None
     if v != "resources/list":
-        raise _const_error(v, "resources/list", "method", path)
-    _s_ListResourcesRequest__method(o, "resources/list")
-    v = d.get("params", _MISSING)
-    if v is _MISSING:
-        raise _missing("params", path)
+        raise _type_error("\"resources/list\"", v, path + "/method")
+    o.method = "resources/list"
+    try:
+        v = d["params"]
+    except KeyError:
+        raise _missing("params", path) from None
     try:
         v = _structure_PaginatedRequestParams(v, "")
     except ValidationError as e:
         raise _at(e, path + "/params") from None
-    _s_ListResourcesRequest__params(o, v)
-    if len(d) != 4:
-        _s_ListResourcesRequest__extra(o, _extra(d, _K_ListResourcesRequest, path))
-    else:
-        _s_ListResourcesRequest__extra(o, {})
-    return o
+    o.params = v
+    o.extra = _extra(d, _K_ListResourcesRequest, path) if len(d) != 4 else {}
+    o.__class__ = ListResourcesRequest
+    r: ListResourcesRequest = o
+    return r
 
 
 def _unstructure_ListResourcesRequest(o: ListResourcesRequest) -> dict[str, Any]:
@@ -8185,57 +8578,64 @@ def _unstructure_ListResourcesRequest(o: ListResourcesRequest) -> dict[str, Any]
 
 
 def _structure_ListResourcesResult(d: Any, path: str) -> ListResourcesResult:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ListResourcesResult = _new(ListResourcesResult)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ListResourcesResult()
     n = 4
-    v = d.get("_meta", OMITTED)
-    if v is not OMITTED:
+    if "_meta" in d:
+        v = d["_meta"]
         n += 1
         try:
             v = _structure_ResultMetaObject(v, "")
         except ValidationError as e:
             raise _at(e, path + "/_meta") from None
-    _s_ListResourcesResult__meta(o, v)
-    v = d.get("cacheScope", _MISSING)
-    if v is _MISSING:
-        raise _missing("cacheScope", path)
+        o.meta = v
+    else:
+        o.meta = OMITTED
+    try:
+        v = d["cacheScope"]
+    except KeyError:
+        raise _missing("cacheScope", path) from None
     if not (isinstance(v, str) and v in {"private", "public"}):
         raise _type_error("one of \"private\", \"public\"", v, path + "/cacheScope")
-    _s_ListResourcesResult__cache_scope(o, v)
-    v = d.get("nextCursor", OMITTED)
-    if v is not OMITTED:
+    o.cache_scope = v
+    if "nextCursor" in d:
+        v = d["nextCursor"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/nextCursor")
-    _s_ListResourcesResult__next_cursor(o, v)
-    v = d.get("resources", _MISSING)
-    if v is _MISSING:
-        raise _missing("resources", path)
+        o.next_cursor = v
+    else:
+        o.next_cursor = OMITTED
+    try:
+        v = d["resources"]
+    except KeyError:
+        raise _missing("resources", path) from None
     if not isinstance(v, list):
         raise _type_error("array", v, path + "/resources")
     try:
         v = [_structure_Resource(x, "") for x in v]
     except ValidationError:
         raise _item_error(v, _structure_Resource, path + "/resources") from None
-    _s_ListResourcesResult__resources(o, v)
-    v = d.get("resultType", _MISSING)
-    if v is _MISSING:
-        raise _missing("resultType", path)
+    o.resources = v
+    try:
+        v = d["resultType"]
+    except KeyError:
+        raise _missing("resultType", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/resultType")
-    _s_ListResourcesResult__result_type(o, v)
-    v = d.get("ttlMs", _MISSING)
-    if v is _MISSING:
-        raise _missing("ttlMs", path)
+    o.result_type = v
+    try:
+        v = d["ttlMs"]
+    except KeyError:
+        raise _missing("ttlMs", path) from None
     if not ((v.__class__ is int or _is_int(v)) and v >= 0):
         raise _type_error("integer >= 0", v, path + "/ttlMs")
-    _s_ListResourcesResult__ttl_ms(o, v)
-    if len(d) != n:
-        _s_ListResourcesResult__extra(o, _extra(d, _K_ListResourcesResult, path))
-    else:
-        _s_ListResourcesResult__extra(o, {})
-    return o
+    o.ttl_ms = v
+    o.extra = _extra(d, _K_ListResourcesResult, path) if len(d) != n else {}
+    o.__class__ = ListResourcesResult
+    r: ListResourcesResult = o
+    return r
 
 
 def _unstructure_ListResourcesResult(o: ListResourcesResult) -> dict[str, Any]:
@@ -8253,32 +8653,36 @@ def _unstructure_ListResourcesResult(o: ListResourcesResult) -> dict[str, Any]:
 
 
 def _structure_ListResourcesResultResponse(d: Any, path: str) -> ListResourcesResultResponse:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ListResourcesResultResponse = _new(ListResourcesResultResponse)
-    v = d.get("id", _MISSING)
-    if v is _MISSING:
-        raise _missing("id", path)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ListResourcesResultResponse()
+    try:
+        v = d["id"]
+    except KeyError:
+        raise _missing("id", path) from None
     if not (isinstance(v, str) or (v.__class__ is int or _is_int(v))):
         raise _type_error("string or integer", v, path + "/id")
-    _s_ListResourcesResultResponse__id(o, v)
-    v = d.get("jsonrpc", _MISSING)
+    o.id = v
+    try:
+        v = d["jsonrpc"]
+    except KeyError:
+        raise _missing("jsonrpc", path) from None
     if v != "2.0":
-        raise _const_error(v, "2.0", "jsonrpc", path)
-    _s_ListResourcesResultResponse__jsonrpc(o, "2.0")
-    v = d.get("result", _MISSING)
-    if v is _MISSING:
-        raise _missing("result", path)
+        raise _type_error("\"2.0\"", v, path + "/jsonrpc")
+    o.jsonrpc = "2.0"
+    try:
+        v = d["result"]
+    except KeyError:
+        raise _missing("result", path) from None
     try:
         v = _structure_ListResourcesResult(v, "")
     except ValidationError as e:
         raise _at(e, path + "/result") from None
-    _s_ListResourcesResultResponse__result(o, v)
-    if len(d) != 3:
-        _s_ListResourcesResultResponse__extra(o, _extra(d, _K_ListResourcesResultResponse, path))
-    else:
-        _s_ListResourcesResultResponse__extra(o, {})
-    return o
+    o.result = v
+    o.extra = _extra(d, _K_ListResourcesResultResponse, path) if len(d) != 3 else {}
+    o.__class__ = ListResourcesResultResponse
+    r: ListResourcesResultResponse = o
+    return r
 
 
 def _unstructure_ListResourcesResultResponse(o: ListResourcesResultResponse) -> dict[str, Any]:
@@ -8289,27 +8693,31 @@ def _unstructure_ListResourcesResultResponse(o: ListResourcesResultResponse) -> 
 
 
 def _structure_ListRootsRequest(d: Any, path: str) -> ListRootsRequest:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ListRootsRequest = _new(ListRootsRequest)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ListRootsRequest()
     n = 1
-    v = d.get("method", _MISSING)
+    try:
+        v = d["method"]
+    except KeyError:
+        raise _missing("method", path) from None
     if v != "roots/list":
-        raise _const_error(v, "roots/list", "method", path)
-    _s_ListRootsRequest__method(o, "roots/list")
-    v = d.get("params", OMITTED)
-    if v is not OMITTED:
+        raise _type_error("\"roots/list\"", v, path + "/method")
+    o.method = "roots/list"
+    if "params" in d:
+        v = d["params"]
         n += 1
         try:
             v = _structure_ListRootsRequestParams(v, "")
         except ValidationError as e:
             raise _at(e, path + "/params") from None
-    _s_ListRootsRequest__params(o, v)
-    if len(d) != n:
-        _s_ListRootsRequest__extra(o, _extra(d, _K_ListRootsRequest, path))
+        o.params = v
     else:
-        _s_ListRootsRequest__extra(o, {})
-    return o
+        o.params = OMITTED
+    o.extra = _extra(d, _K_ListRootsRequest, path) if len(d) != n else {}
+    o.__class__ = ListRootsRequest
+    r: ListRootsRequest = o
+    return r
 
 
 def _unstructure_ListRootsRequest(o: ListRootsRequest) -> dict[str, Any]:
@@ -8324,24 +8732,30 @@ def _unstructure_ListRootsRequest(o: ListRootsRequest) -> dict[str, Any]:
 
 
 def _structure_ListRootsRequestParams(d: Any, path: str) -> ListRootsRequestParams:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ListRootsRequestParams = _new(ListRootsRequestParams)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ListRootsRequestParams()
+    if not d:
+        o.meta = OMITTED
+        o.extra = {}
+        o.__class__ = ListRootsRequestParams
+        return o  # type: ignore[no-any-return]
     n = 0
-    v = d.get("_meta", OMITTED)
-    if v is not OMITTED:
+    if "_meta" in d:
+        v = d["_meta"]
         n += 1
         if not isinstance(v, dict):
-            raise _type_error("object", v, path + "/_meta")
-        for k in v:
-            if not isinstance(k, str):
-                raise _key_error(k, path + "/_meta")
-    _s_ListRootsRequestParams__meta(o, v)
-    if len(d) != n:
-        _s_ListRootsRequestParams__extra(o, _extra(d, _K_ListRootsRequestParams, path))
+            raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        for k0 in v:
+            if not isinstance(k0, str):
+                raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        o.meta = v
     else:
-        _s_ListRootsRequestParams__extra(o, {})
-    return o
+        o.meta = OMITTED
+    o.extra = _extra(d, _K_ListRootsRequestParams, path) if len(d) != n else {}
+    o.__class__ = ListRootsRequestParams
+    r: ListRootsRequestParams = o
+    return r
 
 
 def _unstructure_ListRootsRequestParams(o: ListRootsRequestParams) -> dict[str, Any]:
@@ -8356,24 +8770,24 @@ def _unstructure_ListRootsRequestParams(o: ListRootsRequestParams) -> dict[str, 
 
 
 def _structure_ListRootsResult(d: Any, path: str) -> ListRootsResult:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ListRootsResult = _new(ListRootsResult)
-    v = d.get("roots", _MISSING)
-    if v is _MISSING:
-        raise _missing("roots", path)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ListRootsResult()
+    try:
+        v = d["roots"]
+    except KeyError:
+        raise _missing("roots", path) from None
     if not isinstance(v, list):
         raise _type_error("array", v, path + "/roots")
     try:
         v = [_structure_Root(x, "") for x in v]
     except ValidationError:
         raise _item_error(v, _structure_Root, path + "/roots") from None
-    _s_ListRootsResult__roots(o, v)
-    if len(d) != 1:
-        _s_ListRootsResult__extra(o, _extra(d, _K_ListRootsResult, path))
-    else:
-        _s_ListRootsResult__extra(o, {})
-    return o
+    o.roots = v
+    o.extra = _extra(d, _K_ListRootsResult, path) if len(d) != 1 else {}
+    o.__class__ = ListRootsResult
+    r: ListRootsResult = o
+    return r
 
 
 def _unstructure_ListRootsResult(o: ListRootsResult) -> dict[str, Any]:
@@ -8384,36 +8798,43 @@ def _unstructure_ListRootsResult(o: ListRootsResult) -> dict[str, Any]:
 
 
 def _structure_ListToolsRequest(d: Any, path: str) -> ListToolsRequest:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ListToolsRequest = _new(ListToolsRequest)
-    v = d.get("id", _MISSING)
-    if v is _MISSING:
-        raise _missing("id", path)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ListToolsRequest()
+    try:
+        v = d["id"]
+    except KeyError:
+        raise _missing("id", path) from None
     if not (isinstance(v, str) or (v.__class__ is int or _is_int(v))):
         raise _type_error("string or integer", v, path + "/id")
-    _s_ListToolsRequest__id(o, v)
-    v = d.get("jsonrpc", _MISSING)
+    o.id = v
+    try:
+        v = d["jsonrpc"]
+    except KeyError:
+        raise _missing("jsonrpc", path) from None
     if v != "2.0":
-        raise _const_error(v, "2.0", "jsonrpc", path)
-    _s_ListToolsRequest__jsonrpc(o, "2.0")
-    v = d.get("method", _MISSING)
+        raise _type_error("\"2.0\"", v, path + "/jsonrpc")
+    o.jsonrpc = "2.0"
+    try:
+        v = d["method"]
+    except KeyError:
+        raise _missing("method", path) from None
     if v != "tools/list":
-        raise _const_error(v, "tools/list", "method", path)
-    _s_ListToolsRequest__method(o, "tools/list")
-    v = d.get("params", _MISSING)
-    if v is _MISSING:
-        raise _missing("params", path)
+        raise _type_error("\"tools/list\"", v, path + "/method")
+    o.method = "tools/list"
+    try:
+        v = d["params"]
+    except KeyError:
+        raise _missing("params", path) from None
     try:
         v = _structure_PaginatedRequestParams(v, "")
     except ValidationError as e:
         raise _at(e, path + "/params") from None
-    _s_ListToolsRequest__params(o, v)
-    if len(d) != 4:
-        _s_ListToolsRequest__extra(o, _extra(d, _K_ListToolsRequest, path))
-    else:
-        _s_ListToolsRequest__extra(o, {})
-    return o
+    o.params = v
+    o.extra = _extra(d, _K_ListToolsRequest, path) if len(d) != 4 else {}
+    o.__class__ = ListToolsRequest
+    r: ListToolsRequest = o
+    return r
 
 
 def _unstructure_ListToolsRequest(o: ListToolsRequest) -> dict[str, Any]:
@@ -8424,57 +8845,64 @@ def _unstructure_ListToolsRequest(o: ListToolsRequest) -> dict[str, Any]:
 
 
 def _structure_ListToolsResult(d: Any, path: str) -> ListToolsResult:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ListToolsResult = _new(ListToolsResult)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ListToolsResult()
     n = 4
-    v = d.get("_meta", OMITTED)
-    if v is not OMITTED:
+    if "_meta" in d:
+        v = d["_meta"]
         n += 1
         try:
             v = _structure_ResultMetaObject(v, "")
         except ValidationError as e:
             raise _at(e, path + "/_meta") from None
-    _s_ListToolsResult__meta(o, v)
-    v = d.get("cacheScope", _MISSING)
-    if v is _MISSING:
-        raise _missing("cacheScope", path)
+        o.meta = v
+    else:
+        o.meta = OMITTED
+    try:
+        v = d["cacheScope"]
+    except KeyError:
+        raise _missing("cacheScope", path) from None
     if not (isinstance(v, str) and v in {"private", "public"}):
         raise _type_error("one of \"private\", \"public\"", v, path + "/cacheScope")
-    _s_ListToolsResult__cache_scope(o, v)
-    v = d.get("nextCursor", OMITTED)
-    if v is not OMITTED:
+    o.cache_scope = v
+    if "nextCursor" in d:
+        v = d["nextCursor"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/nextCursor")
-    _s_ListToolsResult__next_cursor(o, v)
-    v = d.get("resultType", _MISSING)
-    if v is _MISSING:
-        raise _missing("resultType", path)
+        o.next_cursor = v
+    else:
+        o.next_cursor = OMITTED
+    try:
+        v = d["resultType"]
+    except KeyError:
+        raise _missing("resultType", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/resultType")
-    _s_ListToolsResult__result_type(o, v)
-    v = d.get("tools", _MISSING)
-    if v is _MISSING:
-        raise _missing("tools", path)
+    o.result_type = v
+    try:
+        v = d["tools"]
+    except KeyError:
+        raise _missing("tools", path) from None
     if not isinstance(v, list):
         raise _type_error("array", v, path + "/tools")
     try:
         v = [_structure_Tool(x, "") for x in v]
     except ValidationError:
         raise _item_error(v, _structure_Tool, path + "/tools") from None
-    _s_ListToolsResult__tools(o, v)
-    v = d.get("ttlMs", _MISSING)
-    if v is _MISSING:
-        raise _missing("ttlMs", path)
+    o.tools = v
+    try:
+        v = d["ttlMs"]
+    except KeyError:
+        raise _missing("ttlMs", path) from None
     if not ((v.__class__ is int or _is_int(v)) and v >= 0):
         raise _type_error("integer >= 0", v, path + "/ttlMs")
-    _s_ListToolsResult__ttl_ms(o, v)
-    if len(d) != n:
-        _s_ListToolsResult__extra(o, _extra(d, _K_ListToolsResult, path))
-    else:
-        _s_ListToolsResult__extra(o, {})
-    return o
+    o.ttl_ms = v
+    o.extra = _extra(d, _K_ListToolsResult, path) if len(d) != n else {}
+    o.__class__ = ListToolsResult
+    r: ListToolsResult = o
+    return r
 
 
 def _unstructure_ListToolsResult(o: ListToolsResult) -> dict[str, Any]:
@@ -8492,32 +8920,36 @@ def _unstructure_ListToolsResult(o: ListToolsResult) -> dict[str, Any]:
 
 
 def _structure_ListToolsResultResponse(d: Any, path: str) -> ListToolsResultResponse:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ListToolsResultResponse = _new(ListToolsResultResponse)
-    v = d.get("id", _MISSING)
-    if v is _MISSING:
-        raise _missing("id", path)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ListToolsResultResponse()
+    try:
+        v = d["id"]
+    except KeyError:
+        raise _missing("id", path) from None
     if not (isinstance(v, str) or (v.__class__ is int or _is_int(v))):
         raise _type_error("string or integer", v, path + "/id")
-    _s_ListToolsResultResponse__id(o, v)
-    v = d.get("jsonrpc", _MISSING)
+    o.id = v
+    try:
+        v = d["jsonrpc"]
+    except KeyError:
+        raise _missing("jsonrpc", path) from None
     if v != "2.0":
-        raise _const_error(v, "2.0", "jsonrpc", path)
-    _s_ListToolsResultResponse__jsonrpc(o, "2.0")
-    v = d.get("result", _MISSING)
-    if v is _MISSING:
-        raise _missing("result", path)
+        raise _type_error("\"2.0\"", v, path + "/jsonrpc")
+    o.jsonrpc = "2.0"
+    try:
+        v = d["result"]
+    except KeyError:
+        raise _missing("result", path) from None
     try:
         v = _structure_ListToolsResult(v, "")
     except ValidationError as e:
         raise _at(e, path + "/result") from None
-    _s_ListToolsResultResponse__result(o, v)
-    if len(d) != 3:
-        _s_ListToolsResultResponse__extra(o, _extra(d, _K_ListToolsResultResponse, path))
-    else:
-        _s_ListToolsResultResponse__extra(o, {})
-    return o
+    o.result = v
+    o.extra = _extra(d, _K_ListToolsResultResponse, path) if len(d) != 3 else {}
+    o.__class__ = ListToolsResultResponse
+    r: ListToolsResultResponse = o
+    return r
 
 
 def _unstructure_ListToolsResultResponse(o: ListToolsResultResponse) -> dict[str, Any]:
@@ -8528,30 +8960,36 @@ def _unstructure_ListToolsResultResponse(o: ListToolsResultResponse) -> dict[str
 
 
 def _structure_LoggingMessageNotification(d: Any, path: str) -> LoggingMessageNotification:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: LoggingMessageNotification = _new(LoggingMessageNotification)
-    v = d.get("jsonrpc", _MISSING)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_LoggingMessageNotification()
+    try:
+        v = d["jsonrpc"]
+    except KeyError:
+        raise _missing("jsonrpc", path) from None
     if v != "2.0":
-        raise _const_error(v, "2.0", "jsonrpc", path)
-    _s_LoggingMessageNotification__jsonrpc(o, "2.0")
-    v = d.get("method", _MISSING)
+        raise _type_error("\"2.0\"", v, path + "/jsonrpc")
+    o.jsonrpc = "2.0"
+    try:
+        v = d["method"]
+    except KeyError:
+        raise _missing("method", path) from None
     if v != "notifications/message":
-        raise _const_error(v, "notifications/message", "method", path)
-    _s_LoggingMessageNotification__method(o, "notifications/message")
-    v = d.get("params", _MISSING)
-    if v is _MISSING:
-        raise _missing("params", path)
+        raise _type_error("\"notifications/message\"", v, path + "/method")
+    o.method = "notifications/message"
+    try:
+        v = d["params"]
+    except KeyError:
+        raise _missing("params", path) from None
     try:
         v = _structure_LoggingMessageNotificationParams(v, "")
     except ValidationError as e:
         raise _at(e, path + "/params") from None
-    _s_LoggingMessageNotification__params(o, v)
-    if len(d) != 3:
-        _s_LoggingMessageNotification__extra(o, _extra(d, _K_LoggingMessageNotification, path))
-    else:
-        _s_LoggingMessageNotification__extra(o, {})
-    return o
+    o.params = v
+    o.extra = _extra(d, _K_LoggingMessageNotification, path) if len(d) != 3 else {}
+    o.__class__ = LoggingMessageNotification
+    r: LoggingMessageNotification = o
+    return r
 
 
 def _unstructure_LoggingMessageNotification(o: LoggingMessageNotification) -> dict[str, Any]:
@@ -8562,39 +9000,44 @@ def _unstructure_LoggingMessageNotification(o: LoggingMessageNotification) -> di
 
 
 def _structure_LoggingMessageNotificationParams(d: Any, path: str) -> LoggingMessageNotificationParams:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: LoggingMessageNotificationParams = _new(LoggingMessageNotificationParams)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_LoggingMessageNotificationParams()
     n = 2
-    v = d.get("_meta", OMITTED)
-    if v is not OMITTED:
+    if "_meta" in d:
+        v = d["_meta"]
         n += 1
         try:
             v = _structure_NotificationMetaObject(v, "")
         except ValidationError as e:
             raise _at(e, path + "/_meta") from None
-    _s_LoggingMessageNotificationParams__meta(o, v)
-    v = d.get("data", _MISSING)
-    if v is _MISSING:
-        raise _missing("data", path)
-    _s_LoggingMessageNotificationParams__data(o, v)
-    v = d.get("level", _MISSING)
-    if v is _MISSING:
-        raise _missing("level", path)
+        o.meta = v
+    else:
+        o.meta = OMITTED
+    try:
+        v = d["data"]
+    except KeyError:
+        raise _missing("data", path) from None
+    o.data = v
+    try:
+        v = d["level"]
+    except KeyError:
+        raise _missing("level", path) from None
     if not (isinstance(v, str) and v in {"alert", "critical", "debug", "emergency", "error", "info", "notice", "warning"}):
         raise _type_error("one of \"alert\", \"critical\", \"debug\", \"emergency\", \"error\", \"info\", \"notice\", \"warning\"", v, path + "/level")
-    _s_LoggingMessageNotificationParams__level(o, v)
-    v = d.get("logger", OMITTED)
-    if v is not OMITTED:
+    o.level = v
+    if "logger" in d:
+        v = d["logger"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/logger")
-    _s_LoggingMessageNotificationParams__logger(o, v)
-    if len(d) != n:
-        _s_LoggingMessageNotificationParams__extra(o, _extra(d, _K_LoggingMessageNotificationParams, path))
+        o.logger = v
     else:
-        _s_LoggingMessageNotificationParams__extra(o, {})
-    return o
+        o.logger = OMITTED
+    o.extra = _extra(d, _K_LoggingMessageNotificationParams, path) if len(d) != n else {}
+    o.__class__ = LoggingMessageNotificationParams
+    r: LoggingMessageNotificationParams = o
+    return r
 
 
 def _unstructure_LoggingMessageNotificationParams(o: LoggingMessageNotificationParams) -> dict[str, Any]:
@@ -8612,29 +9055,34 @@ def _unstructure_LoggingMessageNotificationParams(o: LoggingMessageNotificationP
 
 
 def _structure_MethodNotFoundError(d: Any, path: str) -> MethodNotFoundError:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: MethodNotFoundError = _new(MethodNotFoundError)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_MethodNotFoundError()
     n = 2
-    v = d.get("code", _MISSING)
+    try:
+        v = d["code"]
+    except KeyError:
+        raise _missing("code", path) from None
     if v != -32601 or not _is_int(v):
-        raise _const_error(v, -32601, "code", path)
-    _s_MethodNotFoundError__code(o, -32601)
-    v = d.get("data", OMITTED)
-    if v is not OMITTED:
+        raise _type_error("-32601", v, path + "/code")
+    o.code = -32601
+    if "data" in d:
+        v = d["data"]
         n += 1
-    _s_MethodNotFoundError__data(o, v)
-    v = d.get("message", _MISSING)
-    if v is _MISSING:
-        raise _missing("message", path)
+        o.data = v
+    else:
+        o.data = OMITTED
+    try:
+        v = d["message"]
+    except KeyError:
+        raise _missing("message", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/message")
-    _s_MethodNotFoundError__message(o, v)
-    if len(d) != n:
-        _s_MethodNotFoundError__extra(o, _extra(d, _K_MethodNotFoundError, path))
-    else:
-        _s_MethodNotFoundError__extra(o, {})
-    return o
+    o.message = v
+    o.extra = _extra(d, _K_MethodNotFoundError, path) if len(d) != n else {}
+    o.__class__ = MethodNotFoundError
+    r: MethodNotFoundError = o
+    return r
 
 
 def _unstructure_MethodNotFoundError(o: MethodNotFoundError) -> dict[str, Any]:
@@ -8649,33 +9097,38 @@ def _unstructure_MethodNotFoundError(o: MethodNotFoundError) -> dict[str, Any]:
 
 
 def _structure_MissingRequiredClientCapabilityError(d: Any, path: str) -> MissingRequiredClientCapabilityError:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: MissingRequiredClientCapabilityError = _new(MissingRequiredClientCapabilityError)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_MissingRequiredClientCapabilityError()
     n = 2
-    v = d.get("error", _MISSING)
-    if v is _MISSING:
-        raise _missing("error", path)
+    try:
+        v = d["error"]
+    except KeyError:
+        raise _missing("error", path) from None
     try:
         v = _structure_MissingRequiredClientCapabilityErrorError(v, "")
     except ValidationError as e:
         raise _at(e, path + "/error") from None
-    _s_MissingRequiredClientCapabilityError__error(o, v)
-    v = d.get("id", OMITTED)
-    if v is not OMITTED:
+    o.error = v
+    if "id" in d:
+        v = d["id"]
         n += 1
         if not (isinstance(v, str) or (v.__class__ is int or _is_int(v))):
             raise _type_error("string or integer", v, path + "/id")
-    _s_MissingRequiredClientCapabilityError__id(o, v)
-    v = d.get("jsonrpc", _MISSING)
-    if v != "2.0":
-        raise _const_error(v, "2.0", "jsonrpc", path)
-    _s_MissingRequiredClientCapabilityError__jsonrpc(o, "2.0")
-    if len(d) != n:
-        _s_MissingRequiredClientCapabilityError__extra(o, _extra(d, _K_MissingRequiredClientCapabilityError, path))
+        o.id = v
     else:
-        _s_MissingRequiredClientCapabilityError__extra(o, {})
-    return o
+        o.id = OMITTED
+    try:
+        v = d["jsonrpc"]
+    except KeyError:
+        raise _missing("jsonrpc", path) from None
+    if v != "2.0":
+        raise _type_error("\"2.0\"", v, path + "/jsonrpc")
+    o.jsonrpc = "2.0"
+    o.extra = _extra(d, _K_MissingRequiredClientCapabilityError, path) if len(d) != n else {}
+    o.__class__ = MissingRequiredClientCapabilityError
+    r: MissingRequiredClientCapabilityError = o
+    return r
 
 
 def _unstructure_MissingRequiredClientCapabilityError(o: MissingRequiredClientCapabilityError) -> dict[str, Any]:
@@ -8690,32 +9143,36 @@ def _unstructure_MissingRequiredClientCapabilityError(o: MissingRequiredClientCa
 
 
 def _structure_MissingRequiredClientCapabilityErrorError(d: Any, path: str) -> MissingRequiredClientCapabilityErrorError:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: MissingRequiredClientCapabilityErrorError = _new(MissingRequiredClientCapabilityErrorError)
-    v = d.get("code", _MISSING)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_MissingRequiredClientCapabilityErrorError()
+    try:
+        v = d["code"]
+    except KeyError:
+        raise _missing("code", path) from None
     if v != -32021 or not _is_int(v):
-        raise _const_error(v, -32021, "code", path)
-    _s_MissingRequiredClientCapabilityErrorError__code(o, -32021)
-    v = d.get("data", _MISSING)
-    if v is _MISSING:
-        raise _missing("data", path)
+        raise _type_error("-32021", v, path + "/code")
+    o.code = -32021
+    try:
+        v = d["data"]
+    except KeyError:
+        raise _missing("data", path) from None
     try:
         v = _structure_MissingRequiredClientCapabilityErrorErrorData(v, "")
     except ValidationError as e:
         raise _at(e, path + "/data") from None
-    _s_MissingRequiredClientCapabilityErrorError__data(o, v)
-    v = d.get("message", _MISSING)
-    if v is _MISSING:
-        raise _missing("message", path)
+    o.data = v
+    try:
+        v = d["message"]
+    except KeyError:
+        raise _missing("message", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/message")
-    _s_MissingRequiredClientCapabilityErrorError__message(o, v)
-    if len(d) != 3:
-        _s_MissingRequiredClientCapabilityErrorError__extra(o, _extra(d, _K_MissingRequiredClientCapabilityErrorError, path))
-    else:
-        _s_MissingRequiredClientCapabilityErrorError__extra(o, {})
-    return o
+    o.message = v
+    o.extra = _extra(d, _K_MissingRequiredClientCapabilityErrorError, path) if len(d) != 3 else {}
+    o.__class__ = MissingRequiredClientCapabilityErrorError
+    r: MissingRequiredClientCapabilityErrorError = o
+    return r
 
 
 def _unstructure_MissingRequiredClientCapabilityErrorError(o: MissingRequiredClientCapabilityErrorError) -> dict[str, Any]:
@@ -8726,22 +9183,22 @@ def _unstructure_MissingRequiredClientCapabilityErrorError(o: MissingRequiredCli
 
 
 def _structure_MissingRequiredClientCapabilityErrorErrorData(d: Any, path: str) -> MissingRequiredClientCapabilityErrorErrorData:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: MissingRequiredClientCapabilityErrorErrorData = _new(MissingRequiredClientCapabilityErrorErrorData)
-    v = d.get("requiredCapabilities", _MISSING)
-    if v is _MISSING:
-        raise _missing("requiredCapabilities", path)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_MissingRequiredClientCapabilityErrorErrorData()
+    try:
+        v = d["requiredCapabilities"]
+    except KeyError:
+        raise _missing("requiredCapabilities", path) from None
     try:
         v = _structure_ClientCapabilities(v, "")
     except ValidationError as e:
         raise _at(e, path + "/requiredCapabilities") from None
-    _s_MissingRequiredClientCapabilityErrorErrorData__required_capabilities(o, v)
-    if len(d) != 1:
-        _s_MissingRequiredClientCapabilityErrorErrorData__extra(o, _extra(d, _K_MissingRequiredClientCapabilityErrorErrorData, path))
-    else:
-        _s_MissingRequiredClientCapabilityErrorErrorData__extra(o, {})
-    return o
+    o.required_capabilities = v
+    o.extra = _extra(d, _K_MissingRequiredClientCapabilityErrorErrorData, path) if len(d) != 1 else {}
+    o.__class__ = MissingRequiredClientCapabilityErrorErrorData
+    r: MissingRequiredClientCapabilityErrorErrorData = o
+    return r
 
 
 def _unstructure_MissingRequiredClientCapabilityErrorErrorData(o: MissingRequiredClientCapabilityErrorErrorData) -> dict[str, Any]:
@@ -8752,21 +9209,27 @@ def _unstructure_MissingRequiredClientCapabilityErrorErrorData(o: MissingRequire
 
 
 def _structure_ModelHint(d: Any, path: str) -> ModelHint:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ModelHint = _new(ModelHint)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ModelHint()
+    if not d:
+        o.name = OMITTED
+        o.extra = {}
+        o.__class__ = ModelHint
+        return o  # type: ignore[no-any-return]
     n = 0
-    v = d.get("name", OMITTED)
-    if v is not OMITTED:
+    if "name" in d:
+        v = d["name"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/name")
-    _s_ModelHint__name(o, v)
-    if len(d) != n:
-        _s_ModelHint__extra(o, _extra(d, _K_ModelHint, path))
+        o.name = v
     else:
-        _s_ModelHint__extra(o, {})
-    return o
+        o.name = OMITTED
+    o.extra = _extra(d, _K_ModelHint, path) if len(d) != n else {}
+    o.__class__ = ModelHint
+    r: ModelHint = o
+    return r
 
 
 def _unstructure_ModelHint(o: ModelHint) -> dict[str, Any]:
@@ -8781,18 +9244,28 @@ def _unstructure_ModelHint(o: ModelHint) -> dict[str, Any]:
 
 
 def _structure_ModelPreferences(d: Any, path: str) -> ModelPreferences:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ModelPreferences = _new(ModelPreferences)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ModelPreferences()
+    if not d:
+        o.cost_priority = OMITTED
+        o.hints = OMITTED
+        o.intelligence_priority = OMITTED
+        o.speed_priority = OMITTED
+        o.extra = {}
+        o.__class__ = ModelPreferences
+        return o  # type: ignore[no-any-return]
     n = 0
-    v = d.get("costPriority", OMITTED)
-    if v is not OMITTED:
+    if "costPriority" in d:
+        v = d["costPriority"]
         n += 1
         if not ((v.__class__ is float or v.__class__ is int or _is_number(v)) and v >= 0 and v <= 1):
             raise _type_error("number in [0, 1]", v, path + "/costPriority")
-    _s_ModelPreferences__cost_priority(o, v)
-    v = d.get("hints", OMITTED)
-    if v is not OMITTED:
+        o.cost_priority = v
+    else:
+        o.cost_priority = OMITTED
+    if "hints" in d:
+        v = d["hints"]
         n += 1
         if not isinstance(v, list):
             raise _type_error("array", v, path + "/hints")
@@ -8800,24 +9273,29 @@ def _structure_ModelPreferences(d: Any, path: str) -> ModelPreferences:
             v = [_structure_ModelHint(x, "") for x in v]
         except ValidationError:
             raise _item_error(v, _structure_ModelHint, path + "/hints") from None
-    _s_ModelPreferences__hints(o, v)
-    v = d.get("intelligencePriority", OMITTED)
-    if v is not OMITTED:
+        o.hints = v
+    else:
+        o.hints = OMITTED
+    if "intelligencePriority" in d:
+        v = d["intelligencePriority"]
         n += 1
         if not ((v.__class__ is float or v.__class__ is int or _is_number(v)) and v >= 0 and v <= 1):
             raise _type_error("number in [0, 1]", v, path + "/intelligencePriority")
-    _s_ModelPreferences__intelligence_priority(o, v)
-    v = d.get("speedPriority", OMITTED)
-    if v is not OMITTED:
+        o.intelligence_priority = v
+    else:
+        o.intelligence_priority = OMITTED
+    if "speedPriority" in d:
+        v = d["speedPriority"]
         n += 1
         if not ((v.__class__ is float or v.__class__ is int or _is_number(v)) and v >= 0 and v <= 1):
             raise _type_error("number in [0, 1]", v, path + "/speedPriority")
-    _s_ModelPreferences__speed_priority(o, v)
-    if len(d) != n:
-        _s_ModelPreferences__extra(o, _extra(d, _K_ModelPreferences, path))
+        o.speed_priority = v
     else:
-        _s_ModelPreferences__extra(o, {})
-    return o
+        o.speed_priority = OMITTED
+    o.extra = _extra(d, _K_ModelPreferences, path) if len(d) != n else {}
+    o.__class__ = ModelPreferences
+    r: ModelPreferences = o
+    return r
 
 
 def _unstructure_ModelPreferences(o: ModelPreferences) -> dict[str, Any]:
@@ -8841,30 +9319,32 @@ def _unstructure_ModelPreferences(o: ModelPreferences) -> dict[str, Any]:
 
 
 def _structure_Notification(d: Any, path: str) -> Notification:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: Notification = _new(Notification)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_Notification()
     n = 1
-    v = d.get("method", _MISSING)
-    if v is _MISSING:
-        raise _missing("method", path)
+    try:
+        v = d["method"]
+    except KeyError:
+        raise _missing("method", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/method")
-    _s_Notification__method(o, v)
-    v = d.get("params", OMITTED)
-    if v is not OMITTED:
+    o.method = v
+    if "params" in d:
+        v = d["params"]
         n += 1
         if not isinstance(v, dict):
-            raise _type_error("object", v, path + "/params")
-        for k in v:
-            if not isinstance(k, str):
-                raise _key_error(k, path + "/params")
-    _s_Notification__params(o, v)
-    if len(d) != n:
-        _s_Notification__extra(o, _extra(d, _K_Notification, path))
+            raise _invalid(v, _structure__dict_str_Any, path + "/params")
+        for k0 in v:
+            if not isinstance(k0, str):
+                raise _invalid(v, _structure__dict_str_Any, path + "/params")
+        o.params = v
     else:
-        _s_Notification__extra(o, {})
-    return o
+        o.params = OMITTED
+    o.extra = _extra(d, _K_Notification, path) if len(d) != n else {}
+    o.__class__ = Notification
+    r: Notification = o
+    return r
 
 
 def _unstructure_Notification(o: Notification) -> dict[str, Any]:
@@ -8879,21 +9359,27 @@ def _unstructure_Notification(o: Notification) -> dict[str, Any]:
 
 
 def _structure_NotificationMetaObject(d: Any, path: str) -> NotificationMetaObject:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: NotificationMetaObject = _new(NotificationMetaObject)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_NotificationMetaObject()
+    if not d:
+        o.subscription_id = OMITTED
+        o.extra = {}
+        o.__class__ = NotificationMetaObject
+        return o  # type: ignore[no-any-return]
     n = 0
-    v = d.get("io.modelcontextprotocol/subscriptionId", OMITTED)
-    if v is not OMITTED:
+    if "io.modelcontextprotocol/subscriptionId" in d:
+        v = d["io.modelcontextprotocol/subscriptionId"]
         n += 1
         if not (isinstance(v, str) or (v.__class__ is int or _is_int(v))):
             raise _type_error("string or integer", v, path + "/io.modelcontextprotocol~1subscriptionId")
-    _s_NotificationMetaObject__subscription_id(o, v)
-    if len(d) != n:
-        _s_NotificationMetaObject__extra(o, _extra(d, _K_NotificationMetaObject, path))
+        o.subscription_id = v
     else:
-        _s_NotificationMetaObject__extra(o, {})
-    return o
+        o.subscription_id = OMITTED
+    o.extra = _extra(d, _K_NotificationMetaObject, path) if len(d) != n else {}
+    o.__class__ = NotificationMetaObject
+    r: NotificationMetaObject = o
+    return r
 
 
 def _unstructure_NotificationMetaObject(o: NotificationMetaObject) -> dict[str, Any]:
@@ -8908,23 +9394,29 @@ def _unstructure_NotificationMetaObject(o: NotificationMetaObject) -> dict[str, 
 
 
 def _structure_NotificationParams(d: Any, path: str) -> NotificationParams:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: NotificationParams = _new(NotificationParams)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_NotificationParams()
+    if not d:
+        o.meta = OMITTED
+        o.extra = {}
+        o.__class__ = NotificationParams
+        return o  # type: ignore[no-any-return]
     n = 0
-    v = d.get("_meta", OMITTED)
-    if v is not OMITTED:
+    if "_meta" in d:
+        v = d["_meta"]
         n += 1
         try:
             v = _structure_NotificationMetaObject(v, "")
         except ValidationError as e:
             raise _at(e, path + "/_meta") from None
-    _s_NotificationParams__meta(o, v)
-    if len(d) != n:
-        _s_NotificationParams__extra(o, _extra(d, _K_NotificationParams, path))
+        o.meta = v
     else:
-        _s_NotificationParams__extra(o, {})
-    return o
+        o.meta = OMITTED
+    o.extra = _extra(d, _K_NotificationParams, path) if len(d) != n else {}
+    o.__class__ = NotificationParams
+    r: NotificationParams = o
+    return r
 
 
 def _unstructure_NotificationParams(o: NotificationParams) -> dict[str, Any]:
@@ -8939,51 +9431,61 @@ def _unstructure_NotificationParams(o: NotificationParams) -> dict[str, Any]:
 
 
 def _structure_NumberSchema(d: Any, path: str) -> NumberSchema:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: NumberSchema = _new(NumberSchema)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_NumberSchema()
     n = 1
-    v = d.get("default", OMITTED)
-    if v is not OMITTED:
+    if "default" in d:
+        v = d["default"]
         n += 1
         if not (v.__class__ is float or v.__class__ is int or _is_number(v)):
             raise _type_error("number", v, path + "/default")
-    _s_NumberSchema__default(o, v)
-    v = d.get("description", OMITTED)
-    if v is not OMITTED:
+        o.default = v
+    else:
+        o.default = OMITTED
+    if "description" in d:
+        v = d["description"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/description")
-    _s_NumberSchema__description(o, v)
-    v = d.get("maximum", OMITTED)
-    if v is not OMITTED:
+        o.description = v
+    else:
+        o.description = OMITTED
+    if "maximum" in d:
+        v = d["maximum"]
         n += 1
         if not (v.__class__ is float or v.__class__ is int or _is_number(v)):
             raise _type_error("number", v, path + "/maximum")
-    _s_NumberSchema__maximum(o, v)
-    v = d.get("minimum", OMITTED)
-    if v is not OMITTED:
+        o.maximum = v
+    else:
+        o.maximum = OMITTED
+    if "minimum" in d:
+        v = d["minimum"]
         n += 1
         if not (v.__class__ is float or v.__class__ is int or _is_number(v)):
             raise _type_error("number", v, path + "/minimum")
-    _s_NumberSchema__minimum(o, v)
-    v = d.get("title", OMITTED)
-    if v is not OMITTED:
+        o.minimum = v
+    else:
+        o.minimum = OMITTED
+    if "title" in d:
+        v = d["title"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/title")
-    _s_NumberSchema__title(o, v)
-    v = d.get("type", _MISSING)
-    if v is _MISSING:
-        raise _missing("type", path)
+        o.title = v
+    else:
+        o.title = OMITTED
+    try:
+        v = d["type"]
+    except KeyError:
+        raise _missing("type", path) from None
     if not (isinstance(v, str) and v in {"integer", "number"}):
         raise _type_error("one of \"integer\", \"number\"", v, path + "/type")
-    _s_NumberSchema__type(o, v)
-    if len(d) != n:
-        _s_NumberSchema__extra(o, _extra(d, _K_NumberSchema, path))
-    else:
-        _s_NumberSchema__extra(o, {})
-    return o
+    o.type = v
+    o.extra = _extra(d, _K_NumberSchema, path) if len(d) != n else {}
+    o.__class__ = NumberSchema
+    r: NumberSchema = o
+    return r
 
 
 def _unstructure_NumberSchema(o: NumberSchema) -> dict[str, Any]:
@@ -9010,38 +9512,43 @@ def _unstructure_NumberSchema(o: NumberSchema) -> dict[str, Any]:
 
 
 def _structure_PaginatedRequest(d: Any, path: str) -> PaginatedRequest:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: PaginatedRequest = _new(PaginatedRequest)
-    v = d.get("id", _MISSING)
-    if v is _MISSING:
-        raise _missing("id", path)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_PaginatedRequest()
+    try:
+        v = d["id"]
+    except KeyError:
+        raise _missing("id", path) from None
     if not (isinstance(v, str) or (v.__class__ is int or _is_int(v))):
         raise _type_error("string or integer", v, path + "/id")
-    _s_PaginatedRequest__id(o, v)
-    v = d.get("jsonrpc", _MISSING)
+    o.id = v
+    try:
+        v = d["jsonrpc"]
+    except KeyError:
+        raise _missing("jsonrpc", path) from None
     if v != "2.0":
-        raise _const_error(v, "2.0", "jsonrpc", path)
-    _s_PaginatedRequest__jsonrpc(o, "2.0")
-    v = d.get("method", _MISSING)
-    if v is _MISSING:
-        raise _missing("method", path)
+        raise _type_error("\"2.0\"", v, path + "/jsonrpc")
+    o.jsonrpc = "2.0"
+    try:
+        v = d["method"]
+    except KeyError:
+        raise _missing("method", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/method")
-    _s_PaginatedRequest__method(o, v)
-    v = d.get("params", _MISSING)
-    if v is _MISSING:
-        raise _missing("params", path)
+    o.method = v
+    try:
+        v = d["params"]
+    except KeyError:
+        raise _missing("params", path) from None
     try:
         v = _structure_PaginatedRequestParams(v, "")
     except ValidationError as e:
         raise _at(e, path + "/params") from None
-    _s_PaginatedRequest__params(o, v)
-    if len(d) != 4:
-        _s_PaginatedRequest__extra(o, _extra(d, _K_PaginatedRequest, path))
-    else:
-        _s_PaginatedRequest__extra(o, {})
-    return o
+    o.params = v
+    o.extra = _extra(d, _K_PaginatedRequest, path) if len(d) != 4 else {}
+    o.__class__ = PaginatedRequest
+    r: PaginatedRequest = o
+    return r
 
 
 def _unstructure_PaginatedRequest(o: PaginatedRequest) -> dict[str, Any]:
@@ -9052,29 +9559,31 @@ def _unstructure_PaginatedRequest(o: PaginatedRequest) -> dict[str, Any]:
 
 
 def _structure_PaginatedRequestParams(d: Any, path: str) -> PaginatedRequestParams:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: PaginatedRequestParams = _new(PaginatedRequestParams)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_PaginatedRequestParams()
     n = 1
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
-        raise _missing("_meta", path)
+    try:
+        v = d["_meta"]
+    except KeyError:
+        raise _missing("_meta", path) from None
     try:
         v = _structure_RequestMetaObject(v, "")
     except ValidationError as e:
         raise _at(e, path + "/_meta") from None
-    _s_PaginatedRequestParams__meta(o, v)
-    v = d.get("cursor", OMITTED)
-    if v is not OMITTED:
+    o.meta = v
+    if "cursor" in d:
+        v = d["cursor"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/cursor")
-    _s_PaginatedRequestParams__cursor(o, v)
-    if len(d) != n:
-        _s_PaginatedRequestParams__extra(o, _extra(d, _K_PaginatedRequestParams, path))
+        o.cursor = v
     else:
-        _s_PaginatedRequestParams__extra(o, {})
-    return o
+        o.cursor = OMITTED
+    o.extra = _extra(d, _K_PaginatedRequestParams, path) if len(d) != n else {}
+    o.__class__ = PaginatedRequestParams
+    r: PaginatedRequestParams = o
+    return r
 
 
 def _unstructure_PaginatedRequestParams(o: PaginatedRequestParams) -> dict[str, Any]:
@@ -9089,35 +9598,39 @@ def _unstructure_PaginatedRequestParams(o: PaginatedRequestParams) -> dict[str, 
 
 
 def _structure_PaginatedResult(d: Any, path: str) -> PaginatedResult:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: PaginatedResult = _new(PaginatedResult)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_PaginatedResult()
     n = 1
-    v = d.get("_meta", OMITTED)
-    if v is not OMITTED:
+    if "_meta" in d:
+        v = d["_meta"]
         n += 1
         try:
             v = _structure_ResultMetaObject(v, "")
         except ValidationError as e:
             raise _at(e, path + "/_meta") from None
-    _s_PaginatedResult__meta(o, v)
-    v = d.get("nextCursor", OMITTED)
-    if v is not OMITTED:
+        o.meta = v
+    else:
+        o.meta = OMITTED
+    if "nextCursor" in d:
+        v = d["nextCursor"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/nextCursor")
-    _s_PaginatedResult__next_cursor(o, v)
-    v = d.get("resultType", _MISSING)
-    if v is _MISSING:
-        raise _missing("resultType", path)
+        o.next_cursor = v
+    else:
+        o.next_cursor = OMITTED
+    try:
+        v = d["resultType"]
+    except KeyError:
+        raise _missing("resultType", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/resultType")
-    _s_PaginatedResult__result_type(o, v)
-    if len(d) != n:
-        _s_PaginatedResult__extra(o, _extra(d, _K_PaginatedResult, path))
-    else:
-        _s_PaginatedResult__extra(o, {})
-    return o
+    o.result_type = v
+    o.extra = _extra(d, _K_PaginatedResult, path) if len(d) != n else {}
+    o.__class__ = PaginatedResult
+    r: PaginatedResult = o
+    return r
 
 
 def _unstructure_PaginatedResult(o: PaginatedResult) -> dict[str, Any]:
@@ -9135,29 +9648,34 @@ def _unstructure_PaginatedResult(o: PaginatedResult) -> dict[str, Any]:
 
 
 def _structure_ParseError(d: Any, path: str) -> ParseError:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ParseError = _new(ParseError)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ParseError()
     n = 2
-    v = d.get("code", _MISSING)
+    try:
+        v = d["code"]
+    except KeyError:
+        raise _missing("code", path) from None
     if v != -32700 or not _is_int(v):
-        raise _const_error(v, -32700, "code", path)
-    _s_ParseError__code(o, -32700)
-    v = d.get("data", OMITTED)
-    if v is not OMITTED:
+        raise _type_error("-32700", v, path + "/code")
+    o.code = -32700
+    if "data" in d:
+        v = d["data"]
         n += 1
-    _s_ParseError__data(o, v)
-    v = d.get("message", _MISSING)
-    if v is _MISSING:
-        raise _missing("message", path)
+        o.data = v
+    else:
+        o.data = OMITTED
+    try:
+        v = d["message"]
+    except KeyError:
+        raise _missing("message", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/message")
-    _s_ParseError__message(o, v)
-    if len(d) != n:
-        _s_ParseError__extra(o, _extra(d, _K_ParseError, path))
-    else:
-        _s_ParseError__extra(o, {})
-    return o
+    o.message = v
+    o.extra = _extra(d, _K_ParseError, path) if len(d) != n else {}
+    o.__class__ = ParseError
+    r: ParseError = o
+    return r
 
 
 def _unstructure_ParseError(o: ParseError) -> dict[str, Any]:
@@ -9172,30 +9690,36 @@ def _unstructure_ParseError(o: ParseError) -> dict[str, Any]:
 
 
 def _structure_ProgressNotification(d: Any, path: str) -> ProgressNotification:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ProgressNotification = _new(ProgressNotification)
-    v = d.get("jsonrpc", _MISSING)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ProgressNotification()
+    try:
+        v = d["jsonrpc"]
+    except KeyError:
+        raise _missing("jsonrpc", path) from None
     if v != "2.0":
-        raise _const_error(v, "2.0", "jsonrpc", path)
-    _s_ProgressNotification__jsonrpc(o, "2.0")
-    v = d.get("method", _MISSING)
+        raise _type_error("\"2.0\"", v, path + "/jsonrpc")
+    o.jsonrpc = "2.0"
+    try:
+        v = d["method"]
+    except KeyError:
+        raise _missing("method", path) from None
     if v != "notifications/progress":
-        raise _const_error(v, "notifications/progress", "method", path)
-    _s_ProgressNotification__method(o, "notifications/progress")
-    v = d.get("params", _MISSING)
-    if v is _MISSING:
-        raise _missing("params", path)
+        raise _type_error("\"notifications/progress\"", v, path + "/method")
+    o.method = "notifications/progress"
+    try:
+        v = d["params"]
+    except KeyError:
+        raise _missing("params", path) from None
     try:
         v = _structure_ProgressNotificationParams(v, "")
     except ValidationError as e:
         raise _at(e, path + "/params") from None
-    _s_ProgressNotification__params(o, v)
-    if len(d) != 3:
-        _s_ProgressNotification__extra(o, _extra(d, _K_ProgressNotification, path))
-    else:
-        _s_ProgressNotification__extra(o, {})
-    return o
+    o.params = v
+    o.extra = _extra(d, _K_ProgressNotification, path) if len(d) != 3 else {}
+    o.__class__ = ProgressNotification
+    r: ProgressNotification = o
+    return r
 
 
 def _unstructure_ProgressNotification(o: ProgressNotification) -> dict[str, Any]:
@@ -9206,47 +9730,54 @@ def _unstructure_ProgressNotification(o: ProgressNotification) -> dict[str, Any]
 
 
 def _structure_ProgressNotificationParams(d: Any, path: str) -> ProgressNotificationParams:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ProgressNotificationParams = _new(ProgressNotificationParams)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ProgressNotificationParams()
     n = 2
-    v = d.get("_meta", OMITTED)
-    if v is not OMITTED:
+    if "_meta" in d:
+        v = d["_meta"]
         n += 1
         try:
             v = _structure_NotificationMetaObject(v, "")
         except ValidationError as e:
             raise _at(e, path + "/_meta") from None
-    _s_ProgressNotificationParams__meta(o, v)
-    v = d.get("message", OMITTED)
-    if v is not OMITTED:
+        o.meta = v
+    else:
+        o.meta = OMITTED
+    if "message" in d:
+        v = d["message"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/message")
-    _s_ProgressNotificationParams__message(o, v)
-    v = d.get("progress", _MISSING)
-    if v is _MISSING:
-        raise _missing("progress", path)
+        o.message = v
+    else:
+        o.message = OMITTED
+    try:
+        v = d["progress"]
+    except KeyError:
+        raise _missing("progress", path) from None
     if not (v.__class__ is float or v.__class__ is int or _is_number(v)):
         raise _type_error("number", v, path + "/progress")
-    _s_ProgressNotificationParams__progress(o, v)
-    v = d.get("progressToken", _MISSING)
-    if v is _MISSING:
-        raise _missing("progressToken", path)
+    o.progress = v
+    try:
+        v = d["progressToken"]
+    except KeyError:
+        raise _missing("progressToken", path) from None
     if not (isinstance(v, str) or (v.__class__ is int or _is_int(v))):
         raise _type_error("string or integer", v, path + "/progressToken")
-    _s_ProgressNotificationParams__progress_token(o, v)
-    v = d.get("total", OMITTED)
-    if v is not OMITTED:
+    o.progress_token = v
+    if "total" in d:
+        v = d["total"]
         n += 1
         if not (v.__class__ is float or v.__class__ is int or _is_number(v)):
             raise _type_error("number", v, path + "/total")
-    _s_ProgressNotificationParams__total(o, v)
-    if len(d) != n:
-        _s_ProgressNotificationParams__extra(o, _extra(d, _K_ProgressNotificationParams, path))
+        o.total = v
     else:
-        _s_ProgressNotificationParams__extra(o, {})
-    return o
+        o.total = OMITTED
+    o.extra = _extra(d, _K_ProgressNotificationParams, path) if len(d) != n else {}
+    o.__class__ = ProgressNotificationParams
+    r: ProgressNotificationParams = o
+    return r
 
 
 def _unstructure_ProgressNotificationParams(o: ProgressNotificationParams) -> dict[str, Any]:
@@ -9267,21 +9798,23 @@ def _unstructure_ProgressNotificationParams(o: ProgressNotificationParams) -> di
 
 
 def _structure_Prompt(d: Any, path: str) -> Prompt:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: Prompt = _new(Prompt)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_Prompt()
     n = 1
-    v = d.get("_meta", OMITTED)
-    if v is not OMITTED:
+    if "_meta" in d:
+        v = d["_meta"]
         n += 1
         if not isinstance(v, dict):
-            raise _type_error("object", v, path + "/_meta")
-        for k in v:
-            if not isinstance(k, str):
-                raise _key_error(k, path + "/_meta")
-    _s_Prompt__meta(o, v)
-    v = d.get("arguments", OMITTED)
-    if v is not OMITTED:
+            raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        for k0 in v:
+            if not isinstance(k0, str):
+                raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        o.meta = v
+    else:
+        o.meta = OMITTED
+    if "arguments" in d:
+        v = d["arguments"]
         n += 1
         if not isinstance(v, list):
             raise _type_error("array", v, path + "/arguments")
@@ -9289,15 +9822,19 @@ def _structure_Prompt(d: Any, path: str) -> Prompt:
             v = [_structure_PromptArgument(x, "") for x in v]
         except ValidationError:
             raise _item_error(v, _structure_PromptArgument, path + "/arguments") from None
-    _s_Prompt__arguments(o, v)
-    v = d.get("description", OMITTED)
-    if v is not OMITTED:
+        o.arguments = v
+    else:
+        o.arguments = OMITTED
+    if "description" in d:
+        v = d["description"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/description")
-    _s_Prompt__description(o, v)
-    v = d.get("icons", OMITTED)
-    if v is not OMITTED:
+        o.description = v
+    else:
+        o.description = OMITTED
+    if "icons" in d:
+        v = d["icons"]
         n += 1
         if not isinstance(v, list):
             raise _type_error("array", v, path + "/icons")
@@ -9305,24 +9842,28 @@ def _structure_Prompt(d: Any, path: str) -> Prompt:
             v = [_structure_Icon(x, "") for x in v]
         except ValidationError:
             raise _item_error(v, _structure_Icon, path + "/icons") from None
-    _s_Prompt__icons(o, v)
-    v = d.get("name", _MISSING)
-    if v is _MISSING:
-        raise _missing("name", path)
+        o.icons = v
+    else:
+        o.icons = OMITTED
+    try:
+        v = d["name"]
+    except KeyError:
+        raise _missing("name", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/name")
-    _s_Prompt__name(o, v)
-    v = d.get("title", OMITTED)
-    if v is not OMITTED:
+    o.name = v
+    if "title" in d:
+        v = d["title"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/title")
-    _s_Prompt__title(o, v)
-    if len(d) != n:
-        _s_Prompt__extra(o, _extra(d, _K_Prompt, path))
+        o.title = v
     else:
-        _s_Prompt__extra(o, {})
-    return o
+        o.title = OMITTED
+    o.extra = _extra(d, _K_Prompt, path) if len(d) != n else {}
+    o.__class__ = Prompt
+    r: Prompt = o
+    return r
 
 
 def _unstructure_Prompt(o: Prompt) -> dict[str, Any]:
@@ -9349,39 +9890,45 @@ def _unstructure_Prompt(o: Prompt) -> dict[str, Any]:
 
 
 def _structure_PromptArgument(d: Any, path: str) -> PromptArgument:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: PromptArgument = _new(PromptArgument)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_PromptArgument()
     n = 1
-    v = d.get("description", OMITTED)
-    if v is not OMITTED:
+    if "description" in d:
+        v = d["description"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/description")
-    _s_PromptArgument__description(o, v)
-    v = d.get("name", _MISSING)
-    if v is _MISSING:
-        raise _missing("name", path)
+        o.description = v
+    else:
+        o.description = OMITTED
+    try:
+        v = d["name"]
+    except KeyError:
+        raise _missing("name", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/name")
-    _s_PromptArgument__name(o, v)
-    v = d.get("required", OMITTED)
-    if v is not OMITTED:
+    o.name = v
+    if "required" in d:
+        v = d["required"]
         n += 1
         if not (v is True or v is False):
             raise _type_error("boolean", v, path + "/required")
-    _s_PromptArgument__required(o, v)
-    v = d.get("title", OMITTED)
-    if v is not OMITTED:
+        o.required = v
+    else:
+        o.required = OMITTED
+    if "title" in d:
+        v = d["title"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/title")
-    _s_PromptArgument__title(o, v)
-    if len(d) != n:
-        _s_PromptArgument__extra(o, _extra(d, _K_PromptArgument, path))
+        o.title = v
     else:
-        _s_PromptArgument__extra(o, {})
-    return o
+        o.title = OMITTED
+    o.extra = _extra(d, _K_PromptArgument, path) if len(d) != n else {}
+    o.__class__ = PromptArgument
+    r: PromptArgument = o
+    return r
 
 
 def _unstructure_PromptArgument(o: PromptArgument) -> dict[str, Any]:
@@ -9402,31 +9949,38 @@ def _unstructure_PromptArgument(o: PromptArgument) -> dict[str, Any]:
 
 
 def _structure_PromptListChangedNotification(d: Any, path: str) -> PromptListChangedNotification:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: PromptListChangedNotification = _new(PromptListChangedNotification)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_PromptListChangedNotification()
     n = 2
-    v = d.get("jsonrpc", _MISSING)
+    try:
+        v = d["jsonrpc"]
+    except KeyError:
+        raise _missing("jsonrpc", path) from None
     if v != "2.0":
-        raise _const_error(v, "2.0", "jsonrpc", path)
-    _s_PromptListChangedNotification__jsonrpc(o, "2.0")
-    v = d.get("method", _MISSING)
+        raise _type_error("\"2.0\"", v, path + "/jsonrpc")
+    o.jsonrpc = "2.0"
+    try:
+        v = d["method"]
+    except KeyError:
+        raise _missing("method", path) from None
     if v != "notifications/prompts/list_changed":
-        raise _const_error(v, "notifications/prompts/list_changed", "method", path)
-    _s_PromptListChangedNotification__method(o, "notifications/prompts/list_changed")
-    v = d.get("params", OMITTED)
-    if v is not OMITTED:
+        raise _type_error("\"notifications/prompts/list_changed\"", v, path + "/method")
+    o.method = "notifications/prompts/list_changed"
+    if "params" in d:
+        v = d["params"]
         n += 1
         try:
             v = _structure_NotificationParams(v, "")
         except ValidationError as e:
             raise _at(e, path + "/params") from None
-    _s_PromptListChangedNotification__params(o, v)
-    if len(d) != n:
-        _s_PromptListChangedNotification__extra(o, _extra(d, _K_PromptListChangedNotification, path))
+        o.params = v
     else:
-        _s_PromptListChangedNotification__extra(o, {})
-    return o
+        o.params = OMITTED
+    o.extra = _extra(d, _K_PromptListChangedNotification, path) if len(d) != n else {}
+    o.__class__ = PromptListChangedNotification
+    r: PromptListChangedNotification = o
+    return r
 
 
 def _unstructure_PromptListChangedNotification(o: PromptListChangedNotification) -> dict[str, Any]:
@@ -9441,28 +9995,29 @@ def _unstructure_PromptListChangedNotification(o: PromptListChangedNotification)
 
 
 def _structure_PromptMessage(d: Any, path: str) -> PromptMessage:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: PromptMessage = _new(PromptMessage)
-    v = d.get("content", _MISSING)
-    if v is _MISSING:
-        raise _missing("content", path)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_PromptMessage()
+    try:
+        v = d["content"]
+    except KeyError:
+        raise _missing("content", path) from None
     try:
         v = _structure_ContentBlock(v, "")
     except ValidationError as e:
         raise _at(e, path + "/content") from None
-    _s_PromptMessage__content(o, v)
-    v = d.get("role", _MISSING)
-    if v is _MISSING:
-        raise _missing("role", path)
+    o.content = v
+    try:
+        v = d["role"]
+    except KeyError:
+        raise _missing("role", path) from None
     if not (isinstance(v, str) and v in {"assistant", "user"}):
         raise _type_error("one of \"assistant\", \"user\"", v, path + "/role")
-    _s_PromptMessage__role(o, v)
-    if len(d) != 2:
-        _s_PromptMessage__extra(o, _extra(d, _K_PromptMessage, path))
-    else:
-        _s_PromptMessage__extra(o, {})
-    return o
+    o.role = v
+    o.extra = _extra(d, _K_PromptMessage, path) if len(d) != 2 else {}
+    o.__class__ = PromptMessage
+    r: PromptMessage = o
+    return r
 
 
 def _unstructure_PromptMessage(o: PromptMessage) -> dict[str, Any]:
@@ -9473,31 +10028,36 @@ def _unstructure_PromptMessage(o: PromptMessage) -> dict[str, Any]:
 
 
 def _structure_PromptReference(d: Any, path: str) -> PromptReference:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: PromptReference = _new(PromptReference)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_PromptReference()
     n = 2
-    v = d.get("name", _MISSING)
-    if v is _MISSING:
-        raise _missing("name", path)
+    try:
+        v = d["name"]
+    except KeyError:
+        raise _missing("name", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/name")
-    _s_PromptReference__name(o, v)
-    v = d.get("title", OMITTED)
-    if v is not OMITTED:
+    o.name = v
+    if "title" in d:
+        v = d["title"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/title")
-    _s_PromptReference__title(o, v)
-    v = d.get("type", _MISSING)
-    if v != "ref/prompt":
-        raise _const_error(v, "ref/prompt", "type", path)
-    _s_PromptReference__type(o, "ref/prompt")
-    if len(d) != n:
-        _s_PromptReference__extra(o, _extra(d, _K_PromptReference, path))
+        o.title = v
     else:
-        _s_PromptReference__extra(o, {})
-    return o
+        o.title = OMITTED
+    try:
+        v = d["type"]
+    except KeyError:
+        raise _missing("type", path) from None
+    if v != "ref/prompt":
+        raise _type_error("\"ref/prompt\"", v, path + "/type")
+    o.type = "ref/prompt"
+    o.extra = _extra(d, _K_PromptReference, path) if len(d) != n else {}
+    o.__class__ = PromptReference
+    r: PromptReference = o
+    return r
 
 
 def _unstructure_PromptReference(o: PromptReference) -> dict[str, Any]:
@@ -9512,36 +10072,43 @@ def _unstructure_PromptReference(o: PromptReference) -> dict[str, Any]:
 
 
 def _structure_ReadResourceRequest(d: Any, path: str) -> ReadResourceRequest:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ReadResourceRequest = _new(ReadResourceRequest)
-    v = d.get("id", _MISSING)
-    if v is _MISSING:
-        raise _missing("id", path)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ReadResourceRequest()
+    try:
+        v = d["id"]
+    except KeyError:
+        raise _missing("id", path) from None
     if not (isinstance(v, str) or (v.__class__ is int or _is_int(v))):
         raise _type_error("string or integer", v, path + "/id")
-    _s_ReadResourceRequest__id(o, v)
-    v = d.get("jsonrpc", _MISSING)
+    o.id = v
+    try:
+        v = d["jsonrpc"]
+    except KeyError:
+        raise _missing("jsonrpc", path) from None
     if v != "2.0":
-        raise _const_error(v, "2.0", "jsonrpc", path)
-    _s_ReadResourceRequest__jsonrpc(o, "2.0")
-    v = d.get("method", _MISSING)
+        raise _type_error("\"2.0\"", v, path + "/jsonrpc")
+    o.jsonrpc = "2.0"
+    try:
+        v = d["method"]
+    except KeyError:
+        raise _missing("method", path) from None
     if v != "resources/read":
-        raise _const_error(v, "resources/read", "method", path)
-    _s_ReadResourceRequest__method(o, "resources/read")
-    v = d.get("params", _MISSING)
-    if v is _MISSING:
-        raise _missing("params", path)
+        raise _type_error("\"resources/read\"", v, path + "/method")
+    o.method = "resources/read"
+    try:
+        v = d["params"]
+    except KeyError:
+        raise _missing("params", path) from None
     try:
         v = _structure_ReadResourceRequestParams(v, "")
     except ValidationError as e:
         raise _at(e, path + "/params") from None
-    _s_ReadResourceRequest__params(o, v)
-    if len(d) != 4:
-        _s_ReadResourceRequest__extra(o, _extra(d, _K_ReadResourceRequest, path))
-    else:
-        _s_ReadResourceRequest__extra(o, {})
-    return o
+    o.params = v
+    o.extra = _extra(d, _K_ReadResourceRequest, path) if len(d) != 4 else {}
+    o.__class__ = ReadResourceRequest
+    r: ReadResourceRequest = o
+    return r
 
 
 def _unstructure_ReadResourceRequest(o: ReadResourceRequest) -> dict[str, Any]:
@@ -9552,20 +10119,21 @@ def _unstructure_ReadResourceRequest(o: ReadResourceRequest) -> dict[str, Any]:
 
 
 def _structure_ReadResourceRequestParams(d: Any, path: str) -> ReadResourceRequestParams:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ReadResourceRequestParams = _new(ReadResourceRequestParams)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ReadResourceRequestParams()
     n = 2
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
-        raise _missing("_meta", path)
+    try:
+        v = d["_meta"]
+    except KeyError:
+        raise _missing("_meta", path) from None
     try:
         v = _structure_RequestMetaObject(v, "")
     except ValidationError as e:
         raise _at(e, path + "/_meta") from None
-    _s_ReadResourceRequestParams__meta(o, v)
-    v = d.get("inputResponses", OMITTED)
-    if v is not OMITTED:
+    o.meta = v
+    if "inputResponses" in d:
+        v = d["inputResponses"]
         n += 1
         if not isinstance(v, dict):
             raise _type_error("object", v, path + "/inputResponses")
@@ -9574,24 +10142,28 @@ def _structure_ReadResourceRequestParams(d: Any, path: str) -> ReadResourceReque
             v = {k: _structure_InputResponse(x, "") for k, x in v.items()}
         except ValidationError:
             raise _entry_error(v, _structure_InputResponse, path + "/inputResponses") from None
-    _s_ReadResourceRequestParams__input_responses(o, v)
-    v = d.get("requestState", OMITTED)
-    if v is not OMITTED:
+        o.input_responses = v
+    else:
+        o.input_responses = OMITTED
+    if "requestState" in d:
+        v = d["requestState"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/requestState")
-    _s_ReadResourceRequestParams__request_state(o, v)
-    v = d.get("uri", _MISSING)
-    if v is _MISSING:
-        raise _missing("uri", path)
+        o.request_state = v
+    else:
+        o.request_state = OMITTED
+    try:
+        v = d["uri"]
+    except KeyError:
+        raise _missing("uri", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/uri")
-    _s_ReadResourceRequestParams__uri(o, v)
-    if len(d) != n:
-        _s_ReadResourceRequestParams__extra(o, _extra(d, _K_ReadResourceRequestParams, path))
-    else:
-        _s_ReadResourceRequestParams__extra(o, {})
-    return o
+    o.uri = v
+    o.extra = _extra(d, _K_ReadResourceRequestParams, path) if len(d) != n else {}
+    o.__class__ = ReadResourceRequestParams
+    r: ReadResourceRequestParams = o
+    return r
 
 
 def _unstructure_ReadResourceRequestParams(o: ReadResourceRequestParams) -> dict[str, Any]:
@@ -9609,51 +10181,56 @@ def _unstructure_ReadResourceRequestParams(o: ReadResourceRequestParams) -> dict
 
 
 def _structure_ReadResourceResult(d: Any, path: str) -> ReadResourceResult:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ReadResourceResult = _new(ReadResourceResult)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ReadResourceResult()
     n = 4
-    v = d.get("_meta", OMITTED)
-    if v is not OMITTED:
+    if "_meta" in d:
+        v = d["_meta"]
         n += 1
         try:
             v = _structure_ResultMetaObject(v, "")
         except ValidationError as e:
             raise _at(e, path + "/_meta") from None
-    _s_ReadResourceResult__meta(o, v)
-    v = d.get("cacheScope", _MISSING)
-    if v is _MISSING:
-        raise _missing("cacheScope", path)
+        o.meta = v
+    else:
+        o.meta = OMITTED
+    try:
+        v = d["cacheScope"]
+    except KeyError:
+        raise _missing("cacheScope", path) from None
     if not (isinstance(v, str) and v in {"private", "public"}):
         raise _type_error("one of \"private\", \"public\"", v, path + "/cacheScope")
-    _s_ReadResourceResult__cache_scope(o, v)
-    v = d.get("contents", _MISSING)
-    if v is _MISSING:
-        raise _missing("contents", path)
+    o.cache_scope = v
+    try:
+        v = d["contents"]
+    except KeyError:
+        raise _missing("contents", path) from None
     if not isinstance(v, list):
         raise _type_error("array", v, path + "/contents")
     try:
         v = [_structure_ReadResourceResultContentsItem(x, "") for x in v]
     except ValidationError:
         raise _item_error(v, _structure_ReadResourceResultContentsItem, path + "/contents") from None
-    _s_ReadResourceResult__contents(o, v)
-    v = d.get("resultType", _MISSING)
-    if v is _MISSING:
-        raise _missing("resultType", path)
+    o.contents = v
+    try:
+        v = d["resultType"]
+    except KeyError:
+        raise _missing("resultType", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/resultType")
-    _s_ReadResourceResult__result_type(o, v)
-    v = d.get("ttlMs", _MISSING)
-    if v is _MISSING:
-        raise _missing("ttlMs", path)
+    o.result_type = v
+    try:
+        v = d["ttlMs"]
+    except KeyError:
+        raise _missing("ttlMs", path) from None
     if not ((v.__class__ is int or _is_int(v)) and v >= 0):
         raise _type_error("integer >= 0", v, path + "/ttlMs")
-    _s_ReadResourceResult__ttl_ms(o, v)
-    if len(d) != n:
-        _s_ReadResourceResult__extra(o, _extra(d, _K_ReadResourceResult, path))
-    else:
-        _s_ReadResourceResult__extra(o, {})
-    return o
+    o.ttl_ms = v
+    o.extra = _extra(d, _K_ReadResourceResult, path) if len(d) != n else {}
+    o.__class__ = ReadResourceResult
+    r: ReadResourceResult = o
+    return r
 
 
 def _unstructure_ReadResourceResult(o: ReadResourceResult) -> dict[str, Any]:
@@ -9668,32 +10245,36 @@ def _unstructure_ReadResourceResult(o: ReadResourceResult) -> dict[str, Any]:
 
 
 def _structure_ReadResourceResultResponse(d: Any, path: str) -> ReadResourceResultResponse:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ReadResourceResultResponse = _new(ReadResourceResultResponse)
-    v = d.get("id", _MISSING)
-    if v is _MISSING:
-        raise _missing("id", path)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ReadResourceResultResponse()
+    try:
+        v = d["id"]
+    except KeyError:
+        raise _missing("id", path) from None
     if not (isinstance(v, str) or (v.__class__ is int or _is_int(v))):
         raise _type_error("string or integer", v, path + "/id")
-    _s_ReadResourceResultResponse__id(o, v)
-    v = d.get("jsonrpc", _MISSING)
+    o.id = v
+    try:
+        v = d["jsonrpc"]
+    except KeyError:
+        raise _missing("jsonrpc", path) from None
     if v != "2.0":
-        raise _const_error(v, "2.0", "jsonrpc", path)
-    _s_ReadResourceResultResponse__jsonrpc(o, "2.0")
-    v = d.get("result", _MISSING)
-    if v is _MISSING:
-        raise _missing("result", path)
+        raise _type_error("\"2.0\"", v, path + "/jsonrpc")
+    o.jsonrpc = "2.0"
+    try:
+        v = d["result"]
+    except KeyError:
+        raise _missing("result", path) from None
     try:
         v = _structure_ReadResourceResultResponseResult(v, "")
     except ValidationError as e:
         raise _at(e, path + "/result") from None
-    _s_ReadResourceResultResponse__result(o, v)
-    if len(d) != 3:
-        _s_ReadResourceResultResponse__extra(o, _extra(d, _K_ReadResourceResultResponse, path))
-    else:
-        _s_ReadResourceResultResponse__extra(o, {})
-    return o
+    o.result = v
+    o.extra = _extra(d, _K_ReadResourceResultResponse, path) if len(d) != 3 else {}
+    o.__class__ = ReadResourceResultResponse
+    r: ReadResourceResultResponse = o
+    return r
 
 
 def _unstructure_ReadResourceResultResponse(o: ReadResourceResultResponse) -> dict[str, Any]:
@@ -9704,30 +10285,32 @@ def _unstructure_ReadResourceResultResponse(o: ReadResourceResultResponse) -> di
 
 
 def _structure_Request(d: Any, path: str) -> Request:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: Request = _new(Request)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_Request()
     n = 1
-    v = d.get("method", _MISSING)
-    if v is _MISSING:
-        raise _missing("method", path)
+    try:
+        v = d["method"]
+    except KeyError:
+        raise _missing("method", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/method")
-    _s_Request__method(o, v)
-    v = d.get("params", OMITTED)
-    if v is not OMITTED:
+    o.method = v
+    if "params" in d:
+        v = d["params"]
         n += 1
         if not isinstance(v, dict):
-            raise _type_error("object", v, path + "/params")
-        for k in v:
-            if not isinstance(k, str):
-                raise _key_error(k, path + "/params")
-    _s_Request__params(o, v)
-    if len(d) != n:
-        _s_Request__extra(o, _extra(d, _K_Request, path))
+            raise _invalid(v, _structure__dict_str_Any, path + "/params")
+        for k0 in v:
+            if not isinstance(k0, str):
+                raise _invalid(v, _structure__dict_str_Any, path + "/params")
+        o.params = v
     else:
-        _s_Request__extra(o, {})
-    return o
+        o.params = OMITTED
+    o.extra = _extra(d, _K_Request, path) if len(d) != n else {}
+    o.__class__ = Request
+    r: Request = o
+    return r
 
 
 def _unstructure_Request(o: Request) -> dict[str, Any]:
@@ -9742,49 +10325,56 @@ def _unstructure_Request(o: Request) -> dict[str, Any]:
 
 
 def _structure_RequestMetaObject(d: Any, path: str) -> RequestMetaObject:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: RequestMetaObject = _new(RequestMetaObject)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_RequestMetaObject()
     n = 2
-    v = d.get("io.modelcontextprotocol/clientCapabilities", _MISSING)
-    if v is _MISSING:
-        raise _missing("io.modelcontextprotocol/clientCapabilities", path)
+    try:
+        v = d["io.modelcontextprotocol/clientCapabilities"]
+    except KeyError:
+        raise _missing("io.modelcontextprotocol/clientCapabilities", path) from None
     try:
         v = _structure_ClientCapabilities(v, "")
     except ValidationError as e:
         raise _at(e, path + "/io.modelcontextprotocol~1clientCapabilities") from None
-    _s_RequestMetaObject__client_capabilities(o, v)
-    v = d.get("io.modelcontextprotocol/clientInfo", OMITTED)
-    if v is not OMITTED:
+    o.client_capabilities = v
+    if "io.modelcontextprotocol/clientInfo" in d:
+        v = d["io.modelcontextprotocol/clientInfo"]
         n += 1
         try:
             v = _structure_Implementation(v, "")
         except ValidationError as e:
             raise _at(e, path + "/io.modelcontextprotocol~1clientInfo") from None
-    _s_RequestMetaObject__client_info(o, v)
-    v = d.get("io.modelcontextprotocol/logLevel", OMITTED)
-    if v is not OMITTED:
+        o.client_info = v
+    else:
+        o.client_info = OMITTED
+    if "io.modelcontextprotocol/logLevel" in d:
+        v = d["io.modelcontextprotocol/logLevel"]
         n += 1
         if not (isinstance(v, str) and v in {"alert", "critical", "debug", "emergency", "error", "info", "notice", "warning"}):
             raise _type_error("one of \"alert\", \"critical\", \"debug\", \"emergency\", \"error\", \"info\", \"notice\", \"warning\"", v, path + "/io.modelcontextprotocol~1logLevel")
-    _s_RequestMetaObject__log_level(o, v)
-    v = d.get("io.modelcontextprotocol/protocolVersion", _MISSING)
-    if v is _MISSING:
-        raise _missing("io.modelcontextprotocol/protocolVersion", path)
+        o.log_level = v
+    else:
+        o.log_level = OMITTED
+    try:
+        v = d["io.modelcontextprotocol/protocolVersion"]
+    except KeyError:
+        raise _missing("io.modelcontextprotocol/protocolVersion", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/io.modelcontextprotocol~1protocolVersion")
-    _s_RequestMetaObject__protocol_version(o, v)
-    v = d.get("progressToken", OMITTED)
-    if v is not OMITTED:
+    o.protocol_version = v
+    if "progressToken" in d:
+        v = d["progressToken"]
         n += 1
         if not (isinstance(v, str) or (v.__class__ is int or _is_int(v))):
             raise _type_error("string or integer", v, path + "/progressToken")
-    _s_RequestMetaObject__progress_token(o, v)
-    if len(d) != n:
-        _s_RequestMetaObject__extra(o, _extra(d, _K_RequestMetaObject, path))
+        o.progress_token = v
     else:
-        _s_RequestMetaObject__extra(o, {})
-    return o
+        o.progress_token = OMITTED
+    o.extra = _extra(d, _K_RequestMetaObject, path) if len(d) != n else {}
+    o.__class__ = RequestMetaObject
+    r: RequestMetaObject = o
+    return r
 
 
 def _unstructure_RequestMetaObject(o: RequestMetaObject) -> dict[str, Any]:
@@ -9805,22 +10395,22 @@ def _unstructure_RequestMetaObject(o: RequestMetaObject) -> dict[str, Any]:
 
 
 def _structure_RequestParams(d: Any, path: str) -> RequestParams:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: RequestParams = _new(RequestParams)
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
-        raise _missing("_meta", path)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_RequestParams()
+    try:
+        v = d["_meta"]
+    except KeyError:
+        raise _missing("_meta", path) from None
     try:
         v = _structure_RequestMetaObject(v, "")
     except ValidationError as e:
         raise _at(e, path + "/_meta") from None
-    _s_RequestParams__meta(o, v)
-    if len(d) != 1:
-        _s_RequestParams__extra(o, _extra(d, _K_RequestParams, path))
-    else:
-        _s_RequestParams__extra(o, {})
-    return o
+    o.meta = v
+    o.extra = _extra(d, _K_RequestParams, path) if len(d) != 1 else {}
+    o.__class__ = RequestParams
+    r: RequestParams = o
+    return r
 
 
 def _unstructure_RequestParams(o: RequestParams) -> dict[str, Any]:
@@ -9831,35 +10421,41 @@ def _unstructure_RequestParams(o: RequestParams) -> dict[str, Any]:
 
 
 def _structure_Resource(d: Any, path: str) -> Resource:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: Resource = _new(Resource)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_Resource()
     n = 2
-    v = d.get("_meta", OMITTED)
-    if v is not OMITTED:
+    if "_meta" in d:
+        v = d["_meta"]
         n += 1
         if not isinstance(v, dict):
-            raise _type_error("object", v, path + "/_meta")
-        for k in v:
-            if not isinstance(k, str):
-                raise _key_error(k, path + "/_meta")
-    _s_Resource__meta(o, v)
-    v = d.get("annotations", OMITTED)
-    if v is not OMITTED:
+            raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        for k0 in v:
+            if not isinstance(k0, str):
+                raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        o.meta = v
+    else:
+        o.meta = OMITTED
+    if "annotations" in d:
+        v = d["annotations"]
         n += 1
         try:
             v = _structure_Annotations(v, "")
         except ValidationError as e:
             raise _at(e, path + "/annotations") from None
-    _s_Resource__annotations(o, v)
-    v = d.get("description", OMITTED)
-    if v is not OMITTED:
+        o.annotations = v
+    else:
+        o.annotations = OMITTED
+    if "description" in d:
+        v = d["description"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/description")
-    _s_Resource__description(o, v)
-    v = d.get("icons", OMITTED)
-    if v is not OMITTED:
+        o.description = v
+    else:
+        o.description = OMITTED
+    if "icons" in d:
+        v = d["icons"]
         n += 1
         if not isinstance(v, list):
             raise _type_error("array", v, path + "/icons")
@@ -9867,42 +10463,51 @@ def _structure_Resource(d: Any, path: str) -> Resource:
             v = [_structure_Icon(x, "") for x in v]
         except ValidationError:
             raise _item_error(v, _structure_Icon, path + "/icons") from None
-    _s_Resource__icons(o, v)
-    v = d.get("mimeType", OMITTED)
-    if v is not OMITTED:
+        o.icons = v
+    else:
+        o.icons = OMITTED
+    if "mimeType" in d:
+        v = d["mimeType"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/mimeType")
-    _s_Resource__mime_type(o, v)
-    v = d.get("name", _MISSING)
-    if v is _MISSING:
-        raise _missing("name", path)
+        o.mime_type = v
+    else:
+        o.mime_type = OMITTED
+    try:
+        v = d["name"]
+    except KeyError:
+        raise _missing("name", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/name")
-    _s_Resource__name(o, v)
-    v = d.get("size", OMITTED)
-    if v is not OMITTED:
+    o.name = v
+    if "size" in d:
+        v = d["size"]
         n += 1
         if not (v.__class__ is int or _is_int(v)):
             raise _type_error("integer", v, path + "/size")
-    _s_Resource__size(o, v)
-    v = d.get("title", OMITTED)
-    if v is not OMITTED:
+        o.size = v
+    else:
+        o.size = OMITTED
+    if "title" in d:
+        v = d["title"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/title")
-    _s_Resource__title(o, v)
-    v = d.get("uri", _MISSING)
-    if v is _MISSING:
-        raise _missing("uri", path)
+        o.title = v
+    else:
+        o.title = OMITTED
+    try:
+        v = d["uri"]
+    except KeyError:
+        raise _missing("uri", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/uri")
-    _s_Resource__uri(o, v)
-    if len(d) != n:
-        _s_Resource__extra(o, _extra(d, _K_Resource, path))
-    else:
-        _s_Resource__extra(o, {})
-    return o
+    o.uri = v
+    o.extra = _extra(d, _K_Resource, path) if len(d) != n else {}
+    o.__class__ = Resource
+    r: Resource = o
+    return r
 
 
 def _unstructure_Resource(o: Resource) -> dict[str, Any]:
@@ -9935,36 +10540,40 @@ def _unstructure_Resource(o: Resource) -> dict[str, Any]:
 
 
 def _structure_ResourceContents(d: Any, path: str) -> ResourceContents:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ResourceContents = _new(ResourceContents)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ResourceContents()
     n = 1
-    v = d.get("_meta", OMITTED)
-    if v is not OMITTED:
+    if "_meta" in d:
+        v = d["_meta"]
         n += 1
         if not isinstance(v, dict):
-            raise _type_error("object", v, path + "/_meta")
-        for k in v:
-            if not isinstance(k, str):
-                raise _key_error(k, path + "/_meta")
-    _s_ResourceContents__meta(o, v)
-    v = d.get("mimeType", OMITTED)
-    if v is not OMITTED:
+            raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        for k0 in v:
+            if not isinstance(k0, str):
+                raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        o.meta = v
+    else:
+        o.meta = OMITTED
+    if "mimeType" in d:
+        v = d["mimeType"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/mimeType")
-    _s_ResourceContents__mime_type(o, v)
-    v = d.get("uri", _MISSING)
-    if v is _MISSING:
-        raise _missing("uri", path)
+        o.mime_type = v
+    else:
+        o.mime_type = OMITTED
+    try:
+        v = d["uri"]
+    except KeyError:
+        raise _missing("uri", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/uri")
-    _s_ResourceContents__uri(o, v)
-    if len(d) != n:
-        _s_ResourceContents__extra(o, _extra(d, _K_ResourceContents, path))
-    else:
-        _s_ResourceContents__extra(o, {})
-    return o
+    o.uri = v
+    o.extra = _extra(d, _K_ResourceContents, path) if len(d) != n else {}
+    o.__class__ = ResourceContents
+    r: ResourceContents = o
+    return r
 
 
 def _unstructure_ResourceContents(o: ResourceContents) -> dict[str, Any]:
@@ -9982,35 +10591,41 @@ def _unstructure_ResourceContents(o: ResourceContents) -> dict[str, Any]:
 
 
 def _structure_ResourceLink(d: Any, path: str) -> ResourceLink:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ResourceLink = _new(ResourceLink)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ResourceLink()
     n = 3
-    v = d.get("_meta", OMITTED)
-    if v is not OMITTED:
+    if "_meta" in d:
+        v = d["_meta"]
         n += 1
         if not isinstance(v, dict):
-            raise _type_error("object", v, path + "/_meta")
-        for k in v:
-            if not isinstance(k, str):
-                raise _key_error(k, path + "/_meta")
-    _s_ResourceLink__meta(o, v)
-    v = d.get("annotations", OMITTED)
-    if v is not OMITTED:
+            raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        for k0 in v:
+            if not isinstance(k0, str):
+                raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        o.meta = v
+    else:
+        o.meta = OMITTED
+    if "annotations" in d:
+        v = d["annotations"]
         n += 1
         try:
             v = _structure_Annotations(v, "")
         except ValidationError as e:
             raise _at(e, path + "/annotations") from None
-    _s_ResourceLink__annotations(o, v)
-    v = d.get("description", OMITTED)
-    if v is not OMITTED:
+        o.annotations = v
+    else:
+        o.annotations = OMITTED
+    if "description" in d:
+        v = d["description"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/description")
-    _s_ResourceLink__description(o, v)
-    v = d.get("icons", OMITTED)
-    if v is not OMITTED:
+        o.description = v
+    else:
+        o.description = OMITTED
+    if "icons" in d:
+        v = d["icons"]
         n += 1
         if not isinstance(v, list):
             raise _type_error("array", v, path + "/icons")
@@ -10018,46 +10633,58 @@ def _structure_ResourceLink(d: Any, path: str) -> ResourceLink:
             v = [_structure_Icon(x, "") for x in v]
         except ValidationError:
             raise _item_error(v, _structure_Icon, path + "/icons") from None
-    _s_ResourceLink__icons(o, v)
-    v = d.get("mimeType", OMITTED)
-    if v is not OMITTED:
+        o.icons = v
+    else:
+        o.icons = OMITTED
+    if "mimeType" in d:
+        v = d["mimeType"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/mimeType")
-    _s_ResourceLink__mime_type(o, v)
-    v = d.get("name", _MISSING)
-    if v is _MISSING:
-        raise _missing("name", path)
+        o.mime_type = v
+    else:
+        o.mime_type = OMITTED
+    try:
+        v = d["name"]
+    except KeyError:
+        raise _missing("name", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/name")
-    _s_ResourceLink__name(o, v)
-    v = d.get("size", OMITTED)
-    if v is not OMITTED:
+    o.name = v
+    if "size" in d:
+        v = d["size"]
         n += 1
         if not (v.__class__ is int or _is_int(v)):
             raise _type_error("integer", v, path + "/size")
-    _s_ResourceLink__size(o, v)
-    v = d.get("title", OMITTED)
-    if v is not OMITTED:
+        o.size = v
+    else:
+        o.size = OMITTED
+    if "title" in d:
+        v = d["title"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/title")
-    _s_ResourceLink__title(o, v)
-    v = d.get("type", _MISSING)
+        o.title = v
+    else:
+        o.title = OMITTED
+    try:
+        v = d["type"]
+    except KeyError:
+        raise _missing("type", path) from None
     if v != "resource_link":
-        raise _const_error(v, "resource_link", "type", path)
-    _s_ResourceLink__type(o, "resource_link")
-    v = d.get("uri", _MISSING)
-    if v is _MISSING:
-        raise _missing("uri", path)
+        raise _type_error("\"resource_link\"", v, path + "/type")
+    o.type = "resource_link"
+    try:
+        v = d["uri"]
+    except KeyError:
+        raise _missing("uri", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/uri")
-    _s_ResourceLink__uri(o, v)
-    if len(d) != n:
-        _s_ResourceLink__extra(o, _extra(d, _K_ResourceLink, path))
-    else:
-        _s_ResourceLink__extra(o, {})
-    return o
+    o.uri = v
+    o.extra = _extra(d, _K_ResourceLink, path) if len(d) != n else {}
+    o.__class__ = ResourceLink
+    r: ResourceLink = o
+    return r
 
 
 def _unstructure_ResourceLink(o: ResourceLink) -> dict[str, Any]:
@@ -10090,31 +10717,38 @@ def _unstructure_ResourceLink(o: ResourceLink) -> dict[str, Any]:
 
 
 def _structure_ResourceListChangedNotification(d: Any, path: str) -> ResourceListChangedNotification:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ResourceListChangedNotification = _new(ResourceListChangedNotification)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ResourceListChangedNotification()
     n = 2
-    v = d.get("jsonrpc", _MISSING)
+    try:
+        v = d["jsonrpc"]
+    except KeyError:
+        raise _missing("jsonrpc", path) from None
     if v != "2.0":
-        raise _const_error(v, "2.0", "jsonrpc", path)
-    _s_ResourceListChangedNotification__jsonrpc(o, "2.0")
-    v = d.get("method", _MISSING)
+        raise _type_error("\"2.0\"", v, path + "/jsonrpc")
+    o.jsonrpc = "2.0"
+    try:
+        v = d["method"]
+    except KeyError:
+        raise _missing("method", path) from None
     if v != "notifications/resources/list_changed":
-        raise _const_error(v, "notifications/resources/list_changed", "method", path)
-    _s_ResourceListChangedNotification__method(o, "notifications/resources/list_changed")
-    v = d.get("params", OMITTED)
-    if v is not OMITTED:
+        raise _type_error("\"notifications/resources/list_changed\"", v, path + "/method")
+    o.method = "notifications/resources/list_changed"
+    if "params" in d:
+        v = d["params"]
         n += 1
         try:
             v = _structure_NotificationParams(v, "")
         except ValidationError as e:
             raise _at(e, path + "/params") from None
-    _s_ResourceListChangedNotification__params(o, v)
-    if len(d) != n:
-        _s_ResourceListChangedNotification__extra(o, _extra(d, _K_ResourceListChangedNotification, path))
+        o.params = v
     else:
-        _s_ResourceListChangedNotification__extra(o, {})
-    return o
+        o.params = OMITTED
+    o.extra = _extra(d, _K_ResourceListChangedNotification, path) if len(d) != n else {}
+    o.__class__ = ResourceListChangedNotification
+    r: ResourceListChangedNotification = o
+    return r
 
 
 def _unstructure_ResourceListChangedNotification(o: ResourceListChangedNotification) -> dict[str, Any]:
@@ -10129,28 +10763,29 @@ def _unstructure_ResourceListChangedNotification(o: ResourceListChangedNotificat
 
 
 def _structure_ResourceRequestParams(d: Any, path: str) -> ResourceRequestParams:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ResourceRequestParams = _new(ResourceRequestParams)
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
-        raise _missing("_meta", path)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ResourceRequestParams()
+    try:
+        v = d["_meta"]
+    except KeyError:
+        raise _missing("_meta", path) from None
     try:
         v = _structure_RequestMetaObject(v, "")
     except ValidationError as e:
         raise _at(e, path + "/_meta") from None
-    _s_ResourceRequestParams__meta(o, v)
-    v = d.get("uri", _MISSING)
-    if v is _MISSING:
-        raise _missing("uri", path)
+    o.meta = v
+    try:
+        v = d["uri"]
+    except KeyError:
+        raise _missing("uri", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/uri")
-    _s_ResourceRequestParams__uri(o, v)
-    if len(d) != 2:
-        _s_ResourceRequestParams__extra(o, _extra(d, _K_ResourceRequestParams, path))
-    else:
-        _s_ResourceRequestParams__extra(o, {})
-    return o
+    o.uri = v
+    o.extra = _extra(d, _K_ResourceRequestParams, path) if len(d) != 2 else {}
+    o.__class__ = ResourceRequestParams
+    r: ResourceRequestParams = o
+    return r
 
 
 def _unstructure_ResourceRequestParams(o: ResourceRequestParams) -> dict[str, Any]:
@@ -10161,35 +10796,41 @@ def _unstructure_ResourceRequestParams(o: ResourceRequestParams) -> dict[str, An
 
 
 def _structure_ResourceTemplate(d: Any, path: str) -> ResourceTemplate:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ResourceTemplate = _new(ResourceTemplate)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ResourceTemplate()
     n = 2
-    v = d.get("_meta", OMITTED)
-    if v is not OMITTED:
+    if "_meta" in d:
+        v = d["_meta"]
         n += 1
         if not isinstance(v, dict):
-            raise _type_error("object", v, path + "/_meta")
-        for k in v:
-            if not isinstance(k, str):
-                raise _key_error(k, path + "/_meta")
-    _s_ResourceTemplate__meta(o, v)
-    v = d.get("annotations", OMITTED)
-    if v is not OMITTED:
+            raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        for k0 in v:
+            if not isinstance(k0, str):
+                raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        o.meta = v
+    else:
+        o.meta = OMITTED
+    if "annotations" in d:
+        v = d["annotations"]
         n += 1
         try:
             v = _structure_Annotations(v, "")
         except ValidationError as e:
             raise _at(e, path + "/annotations") from None
-    _s_ResourceTemplate__annotations(o, v)
-    v = d.get("description", OMITTED)
-    if v is not OMITTED:
+        o.annotations = v
+    else:
+        o.annotations = OMITTED
+    if "description" in d:
+        v = d["description"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/description")
-    _s_ResourceTemplate__description(o, v)
-    v = d.get("icons", OMITTED)
-    if v is not OMITTED:
+        o.description = v
+    else:
+        o.description = OMITTED
+    if "icons" in d:
+        v = d["icons"]
         n += 1
         if not isinstance(v, list):
             raise _type_error("array", v, path + "/icons")
@@ -10197,36 +10838,43 @@ def _structure_ResourceTemplate(d: Any, path: str) -> ResourceTemplate:
             v = [_structure_Icon(x, "") for x in v]
         except ValidationError:
             raise _item_error(v, _structure_Icon, path + "/icons") from None
-    _s_ResourceTemplate__icons(o, v)
-    v = d.get("mimeType", OMITTED)
-    if v is not OMITTED:
+        o.icons = v
+    else:
+        o.icons = OMITTED
+    if "mimeType" in d:
+        v = d["mimeType"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/mimeType")
-    _s_ResourceTemplate__mime_type(o, v)
-    v = d.get("name", _MISSING)
-    if v is _MISSING:
-        raise _missing("name", path)
+        o.mime_type = v
+    else:
+        o.mime_type = OMITTED
+    try:
+        v = d["name"]
+    except KeyError:
+        raise _missing("name", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/name")
-    _s_ResourceTemplate__name(o, v)
-    v = d.get("title", OMITTED)
-    if v is not OMITTED:
+    o.name = v
+    if "title" in d:
+        v = d["title"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/title")
-    _s_ResourceTemplate__title(o, v)
-    v = d.get("uriTemplate", _MISSING)
-    if v is _MISSING:
-        raise _missing("uriTemplate", path)
+        o.title = v
+    else:
+        o.title = OMITTED
+    try:
+        v = d["uriTemplate"]
+    except KeyError:
+        raise _missing("uriTemplate", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/uriTemplate")
-    _s_ResourceTemplate__uri_template(o, v)
-    if len(d) != n:
-        _s_ResourceTemplate__extra(o, _extra(d, _K_ResourceTemplate, path))
-    else:
-        _s_ResourceTemplate__extra(o, {})
-    return o
+    o.uri_template = v
+    o.extra = _extra(d, _K_ResourceTemplate, path) if len(d) != n else {}
+    o.__class__ = ResourceTemplate
+    r: ResourceTemplate = o
+    return r
 
 
 def _unstructure_ResourceTemplate(o: ResourceTemplate) -> dict[str, Any]:
@@ -10256,24 +10904,27 @@ def _unstructure_ResourceTemplate(o: ResourceTemplate) -> dict[str, Any]:
 
 
 def _structure_ResourceTemplateReference(d: Any, path: str) -> ResourceTemplateReference:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ResourceTemplateReference = _new(ResourceTemplateReference)
-    v = d.get("type", _MISSING)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ResourceTemplateReference()
+    try:
+        v = d["type"]
+    except KeyError:
+        raise _missing("type", path) from None
     if v != "ref/resource":
-        raise _const_error(v, "ref/resource", "type", path)
-    _s_ResourceTemplateReference__type(o, "ref/resource")
-    v = d.get("uri", _MISSING)
-    if v is _MISSING:
-        raise _missing("uri", path)
+        raise _type_error("\"ref/resource\"", v, path + "/type")
+    o.type = "ref/resource"
+    try:
+        v = d["uri"]
+    except KeyError:
+        raise _missing("uri", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/uri")
-    _s_ResourceTemplateReference__uri(o, v)
-    if len(d) != 2:
-        _s_ResourceTemplateReference__extra(o, _extra(d, _K_ResourceTemplateReference, path))
-    else:
-        _s_ResourceTemplateReference__extra(o, {})
-    return o
+    o.uri = v
+    o.extra = _extra(d, _K_ResourceTemplateReference, path) if len(d) != 2 else {}
+    o.__class__ = ResourceTemplateReference
+    r: ResourceTemplateReference = o
+    return r
 
 
 def _unstructure_ResourceTemplateReference(o: ResourceTemplateReference) -> dict[str, Any]:
@@ -10284,30 +10935,36 @@ def _unstructure_ResourceTemplateReference(o: ResourceTemplateReference) -> dict
 
 
 def _structure_ResourceUpdatedNotification(d: Any, path: str) -> ResourceUpdatedNotification:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ResourceUpdatedNotification = _new(ResourceUpdatedNotification)
-    v = d.get("jsonrpc", _MISSING)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ResourceUpdatedNotification()
+    try:
+        v = d["jsonrpc"]
+    except KeyError:
+        raise _missing("jsonrpc", path) from None
     if v != "2.0":
-        raise _const_error(v, "2.0", "jsonrpc", path)
-    _s_ResourceUpdatedNotification__jsonrpc(o, "2.0")
-    v = d.get("method", _MISSING)
+        raise _type_error("\"2.0\"", v, path + "/jsonrpc")
+    o.jsonrpc = "2.0"
+    try:
+        v = d["method"]
+    except KeyError:
+        raise _missing("method", path) from None
     if v != "notifications/resources/updated":
-        raise _const_error(v, "notifications/resources/updated", "method", path)
-    _s_ResourceUpdatedNotification__method(o, "notifications/resources/updated")
-    v = d.get("params", _MISSING)
-    if v is _MISSING:
-        raise _missing("params", path)
+        raise _type_error("\"notifications/resources/updated\"", v, path + "/method")
+    o.method = "notifications/resources/updated"
+    try:
+        v = d["params"]
+    except KeyError:
+        raise _missing("params", path) from None
     try:
         v = _structure_ResourceUpdatedNotificationParams(v, "")
     except ValidationError as e:
         raise _at(e, path + "/params") from None
-    _s_ResourceUpdatedNotification__params(o, v)
-    if len(d) != 3:
-        _s_ResourceUpdatedNotification__extra(o, _extra(d, _K_ResourceUpdatedNotification, path))
-    else:
-        _s_ResourceUpdatedNotification__extra(o, {})
-    return o
+    o.params = v
+    o.extra = _extra(d, _K_ResourceUpdatedNotification, path) if len(d) != 3 else {}
+    o.__class__ = ResourceUpdatedNotification
+    r: ResourceUpdatedNotification = o
+    return r
 
 
 def _unstructure_ResourceUpdatedNotification(o: ResourceUpdatedNotification) -> dict[str, Any]:
@@ -10318,29 +10975,31 @@ def _unstructure_ResourceUpdatedNotification(o: ResourceUpdatedNotification) -> 
 
 
 def _structure_ResourceUpdatedNotificationParams(d: Any, path: str) -> ResourceUpdatedNotificationParams:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ResourceUpdatedNotificationParams = _new(ResourceUpdatedNotificationParams)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ResourceUpdatedNotificationParams()
     n = 1
-    v = d.get("_meta", OMITTED)
-    if v is not OMITTED:
+    if "_meta" in d:
+        v = d["_meta"]
         n += 1
         try:
             v = _structure_NotificationMetaObject(v, "")
         except ValidationError as e:
             raise _at(e, path + "/_meta") from None
-    _s_ResourceUpdatedNotificationParams__meta(o, v)
-    v = d.get("uri", _MISSING)
-    if v is _MISSING:
-        raise _missing("uri", path)
+        o.meta = v
+    else:
+        o.meta = OMITTED
+    try:
+        v = d["uri"]
+    except KeyError:
+        raise _missing("uri", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/uri")
-    _s_ResourceUpdatedNotificationParams__uri(o, v)
-    if len(d) != n:
-        _s_ResourceUpdatedNotificationParams__extra(o, _extra(d, _K_ResourceUpdatedNotificationParams, path))
-    else:
-        _s_ResourceUpdatedNotificationParams__extra(o, {})
-    return o
+    o.uri = v
+    o.extra = _extra(d, _K_ResourceUpdatedNotificationParams, path) if len(d) != n else {}
+    o.__class__ = ResourceUpdatedNotificationParams
+    r: ResourceUpdatedNotificationParams = o
+    return r
 
 
 def _unstructure_ResourceUpdatedNotificationParams(o: ResourceUpdatedNotificationParams) -> dict[str, Any]:
@@ -10355,29 +11014,31 @@ def _unstructure_ResourceUpdatedNotificationParams(o: ResourceUpdatedNotificatio
 
 
 def _structure_Result(d: Any, path: str) -> Result:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: Result = _new(Result)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_Result()
     n = 1
-    v = d.get("_meta", OMITTED)
-    if v is not OMITTED:
+    if "_meta" in d:
+        v = d["_meta"]
         n += 1
         try:
             v = _structure_ResultMetaObject(v, "")
         except ValidationError as e:
             raise _at(e, path + "/_meta") from None
-    _s_Result__meta(o, v)
-    v = d.get("resultType", _MISSING)
-    if v is _MISSING:
-        raise _missing("resultType", path)
+        o.meta = v
+    else:
+        o.meta = OMITTED
+    try:
+        v = d["resultType"]
+    except KeyError:
+        raise _missing("resultType", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/resultType")
-    _s_Result__result_type(o, v)
-    if len(d) != n:
-        _s_Result__extra(o, _extra(d, _K_Result, path))
-    else:
-        _s_Result__extra(o, {})
-    return o
+    o.result_type = v
+    o.extra = _extra(d, _K_Result, path) if len(d) != n else {}
+    o.__class__ = Result
+    r: Result = o
+    return r
 
 
 def _unstructure_Result(o: Result) -> dict[str, Any]:
@@ -10392,23 +11053,29 @@ def _unstructure_Result(o: Result) -> dict[str, Any]:
 
 
 def _structure_ResultMetaObject(d: Any, path: str) -> ResultMetaObject:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ResultMetaObject = _new(ResultMetaObject)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ResultMetaObject()
+    if not d:
+        o.server_info = OMITTED
+        o.extra = {}
+        o.__class__ = ResultMetaObject
+        return o  # type: ignore[no-any-return]
     n = 0
-    v = d.get("io.modelcontextprotocol/serverInfo", OMITTED)
-    if v is not OMITTED:
+    if "io.modelcontextprotocol/serverInfo" in d:
+        v = d["io.modelcontextprotocol/serverInfo"]
         n += 1
         try:
             v = _structure_Implementation(v, "")
         except ValidationError as e:
             raise _at(e, path + "/io.modelcontextprotocol~1serverInfo") from None
-    _s_ResultMetaObject__server_info(o, v)
-    if len(d) != n:
-        _s_ResultMetaObject__extra(o, _extra(d, _K_ResultMetaObject, path))
+        o.server_info = v
     else:
-        _s_ResultMetaObject__extra(o, {})
-    return o
+        o.server_info = OMITTED
+    o.extra = _extra(d, _K_ResultMetaObject, path) if len(d) != n else {}
+    o.__class__ = ResultMetaObject
+    r: ResultMetaObject = o
+    return r
 
 
 def _unstructure_ResultMetaObject(o: ResultMetaObject) -> dict[str, Any]:
@@ -10423,36 +11090,40 @@ def _unstructure_ResultMetaObject(o: ResultMetaObject) -> dict[str, Any]:
 
 
 def _structure_Root(d: Any, path: str) -> Root:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: Root = _new(Root)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_Root()
     n = 1
-    v = d.get("_meta", OMITTED)
-    if v is not OMITTED:
+    if "_meta" in d:
+        v = d["_meta"]
         n += 1
         if not isinstance(v, dict):
-            raise _type_error("object", v, path + "/_meta")
-        for k in v:
-            if not isinstance(k, str):
-                raise _key_error(k, path + "/_meta")
-    _s_Root__meta(o, v)
-    v = d.get("name", OMITTED)
-    if v is not OMITTED:
+            raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        for k0 in v:
+            if not isinstance(k0, str):
+                raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        o.meta = v
+    else:
+        o.meta = OMITTED
+    if "name" in d:
+        v = d["name"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/name")
-    _s_Root__name(o, v)
-    v = d.get("uri", _MISSING)
-    if v is _MISSING:
-        raise _missing("uri", path)
+        o.name = v
+    else:
+        o.name = OMITTED
+    try:
+        v = d["uri"]
+    except KeyError:
+        raise _missing("uri", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/uri")
-    _s_Root__uri(o, v)
-    if len(d) != n:
-        _s_Root__extra(o, _extra(d, _K_Root, path))
-    else:
-        _s_Root__extra(o, {})
-    return o
+    o.uri = v
+    o.extra = _extra(d, _K_Root, path) if len(d) != n else {}
+    o.__class__ = Root
+    r: Root = o
+    return r
 
 
 def _unstructure_Root(o: Root) -> dict[str, Any]:
@@ -10470,38 +11141,41 @@ def _unstructure_Root(o: Root) -> dict[str, Any]:
 
 
 def _structure_SamplingMessage(d: Any, path: str) -> SamplingMessage:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: SamplingMessage = _new(SamplingMessage)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_SamplingMessage()
     n = 2
-    v = d.get("_meta", OMITTED)
-    if v is not OMITTED:
+    if "_meta" in d:
+        v = d["_meta"]
         n += 1
         if not isinstance(v, dict):
-            raise _type_error("object", v, path + "/_meta")
-        for k in v:
-            if not isinstance(k, str):
-                raise _key_error(k, path + "/_meta")
-    _s_SamplingMessage__meta(o, v)
-    v = d.get("content", _MISSING)
-    if v is _MISSING:
-        raise _missing("content", path)
+            raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        for k0 in v:
+            if not isinstance(k0, str):
+                raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        o.meta = v
+    else:
+        o.meta = OMITTED
+    try:
+        v = d["content"]
+    except KeyError:
+        raise _missing("content", path) from None
     try:
         v = _structure_SamplingMessageContent(v, "")
     except ValidationError as e:
         raise _at(e, path + "/content") from None
-    _s_SamplingMessage__content(o, v)
-    v = d.get("role", _MISSING)
-    if v is _MISSING:
-        raise _missing("role", path)
+    o.content = v
+    try:
+        v = d["role"]
+    except KeyError:
+        raise _missing("role", path) from None
     if not (isinstance(v, str) and v in {"assistant", "user"}):
         raise _type_error("one of \"assistant\", \"user\"", v, path + "/role")
-    _s_SamplingMessage__role(o, v)
-    if len(d) != n:
-        _s_SamplingMessage__extra(o, _extra(d, _K_SamplingMessage, path))
-    else:
-        _s_SamplingMessage__extra(o, {})
-    return o
+    o.role = v
+    o.extra = _extra(d, _K_SamplingMessage, path) if len(d) != n else {}
+    o.__class__ = SamplingMessage
+    r: SamplingMessage = o
+    return r
 
 
 def _unstructure_SamplingMessage(o: SamplingMessage) -> dict[str, Any]:
@@ -10516,79 +11190,109 @@ def _unstructure_SamplingMessage(o: SamplingMessage) -> dict[str, Any]:
 
 
 def _structure_ServerCapabilities(d: Any, path: str) -> ServerCapabilities:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ServerCapabilities = _new(ServerCapabilities)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ServerCapabilities()
+    if not d:
+        o.completions = OMITTED
+        o.experimental = OMITTED
+        o.extensions = OMITTED
+        o.logging = OMITTED
+        o.prompts = OMITTED
+        o.resources = OMITTED
+        o.tools = OMITTED
+        o.extra = {}
+        o.__class__ = ServerCapabilities
+        return o  # type: ignore[no-any-return]
     n = 0
-    v = d.get("completions", OMITTED)
-    if v is not OMITTED:
+    if "completions" in d:
+        v = d["completions"]
         n += 1
         if not isinstance(v, dict):
-            raise _type_error("object", v, path + "/completions")
-        for k in v:
-            if not isinstance(k, str):
-                raise _key_error(k, path + "/completions")
-    _s_ServerCapabilities__completions(o, v)
-    v = d.get("experimental", OMITTED)
-    if v is not OMITTED:
+            raise _invalid(v, _structure__dict_str_JSONValue, path + "/completions")
+        for k0 in v:
+            if not isinstance(k0, str):
+                raise _invalid(v, _structure__dict_str_JSONValue, path + "/completions")
+        o.completions = v
+    else:
+        o.completions = OMITTED
+    if "experimental" in d:
+        v = d["experimental"]
         n += 1
         if not isinstance(v, dict):
-            raise _type_error("object", v, path + "/experimental")
-        _check_keys(v, path + "/experimental")
-        try:
-            v = {k: _structure_JSONObject(x, "") for k, x in v.items()}
-        except ValidationError:
-            raise _entry_error(v, _structure_JSONObject, path + "/experimental") from None
-    _s_ServerCapabilities__experimental(o, v)
-    v = d.get("extensions", OMITTED)
-    if v is not OMITTED:
+            raise _invalid(v, _structure__dict_str_JSONObject, path + "/experimental")
+        for k0, x0 in v.items():
+            if not isinstance(k0, str):
+                raise _invalid(v, _structure__dict_str_JSONObject, path + "/experimental")
+            if not isinstance(x0, dict):
+                raise _invalid(v, _structure__dict_str_JSONObject, path + "/experimental")
+            for k1 in x0:
+                if not isinstance(k1, str):
+                    raise _invalid(v, _structure__dict_str_JSONObject, path + "/experimental")
+        o.experimental = v
+    else:
+        o.experimental = OMITTED
+    if "extensions" in d:
+        v = d["extensions"]
         n += 1
         if not isinstance(v, dict):
-            raise _type_error("object", v, path + "/extensions")
-        _check_keys(v, path + "/extensions")
-        try:
-            v = {k: _structure_JSONObject(x, "") for k, x in v.items()}
-        except ValidationError:
-            raise _entry_error(v, _structure_JSONObject, path + "/extensions") from None
-    _s_ServerCapabilities__extensions(o, v)
-    v = d.get("logging", OMITTED)
-    if v is not OMITTED:
+            raise _invalid(v, _structure__dict_str_JSONObject, path + "/extensions")
+        for k0, x0 in v.items():
+            if not isinstance(k0, str):
+                raise _invalid(v, _structure__dict_str_JSONObject, path + "/extensions")
+            if not isinstance(x0, dict):
+                raise _invalid(v, _structure__dict_str_JSONObject, path + "/extensions")
+            for k1 in x0:
+                if not isinstance(k1, str):
+                    raise _invalid(v, _structure__dict_str_JSONObject, path + "/extensions")
+        o.extensions = v
+    else:
+        o.extensions = OMITTED
+    if "logging" in d:
+        v = d["logging"]
         n += 1
         if not isinstance(v, dict):
-            raise _type_error("object", v, path + "/logging")
-        for k in v:
-            if not isinstance(k, str):
-                raise _key_error(k, path + "/logging")
-    _s_ServerCapabilities__logging(o, v)
-    v = d.get("prompts", OMITTED)
-    if v is not OMITTED:
+            raise _invalid(v, _structure__dict_str_JSONValue, path + "/logging")
+        for k0 in v:
+            if not isinstance(k0, str):
+                raise _invalid(v, _structure__dict_str_JSONValue, path + "/logging")
+        o.logging = v
+    else:
+        o.logging = OMITTED
+    if "prompts" in d:
+        v = d["prompts"]
         n += 1
         try:
             v = _structure_ServerCapabilitiesPrompts(v, "")
         except ValidationError as e:
             raise _at(e, path + "/prompts") from None
-    _s_ServerCapabilities__prompts(o, v)
-    v = d.get("resources", OMITTED)
-    if v is not OMITTED:
+        o.prompts = v
+    else:
+        o.prompts = OMITTED
+    if "resources" in d:
+        v = d["resources"]
         n += 1
         try:
             v = _structure_ServerCapabilitiesResources(v, "")
         except ValidationError as e:
             raise _at(e, path + "/resources") from None
-    _s_ServerCapabilities__resources(o, v)
-    v = d.get("tools", OMITTED)
-    if v is not OMITTED:
+        o.resources = v
+    else:
+        o.resources = OMITTED
+    if "tools" in d:
+        v = d["tools"]
         n += 1
         try:
             v = _structure_ServerCapabilitiesTools(v, "")
         except ValidationError as e:
             raise _at(e, path + "/tools") from None
-    _s_ServerCapabilities__tools(o, v)
-    if len(d) != n:
-        _s_ServerCapabilities__extra(o, _extra(d, _K_ServerCapabilities, path))
+        o.tools = v
     else:
-        _s_ServerCapabilities__extra(o, {})
-    return o
+        o.tools = OMITTED
+    o.extra = _extra(d, _K_ServerCapabilities, path) if len(d) != n else {}
+    o.__class__ = ServerCapabilities
+    r: ServerCapabilities = o
+    return r
 
 
 def _unstructure_ServerCapabilities(o: ServerCapabilities) -> dict[str, Any]:
@@ -10621,21 +11325,27 @@ def _unstructure_ServerCapabilities(o: ServerCapabilities) -> dict[str, Any]:
 
 
 def _structure_ServerCapabilitiesPrompts(d: Any, path: str) -> ServerCapabilitiesPrompts:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ServerCapabilitiesPrompts = _new(ServerCapabilitiesPrompts)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ServerCapabilitiesPrompts()
+    if not d:
+        o.list_changed = OMITTED
+        o.extra = {}
+        o.__class__ = ServerCapabilitiesPrompts
+        return o  # type: ignore[no-any-return]
     n = 0
-    v = d.get("listChanged", OMITTED)
-    if v is not OMITTED:
+    if "listChanged" in d:
+        v = d["listChanged"]
         n += 1
         if not (v is True or v is False):
             raise _type_error("boolean", v, path + "/listChanged")
-    _s_ServerCapabilitiesPrompts__list_changed(o, v)
-    if len(d) != n:
-        _s_ServerCapabilitiesPrompts__extra(o, _extra(d, _K_ServerCapabilitiesPrompts, path))
+        o.list_changed = v
     else:
-        _s_ServerCapabilitiesPrompts__extra(o, {})
-    return o
+        o.list_changed = OMITTED
+    o.extra = _extra(d, _K_ServerCapabilitiesPrompts, path) if len(d) != n else {}
+    o.__class__ = ServerCapabilitiesPrompts
+    r: ServerCapabilitiesPrompts = o
+    return r
 
 
 def _unstructure_ServerCapabilitiesPrompts(o: ServerCapabilitiesPrompts) -> dict[str, Any]:
@@ -10650,27 +11360,36 @@ def _unstructure_ServerCapabilitiesPrompts(o: ServerCapabilitiesPrompts) -> dict
 
 
 def _structure_ServerCapabilitiesResources(d: Any, path: str) -> ServerCapabilitiesResources:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ServerCapabilitiesResources = _new(ServerCapabilitiesResources)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ServerCapabilitiesResources()
+    if not d:
+        o.list_changed = OMITTED
+        o.subscribe = OMITTED
+        o.extra = {}
+        o.__class__ = ServerCapabilitiesResources
+        return o  # type: ignore[no-any-return]
     n = 0
-    v = d.get("listChanged", OMITTED)
-    if v is not OMITTED:
+    if "listChanged" in d:
+        v = d["listChanged"]
         n += 1
         if not (v is True or v is False):
             raise _type_error("boolean", v, path + "/listChanged")
-    _s_ServerCapabilitiesResources__list_changed(o, v)
-    v = d.get("subscribe", OMITTED)
-    if v is not OMITTED:
+        o.list_changed = v
+    else:
+        o.list_changed = OMITTED
+    if "subscribe" in d:
+        v = d["subscribe"]
         n += 1
         if not (v is True or v is False):
             raise _type_error("boolean", v, path + "/subscribe")
-    _s_ServerCapabilitiesResources__subscribe(o, v)
-    if len(d) != n:
-        _s_ServerCapabilitiesResources__extra(o, _extra(d, _K_ServerCapabilitiesResources, path))
+        o.subscribe = v
     else:
-        _s_ServerCapabilitiesResources__extra(o, {})
-    return o
+        o.subscribe = OMITTED
+    o.extra = _extra(d, _K_ServerCapabilitiesResources, path) if len(d) != n else {}
+    o.__class__ = ServerCapabilitiesResources
+    r: ServerCapabilitiesResources = o
+    return r
 
 
 def _unstructure_ServerCapabilitiesResources(o: ServerCapabilitiesResources) -> dict[str, Any]:
@@ -10688,21 +11407,27 @@ def _unstructure_ServerCapabilitiesResources(o: ServerCapabilitiesResources) -> 
 
 
 def _structure_ServerCapabilitiesTools(d: Any, path: str) -> ServerCapabilitiesTools:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ServerCapabilitiesTools = _new(ServerCapabilitiesTools)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ServerCapabilitiesTools()
+    if not d:
+        o.list_changed = OMITTED
+        o.extra = {}
+        o.__class__ = ServerCapabilitiesTools
+        return o  # type: ignore[no-any-return]
     n = 0
-    v = d.get("listChanged", OMITTED)
-    if v is not OMITTED:
+    if "listChanged" in d:
+        v = d["listChanged"]
         n += 1
         if not (v is True or v is False):
             raise _type_error("boolean", v, path + "/listChanged")
-    _s_ServerCapabilitiesTools__list_changed(o, v)
-    if len(d) != n:
-        _s_ServerCapabilitiesTools__extra(o, _extra(d, _K_ServerCapabilitiesTools, path))
+        o.list_changed = v
     else:
-        _s_ServerCapabilitiesTools__extra(o, {})
-    return o
+        o.list_changed = OMITTED
+    o.extra = _extra(d, _K_ServerCapabilitiesTools, path) if len(d) != n else {}
+    o.__class__ = ServerCapabilitiesTools
+    r: ServerCapabilitiesTools = o
+    return r
 
 
 def _unstructure_ServerCapabilitiesTools(o: ServerCapabilitiesTools) -> dict[str, Any]:
@@ -10717,55 +11442,69 @@ def _unstructure_ServerCapabilitiesTools(o: ServerCapabilitiesTools) -> dict[str
 
 
 def _structure_StringSchema(d: Any, path: str) -> StringSchema:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: StringSchema = _new(StringSchema)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_StringSchema()
     n = 1
-    v = d.get("default", OMITTED)
-    if v is not OMITTED:
+    if "default" in d:
+        v = d["default"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/default")
-    _s_StringSchema__default(o, v)
-    v = d.get("description", OMITTED)
-    if v is not OMITTED:
+        o.default = v
+    else:
+        o.default = OMITTED
+    if "description" in d:
+        v = d["description"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/description")
-    _s_StringSchema__description(o, v)
-    v = d.get("format", OMITTED)
-    if v is not OMITTED:
+        o.description = v
+    else:
+        o.description = OMITTED
+    if "format" in d:
+        v = d["format"]
         n += 1
         if not (isinstance(v, str) and v in {"date", "date-time", "email", "uri"}):
             raise _type_error("one of \"date\", \"date-time\", \"email\", \"uri\"", v, path + "/format")
-    _s_StringSchema__format(o, v)
-    v = d.get("maxLength", OMITTED)
-    if v is not OMITTED:
+        o.format = v
+    else:
+        o.format = OMITTED
+    if "maxLength" in d:
+        v = d["maxLength"]
         n += 1
         if not (v.__class__ is int or _is_int(v)):
             raise _type_error("integer", v, path + "/maxLength")
-    _s_StringSchema__max_length(o, v)
-    v = d.get("minLength", OMITTED)
-    if v is not OMITTED:
+        o.max_length = v
+    else:
+        o.max_length = OMITTED
+    if "minLength" in d:
+        v = d["minLength"]
         n += 1
         if not (v.__class__ is int or _is_int(v)):
             raise _type_error("integer", v, path + "/minLength")
-    _s_StringSchema__min_length(o, v)
-    v = d.get("title", OMITTED)
-    if v is not OMITTED:
+        o.min_length = v
+    else:
+        o.min_length = OMITTED
+    if "title" in d:
+        v = d["title"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/title")
-    _s_StringSchema__title(o, v)
-    v = d.get("type", _MISSING)
-    if v != "string":
-        raise _const_error(v, "string", "type", path)
-    _s_StringSchema__type(o, "string")
-    if len(d) != n:
-        _s_StringSchema__extra(o, _extra(d, _K_StringSchema, path))
+        o.title = v
     else:
-        _s_StringSchema__extra(o, {})
-    return o
+        o.title = OMITTED
+    try:
+        v = d["type"]
+    except KeyError:
+        raise _missing("type", path) from None
+    if v != "string":
+        raise _type_error("\"string\"", v, path + "/type")
+    o.type = "string"
+    o.extra = _extra(d, _K_StringSchema, path) if len(d) != n else {}
+    o.__class__ = StringSchema
+    r: StringSchema = o
+    return r
 
 
 def _unstructure_StringSchema(o: StringSchema) -> dict[str, Any]:
@@ -10795,42 +11534,57 @@ def _unstructure_StringSchema(o: StringSchema) -> dict[str, Any]:
 
 
 def _structure_SubscriptionFilter(d: Any, path: str) -> SubscriptionFilter:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: SubscriptionFilter = _new(SubscriptionFilter)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_SubscriptionFilter()
+    if not d:
+        o.prompts_list_changed = OMITTED
+        o.resource_subscriptions = OMITTED
+        o.resources_list_changed = OMITTED
+        o.tools_list_changed = OMITTED
+        o.extra = {}
+        o.__class__ = SubscriptionFilter
+        return o  # type: ignore[no-any-return]
     n = 0
-    v = d.get("promptsListChanged", OMITTED)
-    if v is not OMITTED:
+    if "promptsListChanged" in d:
+        v = d["promptsListChanged"]
         n += 1
         if not (v is True or v is False):
             raise _type_error("boolean", v, path + "/promptsListChanged")
-    _s_SubscriptionFilter__prompts_list_changed(o, v)
-    v = d.get("resourceSubscriptions", OMITTED)
-    if v is not OMITTED:
+        o.prompts_list_changed = v
+    else:
+        o.prompts_list_changed = OMITTED
+    if "resourceSubscriptions" in d:
+        v = d["resourceSubscriptions"]
         n += 1
         if not isinstance(v, list):
-            raise _type_error("array", v, path + "/resourceSubscriptions")
-        for x in v:
-            if not isinstance(x, str):
-                raise _bad_item(v, lambda x: isinstance(x, str), "string", path + "/resourceSubscriptions")
-    _s_SubscriptionFilter__resource_subscriptions(o, v)
-    v = d.get("resourcesListChanged", OMITTED)
-    if v is not OMITTED:
+            raise _invalid(v, _structure__list_str, path + "/resourceSubscriptions")
+        for x0 in v:
+            if not isinstance(x0, str):
+                raise _invalid(v, _structure__list_str, path + "/resourceSubscriptions")
+        o.resource_subscriptions = v
+    else:
+        o.resource_subscriptions = OMITTED
+    if "resourcesListChanged" in d:
+        v = d["resourcesListChanged"]
         n += 1
         if not (v is True or v is False):
             raise _type_error("boolean", v, path + "/resourcesListChanged")
-    _s_SubscriptionFilter__resources_list_changed(o, v)
-    v = d.get("toolsListChanged", OMITTED)
-    if v is not OMITTED:
+        o.resources_list_changed = v
+    else:
+        o.resources_list_changed = OMITTED
+    if "toolsListChanged" in d:
+        v = d["toolsListChanged"]
         n += 1
         if not (v is True or v is False):
             raise _type_error("boolean", v, path + "/toolsListChanged")
-    _s_SubscriptionFilter__tools_list_changed(o, v)
-    if len(d) != n:
-        _s_SubscriptionFilter__extra(o, _extra(d, _K_SubscriptionFilter, path))
+        o.tools_list_changed = v
     else:
-        _s_SubscriptionFilter__extra(o, {})
-    return o
+        o.tools_list_changed = OMITTED
+    o.extra = _extra(d, _K_SubscriptionFilter, path) if len(d) != n else {}
+    o.__class__ = SubscriptionFilter
+    r: SubscriptionFilter = o
+    return r
 
 
 def _unstructure_SubscriptionFilter(o: SubscriptionFilter) -> dict[str, Any]:
@@ -10854,30 +11608,36 @@ def _unstructure_SubscriptionFilter(o: SubscriptionFilter) -> dict[str, Any]:
 
 
 def _structure_SubscriptionsAcknowledgedNotification(d: Any, path: str) -> SubscriptionsAcknowledgedNotification:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: SubscriptionsAcknowledgedNotification = _new(SubscriptionsAcknowledgedNotification)
-    v = d.get("jsonrpc", _MISSING)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_SubscriptionsAcknowledgedNotification()
+    try:
+        v = d["jsonrpc"]
+    except KeyError:
+        raise _missing("jsonrpc", path) from None
     if v != "2.0":
-        raise _const_error(v, "2.0", "jsonrpc", path)
-    _s_SubscriptionsAcknowledgedNotification__jsonrpc(o, "2.0")
-    v = d.get("method", _MISSING)
+        raise _type_error("\"2.0\"", v, path + "/jsonrpc")
+    o.jsonrpc = "2.0"
+    try:
+        v = d["method"]
+    except KeyError:
+        raise _missing("method", path) from None
     if v != "notifications/subscriptions/acknowledged":
-        raise _const_error(v, "notifications/subscriptions/acknowledged", "method", path)
-    _s_SubscriptionsAcknowledgedNotification__method(o, "notifications/subscriptions/acknowledged")
-    v = d.get("params", _MISSING)
-    if v is _MISSING:
-        raise _missing("params", path)
+        raise _type_error("\"notifications/subscriptions/acknowledged\"", v, path + "/method")
+    o.method = "notifications/subscriptions/acknowledged"
+    try:
+        v = d["params"]
+    except KeyError:
+        raise _missing("params", path) from None
     try:
         v = _structure_SubscriptionsAcknowledgedNotificationParams(v, "")
     except ValidationError as e:
         raise _at(e, path + "/params") from None
-    _s_SubscriptionsAcknowledgedNotification__params(o, v)
-    if len(d) != 3:
-        _s_SubscriptionsAcknowledgedNotification__extra(o, _extra(d, _K_SubscriptionsAcknowledgedNotification, path))
-    else:
-        _s_SubscriptionsAcknowledgedNotification__extra(o, {})
-    return o
+    o.params = v
+    o.extra = _extra(d, _K_SubscriptionsAcknowledgedNotification, path) if len(d) != 3 else {}
+    o.__class__ = SubscriptionsAcknowledgedNotification
+    r: SubscriptionsAcknowledgedNotification = o
+    return r
 
 
 def _unstructure_SubscriptionsAcknowledgedNotification(o: SubscriptionsAcknowledgedNotification) -> dict[str, Any]:
@@ -10888,31 +11648,33 @@ def _unstructure_SubscriptionsAcknowledgedNotification(o: SubscriptionsAcknowled
 
 
 def _structure_SubscriptionsAcknowledgedNotificationParams(d: Any, path: str) -> SubscriptionsAcknowledgedNotificationParams:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: SubscriptionsAcknowledgedNotificationParams = _new(SubscriptionsAcknowledgedNotificationParams)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_SubscriptionsAcknowledgedNotificationParams()
     n = 1
-    v = d.get("_meta", OMITTED)
-    if v is not OMITTED:
+    if "_meta" in d:
+        v = d["_meta"]
         n += 1
         try:
             v = _structure_NotificationMetaObject(v, "")
         except ValidationError as e:
             raise _at(e, path + "/_meta") from None
-    _s_SubscriptionsAcknowledgedNotificationParams__meta(o, v)
-    v = d.get("notifications", _MISSING)
-    if v is _MISSING:
-        raise _missing("notifications", path)
+        o.meta = v
+    else:
+        o.meta = OMITTED
+    try:
+        v = d["notifications"]
+    except KeyError:
+        raise _missing("notifications", path) from None
     try:
         v = _structure_SubscriptionFilter(v, "")
     except ValidationError as e:
         raise _at(e, path + "/notifications") from None
-    _s_SubscriptionsAcknowledgedNotificationParams__notifications(o, v)
-    if len(d) != n:
-        _s_SubscriptionsAcknowledgedNotificationParams__extra(o, _extra(d, _K_SubscriptionsAcknowledgedNotificationParams, path))
-    else:
-        _s_SubscriptionsAcknowledgedNotificationParams__extra(o, {})
-    return o
+    o.notifications = v
+    o.extra = _extra(d, _K_SubscriptionsAcknowledgedNotificationParams, path) if len(d) != n else {}
+    o.__class__ = SubscriptionsAcknowledgedNotificationParams
+    r: SubscriptionsAcknowledgedNotificationParams = o
+    return r
 
 
 def _unstructure_SubscriptionsAcknowledgedNotificationParams(o: SubscriptionsAcknowledgedNotificationParams) -> dict[str, Any]:
@@ -10927,36 +11689,43 @@ def _unstructure_SubscriptionsAcknowledgedNotificationParams(o: SubscriptionsAck
 
 
 def _structure_SubscriptionsListenRequest(d: Any, path: str) -> SubscriptionsListenRequest:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: SubscriptionsListenRequest = _new(SubscriptionsListenRequest)
-    v = d.get("id", _MISSING)
-    if v is _MISSING:
-        raise _missing("id", path)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_SubscriptionsListenRequest()
+    try:
+        v = d["id"]
+    except KeyError:
+        raise _missing("id", path) from None
     if not (isinstance(v, str) or (v.__class__ is int or _is_int(v))):
         raise _type_error("string or integer", v, path + "/id")
-    _s_SubscriptionsListenRequest__id(o, v)
-    v = d.get("jsonrpc", _MISSING)
+    o.id = v
+    try:
+        v = d["jsonrpc"]
+    except KeyError:
+        raise _missing("jsonrpc", path) from None
     if v != "2.0":
-        raise _const_error(v, "2.0", "jsonrpc", path)
-    _s_SubscriptionsListenRequest__jsonrpc(o, "2.0")
-    v = d.get("method", _MISSING)
+        raise _type_error("\"2.0\"", v, path + "/jsonrpc")
+    o.jsonrpc = "2.0"
+    try:
+        v = d["method"]
+    except KeyError:
+        raise _missing("method", path) from None
     if v != "subscriptions/listen":
-        raise _const_error(v, "subscriptions/listen", "method", path)
-    _s_SubscriptionsListenRequest__method(o, "subscriptions/listen")
-    v = d.get("params", _MISSING)
-    if v is _MISSING:
-        raise _missing("params", path)
+        raise _type_error("\"subscriptions/listen\"", v, path + "/method")
+    o.method = "subscriptions/listen"
+    try:
+        v = d["params"]
+    except KeyError:
+        raise _missing("params", path) from None
     try:
         v = _structure_SubscriptionsListenRequestParams(v, "")
     except ValidationError as e:
         raise _at(e, path + "/params") from None
-    _s_SubscriptionsListenRequest__params(o, v)
-    if len(d) != 4:
-        _s_SubscriptionsListenRequest__extra(o, _extra(d, _K_SubscriptionsListenRequest, path))
-    else:
-        _s_SubscriptionsListenRequest__extra(o, {})
-    return o
+    o.params = v
+    o.extra = _extra(d, _K_SubscriptionsListenRequest, path) if len(d) != 4 else {}
+    o.__class__ = SubscriptionsListenRequest
+    r: SubscriptionsListenRequest = o
+    return r
 
 
 def _unstructure_SubscriptionsListenRequest(o: SubscriptionsListenRequest) -> dict[str, Any]:
@@ -10967,30 +11736,31 @@ def _unstructure_SubscriptionsListenRequest(o: SubscriptionsListenRequest) -> di
 
 
 def _structure_SubscriptionsListenRequestParams(d: Any, path: str) -> SubscriptionsListenRequestParams:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: SubscriptionsListenRequestParams = _new(SubscriptionsListenRequestParams)
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
-        raise _missing("_meta", path)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_SubscriptionsListenRequestParams()
+    try:
+        v = d["_meta"]
+    except KeyError:
+        raise _missing("_meta", path) from None
     try:
         v = _structure_RequestMetaObject(v, "")
     except ValidationError as e:
         raise _at(e, path + "/_meta") from None
-    _s_SubscriptionsListenRequestParams__meta(o, v)
-    v = d.get("notifications", _MISSING)
-    if v is _MISSING:
-        raise _missing("notifications", path)
+    o.meta = v
+    try:
+        v = d["notifications"]
+    except KeyError:
+        raise _missing("notifications", path) from None
     try:
         v = _structure_SubscriptionFilter(v, "")
     except ValidationError as e:
         raise _at(e, path + "/notifications") from None
-    _s_SubscriptionsListenRequestParams__notifications(o, v)
-    if len(d) != 2:
-        _s_SubscriptionsListenRequestParams__extra(o, _extra(d, _K_SubscriptionsListenRequestParams, path))
-    else:
-        _s_SubscriptionsListenRequestParams__extra(o, {})
-    return o
+    o.notifications = v
+    o.extra = _extra(d, _K_SubscriptionsListenRequestParams, path) if len(d) != 2 else {}
+    o.__class__ = SubscriptionsListenRequestParams
+    r: SubscriptionsListenRequestParams = o
+    return r
 
 
 def _unstructure_SubscriptionsListenRequestParams(o: SubscriptionsListenRequestParams) -> dict[str, Any]:
@@ -11001,28 +11771,29 @@ def _unstructure_SubscriptionsListenRequestParams(o: SubscriptionsListenRequestP
 
 
 def _structure_SubscriptionsListenResult(d: Any, path: str) -> SubscriptionsListenResult:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: SubscriptionsListenResult = _new(SubscriptionsListenResult)
-    v = d.get("_meta", _MISSING)
-    if v is _MISSING:
-        raise _missing("_meta", path)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_SubscriptionsListenResult()
+    try:
+        v = d["_meta"]
+    except KeyError:
+        raise _missing("_meta", path) from None
     try:
         v = _structure_SubscriptionsListenResultMetaObject(v, "")
     except ValidationError as e:
         raise _at(e, path + "/_meta") from None
-    _s_SubscriptionsListenResult__meta(o, v)
-    v = d.get("resultType", _MISSING)
-    if v is _MISSING:
-        raise _missing("resultType", path)
+    o.meta = v
+    try:
+        v = d["resultType"]
+    except KeyError:
+        raise _missing("resultType", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/resultType")
-    _s_SubscriptionsListenResult__result_type(o, v)
-    if len(d) != 2:
-        _s_SubscriptionsListenResult__extra(o, _extra(d, _K_SubscriptionsListenResult, path))
-    else:
-        _s_SubscriptionsListenResult__extra(o, {})
-    return o
+    o.result_type = v
+    o.extra = _extra(d, _K_SubscriptionsListenResult, path) if len(d) != 2 else {}
+    o.__class__ = SubscriptionsListenResult
+    r: SubscriptionsListenResult = o
+    return r
 
 
 def _unstructure_SubscriptionsListenResult(o: SubscriptionsListenResult) -> dict[str, Any]:
@@ -11033,29 +11804,31 @@ def _unstructure_SubscriptionsListenResult(o: SubscriptionsListenResult) -> dict
 
 
 def _structure_SubscriptionsListenResultMetaObject(d: Any, path: str) -> SubscriptionsListenResultMetaObject:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: SubscriptionsListenResultMetaObject = _new(SubscriptionsListenResultMetaObject)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_SubscriptionsListenResultMetaObject()
     n = 1
-    v = d.get("io.modelcontextprotocol/serverInfo", OMITTED)
-    if v is not OMITTED:
+    if "io.modelcontextprotocol/serverInfo" in d:
+        v = d["io.modelcontextprotocol/serverInfo"]
         n += 1
         try:
             v = _structure_Implementation(v, "")
         except ValidationError as e:
             raise _at(e, path + "/io.modelcontextprotocol~1serverInfo") from None
-    _s_SubscriptionsListenResultMetaObject__server_info(o, v)
-    v = d.get("io.modelcontextprotocol/subscriptionId", _MISSING)
-    if v is _MISSING:
-        raise _missing("io.modelcontextprotocol/subscriptionId", path)
+        o.server_info = v
+    else:
+        o.server_info = OMITTED
+    try:
+        v = d["io.modelcontextprotocol/subscriptionId"]
+    except KeyError:
+        raise _missing("io.modelcontextprotocol/subscriptionId", path) from None
     if not (isinstance(v, str) or (v.__class__ is int or _is_int(v))):
         raise _type_error("string or integer", v, path + "/io.modelcontextprotocol~1subscriptionId")
-    _s_SubscriptionsListenResultMetaObject__subscription_id(o, v)
-    if len(d) != n:
-        _s_SubscriptionsListenResultMetaObject__extra(o, _extra(d, _K_SubscriptionsListenResultMetaObject, path))
-    else:
-        _s_SubscriptionsListenResultMetaObject__extra(o, {})
-    return o
+    o.subscription_id = v
+    o.extra = _extra(d, _K_SubscriptionsListenResultMetaObject, path) if len(d) != n else {}
+    o.__class__ = SubscriptionsListenResultMetaObject
+    r: SubscriptionsListenResultMetaObject = o
+    return r
 
 
 def _unstructure_SubscriptionsListenResultMetaObject(o: SubscriptionsListenResultMetaObject) -> dict[str, Any]:
@@ -11070,32 +11843,36 @@ def _unstructure_SubscriptionsListenResultMetaObject(o: SubscriptionsListenResul
 
 
 def _structure_SubscriptionsListenResultResponse(d: Any, path: str) -> SubscriptionsListenResultResponse:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: SubscriptionsListenResultResponse = _new(SubscriptionsListenResultResponse)
-    v = d.get("id", _MISSING)
-    if v is _MISSING:
-        raise _missing("id", path)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_SubscriptionsListenResultResponse()
+    try:
+        v = d["id"]
+    except KeyError:
+        raise _missing("id", path) from None
     if not (isinstance(v, str) or (v.__class__ is int or _is_int(v))):
         raise _type_error("string or integer", v, path + "/id")
-    _s_SubscriptionsListenResultResponse__id(o, v)
-    v = d.get("jsonrpc", _MISSING)
+    o.id = v
+    try:
+        v = d["jsonrpc"]
+    except KeyError:
+        raise _missing("jsonrpc", path) from None
     if v != "2.0":
-        raise _const_error(v, "2.0", "jsonrpc", path)
-    _s_SubscriptionsListenResultResponse__jsonrpc(o, "2.0")
-    v = d.get("result", _MISSING)
-    if v is _MISSING:
-        raise _missing("result", path)
+        raise _type_error("\"2.0\"", v, path + "/jsonrpc")
+    o.jsonrpc = "2.0"
+    try:
+        v = d["result"]
+    except KeyError:
+        raise _missing("result", path) from None
     try:
         v = _structure_SubscriptionsListenResult(v, "")
     except ValidationError as e:
         raise _at(e, path + "/result") from None
-    _s_SubscriptionsListenResultResponse__result(o, v)
-    if len(d) != 3:
-        _s_SubscriptionsListenResultResponse__extra(o, _extra(d, _K_SubscriptionsListenResultResponse, path))
-    else:
-        _s_SubscriptionsListenResultResponse__extra(o, {})
-    return o
+    o.result = v
+    o.extra = _extra(d, _K_SubscriptionsListenResultResponse, path) if len(d) != 3 else {}
+    o.__class__ = SubscriptionsListenResultResponse
+    r: SubscriptionsListenResultResponse = o
+    return r
 
 
 def _unstructure_SubscriptionsListenResultResponse(o: SubscriptionsListenResultResponse) -> dict[str, Any]:
@@ -11106,42 +11883,49 @@ def _unstructure_SubscriptionsListenResultResponse(o: SubscriptionsListenResultR
 
 
 def _structure_TextContent(d: Any, path: str) -> TextContent:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: TextContent = _new(TextContent)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_TextContent()
     n = 2
-    v = d.get("_meta", OMITTED)
-    if v is not OMITTED:
+    if "_meta" in d:
+        v = d["_meta"]
         n += 1
         if not isinstance(v, dict):
-            raise _type_error("object", v, path + "/_meta")
-        for k in v:
-            if not isinstance(k, str):
-                raise _key_error(k, path + "/_meta")
-    _s_TextContent__meta(o, v)
-    v = d.get("annotations", OMITTED)
-    if v is not OMITTED:
+            raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        for k0 in v:
+            if not isinstance(k0, str):
+                raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        o.meta = v
+    else:
+        o.meta = OMITTED
+    if "annotations" in d:
+        v = d["annotations"]
         n += 1
         try:
             v = _structure_Annotations(v, "")
         except ValidationError as e:
             raise _at(e, path + "/annotations") from None
-    _s_TextContent__annotations(o, v)
-    v = d.get("text", _MISSING)
-    if v is _MISSING:
-        raise _missing("text", path)
+        o.annotations = v
+    else:
+        o.annotations = OMITTED
+    try:
+        v = d["text"]
+    except KeyError:
+        raise _missing("text", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/text")
-    _s_TextContent__text(o, v)
-    v = d.get("type", _MISSING)
+    o.text = v
+    try:
+        v = d["type"]
+    except KeyError:
+        raise _missing("type", path) from None
     if v != "text":
-        raise _const_error(v, "text", "type", path)
-    _s_TextContent__type(o, "text")
-    if len(d) != n:
-        _s_TextContent__extra(o, _extra(d, _K_TextContent, path))
-    else:
-        _s_TextContent__extra(o, {})
-    return o
+        raise _type_error("\"text\"", v, path + "/type")
+    o.type = "text"
+    o.extra = _extra(d, _K_TextContent, path) if len(d) != n else {}
+    o.__class__ = TextContent
+    r: TextContent = o
+    return r
 
 
 def _unstructure_TextContent(o: TextContent) -> dict[str, Any]:
@@ -11159,42 +11943,47 @@ def _unstructure_TextContent(o: TextContent) -> dict[str, Any]:
 
 
 def _structure_TextResourceContents(d: Any, path: str) -> TextResourceContents:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: TextResourceContents = _new(TextResourceContents)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_TextResourceContents()
     n = 2
-    v = d.get("_meta", OMITTED)
-    if v is not OMITTED:
+    if "_meta" in d:
+        v = d["_meta"]
         n += 1
         if not isinstance(v, dict):
-            raise _type_error("object", v, path + "/_meta")
-        for k in v:
-            if not isinstance(k, str):
-                raise _key_error(k, path + "/_meta")
-    _s_TextResourceContents__meta(o, v)
-    v = d.get("mimeType", OMITTED)
-    if v is not OMITTED:
+            raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        for k0 in v:
+            if not isinstance(k0, str):
+                raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        o.meta = v
+    else:
+        o.meta = OMITTED
+    if "mimeType" in d:
+        v = d["mimeType"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/mimeType")
-    _s_TextResourceContents__mime_type(o, v)
-    v = d.get("text", _MISSING)
-    if v is _MISSING:
-        raise _missing("text", path)
+        o.mime_type = v
+    else:
+        o.mime_type = OMITTED
+    try:
+        v = d["text"]
+    except KeyError:
+        raise _missing("text", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/text")
-    _s_TextResourceContents__text(o, v)
-    v = d.get("uri", _MISSING)
-    if v is _MISSING:
-        raise _missing("uri", path)
+    o.text = v
+    try:
+        v = d["uri"]
+    except KeyError:
+        raise _missing("uri", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/uri")
-    _s_TextResourceContents__uri(o, v)
-    if len(d) != n:
-        _s_TextResourceContents__extra(o, _extra(d, _K_TextResourceContents, path))
-    else:
-        _s_TextResourceContents__extra(o, {})
-    return o
+    o.uri = v
+    o.extra = _extra(d, _K_TextResourceContents, path) if len(d) != n else {}
+    o.__class__ = TextResourceContents
+    r: TextResourceContents = o
+    return r
 
 
 def _unstructure_TextResourceContents(o: TextResourceContents) -> dict[str, Any]:
@@ -11212,60 +12001,73 @@ def _unstructure_TextResourceContents(o: TextResourceContents) -> dict[str, Any]
 
 
 def _structure_TitledMultiSelectEnumSchema(d: Any, path: str) -> TitledMultiSelectEnumSchema:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: TitledMultiSelectEnumSchema = _new(TitledMultiSelectEnumSchema)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_TitledMultiSelectEnumSchema()
     n = 2
-    v = d.get("default", OMITTED)
-    if v is not OMITTED:
+    if "default" in d:
+        v = d["default"]
         n += 1
         if not isinstance(v, list):
-            raise _type_error("array", v, path + "/default")
-        for x in v:
-            if not isinstance(x, str):
-                raise _bad_item(v, lambda x: isinstance(x, str), "string", path + "/default")
-    _s_TitledMultiSelectEnumSchema__default(o, v)
-    v = d.get("description", OMITTED)
-    if v is not OMITTED:
+            raise _invalid(v, _structure__list_str, path + "/default")
+        for x0 in v:
+            if not isinstance(x0, str):
+                raise _invalid(v, _structure__list_str, path + "/default")
+        o.default = v
+    else:
+        o.default = OMITTED
+    if "description" in d:
+        v = d["description"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/description")
-    _s_TitledMultiSelectEnumSchema__description(o, v)
-    v = d.get("items", _MISSING)
-    if v is _MISSING:
-        raise _missing("items", path)
+        o.description = v
+    else:
+        o.description = OMITTED
+    try:
+        v = d["items"]
+    except KeyError:
+        raise _missing("items", path) from None
     try:
         v = _structure_TitledMultiSelectEnumSchemaItems(v, "")
     except ValidationError as e:
         raise _at(e, path + "/items") from None
-    _s_TitledMultiSelectEnumSchema__items(o, v)
-    v = d.get("maxItems", OMITTED)
-    if v is not OMITTED:
+    o.items = v
+    if "maxItems" in d:
+        v = d["maxItems"]
         n += 1
         if not (v.__class__ is int or _is_int(v)):
             raise _type_error("integer", v, path + "/maxItems")
-    _s_TitledMultiSelectEnumSchema__max_items(o, v)
-    v = d.get("minItems", OMITTED)
-    if v is not OMITTED:
+        o.max_items = v
+    else:
+        o.max_items = OMITTED
+    if "minItems" in d:
+        v = d["minItems"]
         n += 1
         if not (v.__class__ is int or _is_int(v)):
             raise _type_error("integer", v, path + "/minItems")
-    _s_TitledMultiSelectEnumSchema__min_items(o, v)
-    v = d.get("title", OMITTED)
-    if v is not OMITTED:
+        o.min_items = v
+    else:
+        o.min_items = OMITTED
+    if "title" in d:
+        v = d["title"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/title")
-    _s_TitledMultiSelectEnumSchema__title(o, v)
-    v = d.get("type", _MISSING)
-    if v != "array":
-        raise _const_error(v, "array", "type", path)
-    _s_TitledMultiSelectEnumSchema__type(o, "array")
-    if len(d) != n:
-        _s_TitledMultiSelectEnumSchema__extra(o, _extra(d, _K_TitledMultiSelectEnumSchema, path))
+        o.title = v
     else:
-        _s_TitledMultiSelectEnumSchema__extra(o, {})
-    return o
+        o.title = OMITTED
+    try:
+        v = d["type"]
+    except KeyError:
+        raise _missing("type", path) from None
+    if v != "array":
+        raise _type_error("\"array\"", v, path + "/type")
+    o.type = "array"
+    o.extra = _extra(d, _K_TitledMultiSelectEnumSchema, path) if len(d) != n else {}
+    o.__class__ = TitledMultiSelectEnumSchema
+    r: TitledMultiSelectEnumSchema = o
+    return r
 
 
 def _unstructure_TitledMultiSelectEnumSchema(o: TitledMultiSelectEnumSchema) -> dict[str, Any]:
@@ -11292,24 +12094,24 @@ def _unstructure_TitledMultiSelectEnumSchema(o: TitledMultiSelectEnumSchema) -> 
 
 
 def _structure_TitledMultiSelectEnumSchemaItems(d: Any, path: str) -> TitledMultiSelectEnumSchemaItems:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: TitledMultiSelectEnumSchemaItems = _new(TitledMultiSelectEnumSchemaItems)
-    v = d.get("anyOf", _MISSING)
-    if v is _MISSING:
-        raise _missing("anyOf", path)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_TitledMultiSelectEnumSchemaItems()
+    try:
+        v = d["anyOf"]
+    except KeyError:
+        raise _missing("anyOf", path) from None
     if not isinstance(v, list):
         raise _type_error("array", v, path + "/anyOf")
     try:
         v = [_structure_TitledMultiSelectEnumSchemaItemsAnyOfItem(x, "") for x in v]
     except ValidationError:
         raise _item_error(v, _structure_TitledMultiSelectEnumSchemaItemsAnyOfItem, path + "/anyOf") from None
-    _s_TitledMultiSelectEnumSchemaItems__any_of(o, v)
-    if len(d) != 1:
-        _s_TitledMultiSelectEnumSchemaItems__extra(o, _extra(d, _K_TitledMultiSelectEnumSchemaItems, path))
-    else:
-        _s_TitledMultiSelectEnumSchemaItems__extra(o, {})
-    return o
+    o.any_of = v
+    o.extra = _extra(d, _K_TitledMultiSelectEnumSchemaItems, path) if len(d) != 1 else {}
+    o.__class__ = TitledMultiSelectEnumSchemaItems
+    r: TitledMultiSelectEnumSchemaItems = o
+    return r
 
 
 def _unstructure_TitledMultiSelectEnumSchemaItems(o: TitledMultiSelectEnumSchemaItems) -> dict[str, Any]:
@@ -11320,26 +12122,27 @@ def _unstructure_TitledMultiSelectEnumSchemaItems(o: TitledMultiSelectEnumSchema
 
 
 def _structure_TitledMultiSelectEnumSchemaItemsAnyOfItem(d: Any, path: str) -> TitledMultiSelectEnumSchemaItemsAnyOfItem:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: TitledMultiSelectEnumSchemaItemsAnyOfItem = _new(TitledMultiSelectEnumSchemaItemsAnyOfItem)
-    v = d.get("const", _MISSING)
-    if v is _MISSING:
-        raise _missing("const", path)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_TitledMultiSelectEnumSchemaItemsAnyOfItem()
+    try:
+        v = d["const"]
+    except KeyError:
+        raise _missing("const", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/const")
-    _s_TitledMultiSelectEnumSchemaItemsAnyOfItem__const(o, v)
-    v = d.get("title", _MISSING)
-    if v is _MISSING:
-        raise _missing("title", path)
+    o.const = v
+    try:
+        v = d["title"]
+    except KeyError:
+        raise _missing("title", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/title")
-    _s_TitledMultiSelectEnumSchemaItemsAnyOfItem__title(o, v)
-    if len(d) != 2:
-        _s_TitledMultiSelectEnumSchemaItemsAnyOfItem__extra(o, _extra(d, _K_TitledMultiSelectEnumSchemaItemsAnyOfItem, path))
-    else:
-        _s_TitledMultiSelectEnumSchemaItemsAnyOfItem__extra(o, {})
-    return o
+    o.title = v
+    o.extra = _extra(d, _K_TitledMultiSelectEnumSchemaItemsAnyOfItem, path) if len(d) != 2 else {}
+    o.__class__ = TitledMultiSelectEnumSchemaItemsAnyOfItem
+    r: TitledMultiSelectEnumSchemaItemsAnyOfItem = o
+    return r
 
 
 def _unstructure_TitledMultiSelectEnumSchemaItemsAnyOfItem(o: TitledMultiSelectEnumSchemaItemsAnyOfItem) -> dict[str, Any]:
@@ -11350,47 +12153,56 @@ def _unstructure_TitledMultiSelectEnumSchemaItemsAnyOfItem(o: TitledMultiSelectE
 
 
 def _structure_TitledSingleSelectEnumSchema(d: Any, path: str) -> TitledSingleSelectEnumSchema:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: TitledSingleSelectEnumSchema = _new(TitledSingleSelectEnumSchema)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_TitledSingleSelectEnumSchema()
     n = 2
-    v = d.get("default", OMITTED)
-    if v is not OMITTED:
+    if "default" in d:
+        v = d["default"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/default")
-    _s_TitledSingleSelectEnumSchema__default(o, v)
-    v = d.get("description", OMITTED)
-    if v is not OMITTED:
+        o.default = v
+    else:
+        o.default = OMITTED
+    if "description" in d:
+        v = d["description"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/description")
-    _s_TitledSingleSelectEnumSchema__description(o, v)
-    v = d.get("oneOf", _MISSING)
-    if v is _MISSING:
-        raise _missing("oneOf", path)
+        o.description = v
+    else:
+        o.description = OMITTED
+    try:
+        v = d["oneOf"]
+    except KeyError:
+        raise _missing("oneOf", path) from None
     if not isinstance(v, list):
         raise _type_error("array", v, path + "/oneOf")
     try:
         v = [_structure_TitledSingleSelectEnumSchemaOneOfItem(x, "") for x in v]
     except ValidationError:
         raise _item_error(v, _structure_TitledSingleSelectEnumSchemaOneOfItem, path + "/oneOf") from None
-    _s_TitledSingleSelectEnumSchema__one_of(o, v)
-    v = d.get("title", OMITTED)
-    if v is not OMITTED:
+    o.one_of = v
+    if "title" in d:
+        v = d["title"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/title")
-    _s_TitledSingleSelectEnumSchema__title(o, v)
-    v = d.get("type", _MISSING)
-    if v != "string":
-        raise _const_error(v, "string", "type", path)
-    _s_TitledSingleSelectEnumSchema__type(o, "string")
-    if len(d) != n:
-        _s_TitledSingleSelectEnumSchema__extra(o, _extra(d, _K_TitledSingleSelectEnumSchema, path))
+        o.title = v
     else:
-        _s_TitledSingleSelectEnumSchema__extra(o, {})
-    return o
+        o.title = OMITTED
+    try:
+        v = d["type"]
+    except KeyError:
+        raise _missing("type", path) from None
+    if v != "string":
+        raise _type_error("\"string\"", v, path + "/type")
+    o.type = "string"
+    o.extra = _extra(d, _K_TitledSingleSelectEnumSchema, path) if len(d) != n else {}
+    o.__class__ = TitledSingleSelectEnumSchema
+    r: TitledSingleSelectEnumSchema = o
+    return r
 
 
 def _unstructure_TitledSingleSelectEnumSchema(o: TitledSingleSelectEnumSchema) -> dict[str, Any]:
@@ -11411,26 +12223,27 @@ def _unstructure_TitledSingleSelectEnumSchema(o: TitledSingleSelectEnumSchema) -
 
 
 def _structure_TitledSingleSelectEnumSchemaOneOfItem(d: Any, path: str) -> TitledSingleSelectEnumSchemaOneOfItem:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: TitledSingleSelectEnumSchemaOneOfItem = _new(TitledSingleSelectEnumSchemaOneOfItem)
-    v = d.get("const", _MISSING)
-    if v is _MISSING:
-        raise _missing("const", path)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_TitledSingleSelectEnumSchemaOneOfItem()
+    try:
+        v = d["const"]
+    except KeyError:
+        raise _missing("const", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/const")
-    _s_TitledSingleSelectEnumSchemaOneOfItem__const(o, v)
-    v = d.get("title", _MISSING)
-    if v is _MISSING:
-        raise _missing("title", path)
+    o.const = v
+    try:
+        v = d["title"]
+    except KeyError:
+        raise _missing("title", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/title")
-    _s_TitledSingleSelectEnumSchemaOneOfItem__title(o, v)
-    if len(d) != 2:
-        _s_TitledSingleSelectEnumSchemaOneOfItem__extra(o, _extra(d, _K_TitledSingleSelectEnumSchemaOneOfItem, path))
-    else:
-        _s_TitledSingleSelectEnumSchemaOneOfItem__extra(o, {})
-    return o
+    o.title = v
+    o.extra = _extra(d, _K_TitledSingleSelectEnumSchemaOneOfItem, path) if len(d) != 2 else {}
+    o.__class__ = TitledSingleSelectEnumSchemaOneOfItem
+    r: TitledSingleSelectEnumSchemaOneOfItem = o
+    return r
 
 
 def _unstructure_TitledSingleSelectEnumSchemaOneOfItem(o: TitledSingleSelectEnumSchemaOneOfItem) -> dict[str, Any]:
@@ -11441,35 +12254,41 @@ def _unstructure_TitledSingleSelectEnumSchemaOneOfItem(o: TitledSingleSelectEnum
 
 
 def _structure_Tool(d: Any, path: str) -> Tool:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: Tool = _new(Tool)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_Tool()
     n = 2
-    v = d.get("_meta", OMITTED)
-    if v is not OMITTED:
+    if "_meta" in d:
+        v = d["_meta"]
         n += 1
         if not isinstance(v, dict):
-            raise _type_error("object", v, path + "/_meta")
-        for k in v:
-            if not isinstance(k, str):
-                raise _key_error(k, path + "/_meta")
-    _s_Tool__meta(o, v)
-    v = d.get("annotations", OMITTED)
-    if v is not OMITTED:
+            raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        for k0 in v:
+            if not isinstance(k0, str):
+                raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        o.meta = v
+    else:
+        o.meta = OMITTED
+    if "annotations" in d:
+        v = d["annotations"]
         n += 1
         try:
             v = _structure_ToolAnnotations(v, "")
         except ValidationError as e:
             raise _at(e, path + "/annotations") from None
-    _s_Tool__annotations(o, v)
-    v = d.get("description", OMITTED)
-    if v is not OMITTED:
+        o.annotations = v
+    else:
+        o.annotations = OMITTED
+    if "description" in d:
+        v = d["description"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/description")
-    _s_Tool__description(o, v)
-    v = d.get("icons", OMITTED)
-    if v is not OMITTED:
+        o.description = v
+    else:
+        o.description = OMITTED
+    if "icons" in d:
+        v = d["icons"]
         n += 1
         if not isinstance(v, list):
             raise _type_error("array", v, path + "/icons")
@@ -11477,40 +12296,47 @@ def _structure_Tool(d: Any, path: str) -> Tool:
             v = [_structure_Icon(x, "") for x in v]
         except ValidationError:
             raise _item_error(v, _structure_Icon, path + "/icons") from None
-    _s_Tool__icons(o, v)
-    v = d.get("inputSchema", _MISSING)
-    if v is _MISSING:
-        raise _missing("inputSchema", path)
+        o.icons = v
+    else:
+        o.icons = OMITTED
+    try:
+        v = d["inputSchema"]
+    except KeyError:
+        raise _missing("inputSchema", path) from None
     try:
         v = _structure_ToolInputSchema(v, "")
     except ValidationError as e:
         raise _at(e, path + "/inputSchema") from None
-    _s_Tool__input_schema(o, v)
-    v = d.get("name", _MISSING)
-    if v is _MISSING:
-        raise _missing("name", path)
+    o.input_schema = v
+    try:
+        v = d["name"]
+    except KeyError:
+        raise _missing("name", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/name")
-    _s_Tool__name(o, v)
-    v = d.get("outputSchema", OMITTED)
-    if v is not OMITTED:
+    o.name = v
+    if "outputSchema" in d:
+        v = d["outputSchema"]
         n += 1
         try:
             v = _structure_ToolOutputSchema(v, "")
         except ValidationError as e:
             raise _at(e, path + "/outputSchema") from None
-    _s_Tool__output_schema(o, v)
-    v = d.get("title", OMITTED)
-    if v is not OMITTED:
+        o.output_schema = v
+    else:
+        o.output_schema = OMITTED
+    if "title" in d:
+        v = d["title"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/title")
-    _s_Tool__title(o, v)
-    if len(d) != n:
-        _s_Tool__extra(o, _extra(d, _K_Tool, path))
+        o.title = v
     else:
-        _s_Tool__extra(o, {})
-    return o
+        o.title = OMITTED
+    o.extra = _extra(d, _K_Tool, path) if len(d) != n else {}
+    o.__class__ = Tool
+    r: Tool = o
+    return r
 
 
 def _unstructure_Tool(o: Tool) -> dict[str, Any]:
@@ -11540,45 +12366,63 @@ def _unstructure_Tool(o: Tool) -> dict[str, Any]:
 
 
 def _structure_ToolAnnotations(d: Any, path: str) -> ToolAnnotations:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ToolAnnotations = _new(ToolAnnotations)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ToolAnnotations()
+    if not d:
+        o.destructive_hint = OMITTED
+        o.idempotent_hint = OMITTED
+        o.open_world_hint = OMITTED
+        o.read_only_hint = OMITTED
+        o.title = OMITTED
+        o.extra = {}
+        o.__class__ = ToolAnnotations
+        return o  # type: ignore[no-any-return]
     n = 0
-    v = d.get("destructiveHint", OMITTED)
-    if v is not OMITTED:
+    if "destructiveHint" in d:
+        v = d["destructiveHint"]
         n += 1
         if not (v is True or v is False):
             raise _type_error("boolean", v, path + "/destructiveHint")
-    _s_ToolAnnotations__destructive_hint(o, v)
-    v = d.get("idempotentHint", OMITTED)
-    if v is not OMITTED:
+        o.destructive_hint = v
+    else:
+        o.destructive_hint = OMITTED
+    if "idempotentHint" in d:
+        v = d["idempotentHint"]
         n += 1
         if not (v is True or v is False):
             raise _type_error("boolean", v, path + "/idempotentHint")
-    _s_ToolAnnotations__idempotent_hint(o, v)
-    v = d.get("openWorldHint", OMITTED)
-    if v is not OMITTED:
+        o.idempotent_hint = v
+    else:
+        o.idempotent_hint = OMITTED
+    if "openWorldHint" in d:
+        v = d["openWorldHint"]
         n += 1
         if not (v is True or v is False):
             raise _type_error("boolean", v, path + "/openWorldHint")
-    _s_ToolAnnotations__open_world_hint(o, v)
-    v = d.get("readOnlyHint", OMITTED)
-    if v is not OMITTED:
+        o.open_world_hint = v
+    else:
+        o.open_world_hint = OMITTED
+    if "readOnlyHint" in d:
+        v = d["readOnlyHint"]
         n += 1
         if not (v is True or v is False):
             raise _type_error("boolean", v, path + "/readOnlyHint")
-    _s_ToolAnnotations__read_only_hint(o, v)
-    v = d.get("title", OMITTED)
-    if v is not OMITTED:
+        o.read_only_hint = v
+    else:
+        o.read_only_hint = OMITTED
+    if "title" in d:
+        v = d["title"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/title")
-    _s_ToolAnnotations__title(o, v)
-    if len(d) != n:
-        _s_ToolAnnotations__extra(o, _extra(d, _K_ToolAnnotations, path))
+        o.title = v
     else:
-        _s_ToolAnnotations__extra(o, {})
-    return o
+        o.title = OMITTED
+    o.extra = _extra(d, _K_ToolAnnotations, path) if len(d) != n else {}
+    o.__class__ = ToolAnnotations
+    r: ToolAnnotations = o
+    return r
 
 
 def _unstructure_ToolAnnotations(o: ToolAnnotations) -> dict[str, Any]:
@@ -11605,21 +12449,27 @@ def _unstructure_ToolAnnotations(o: ToolAnnotations) -> dict[str, Any]:
 
 
 def _structure_ToolChoice(d: Any, path: str) -> ToolChoice:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ToolChoice = _new(ToolChoice)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ToolChoice()
+    if not d:
+        o.mode = OMITTED
+        o.extra = {}
+        o.__class__ = ToolChoice
+        return o  # type: ignore[no-any-return]
     n = 0
-    v = d.get("mode", OMITTED)
-    if v is not OMITTED:
+    if "mode" in d:
+        v = d["mode"]
         n += 1
         if not (isinstance(v, str) and v in {"auto", "none", "required"}):
             raise _type_error("one of \"auto\", \"none\", \"required\"", v, path + "/mode")
-    _s_ToolChoice__mode(o, v)
-    if len(d) != n:
-        _s_ToolChoice__extra(o, _extra(d, _K_ToolChoice, path))
+        o.mode = v
     else:
-        _s_ToolChoice__extra(o, {})
-    return o
+        o.mode = OMITTED
+    o.extra = _extra(d, _K_ToolChoice, path) if len(d) != n else {}
+    o.__class__ = ToolChoice
+    r: ToolChoice = o
+    return r
 
 
 def _unstructure_ToolChoice(o: ToolChoice) -> dict[str, Any]:
@@ -11634,25 +12484,29 @@ def _unstructure_ToolChoice(o: ToolChoice) -> dict[str, Any]:
 
 
 def _structure_ToolInputSchema(d: Any, path: str) -> ToolInputSchema:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ToolInputSchema = _new(ToolInputSchema)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ToolInputSchema()
     n = 1
-    v = d.get("$schema", OMITTED)
-    if v is not OMITTED:
+    if "$schema" in d:
+        v = d["$schema"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/$schema")
-    _s_ToolInputSchema__schema(o, v)
-    v = d.get("type", _MISSING)
-    if v != "object":
-        raise _const_error(v, "object", "type", path)
-    _s_ToolInputSchema__type(o, "object")
-    if len(d) != n:
-        _s_ToolInputSchema__extra(o, _extra(d, _K_ToolInputSchema, path))
+        o.schema = v
     else:
-        _s_ToolInputSchema__extra(o, {})
-    return o
+        o.schema = OMITTED
+    try:
+        v = d["type"]
+    except KeyError:
+        raise _missing("type", path) from None
+    if v != "object":
+        raise _type_error("\"object\"", v, path + "/type")
+    o.type = "object"
+    o.extra = _extra(d, _K_ToolInputSchema, path) if len(d) != n else {}
+    o.__class__ = ToolInputSchema
+    r: ToolInputSchema = o
+    return r
 
 
 def _unstructure_ToolInputSchema(o: ToolInputSchema) -> dict[str, Any]:
@@ -11667,31 +12521,38 @@ def _unstructure_ToolInputSchema(o: ToolInputSchema) -> dict[str, Any]:
 
 
 def _structure_ToolListChangedNotification(d: Any, path: str) -> ToolListChangedNotification:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ToolListChangedNotification = _new(ToolListChangedNotification)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ToolListChangedNotification()
     n = 2
-    v = d.get("jsonrpc", _MISSING)
+    try:
+        v = d["jsonrpc"]
+    except KeyError:
+        raise _missing("jsonrpc", path) from None
     if v != "2.0":
-        raise _const_error(v, "2.0", "jsonrpc", path)
-    _s_ToolListChangedNotification__jsonrpc(o, "2.0")
-    v = d.get("method", _MISSING)
+        raise _type_error("\"2.0\"", v, path + "/jsonrpc")
+    o.jsonrpc = "2.0"
+    try:
+        v = d["method"]
+    except KeyError:
+        raise _missing("method", path) from None
     if v != "notifications/tools/list_changed":
-        raise _const_error(v, "notifications/tools/list_changed", "method", path)
-    _s_ToolListChangedNotification__method(o, "notifications/tools/list_changed")
-    v = d.get("params", OMITTED)
-    if v is not OMITTED:
+        raise _type_error("\"notifications/tools/list_changed\"", v, path + "/method")
+    o.method = "notifications/tools/list_changed"
+    if "params" in d:
+        v = d["params"]
         n += 1
         try:
             v = _structure_NotificationParams(v, "")
         except ValidationError as e:
             raise _at(e, path + "/params") from None
-    _s_ToolListChangedNotification__params(o, v)
-    if len(d) != n:
-        _s_ToolListChangedNotification__extra(o, _extra(d, _K_ToolListChangedNotification, path))
+        o.params = v
     else:
-        _s_ToolListChangedNotification__extra(o, {})
-    return o
+        o.params = OMITTED
+    o.extra = _extra(d, _K_ToolListChangedNotification, path) if len(d) != n else {}
+    o.__class__ = ToolListChangedNotification
+    r: ToolListChangedNotification = o
+    return r
 
 
 def _unstructure_ToolListChangedNotification(o: ToolListChangedNotification) -> dict[str, Any]:
@@ -11706,21 +12567,27 @@ def _unstructure_ToolListChangedNotification(o: ToolListChangedNotification) -> 
 
 
 def _structure_ToolOutputSchema(d: Any, path: str) -> ToolOutputSchema:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ToolOutputSchema = _new(ToolOutputSchema)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ToolOutputSchema()
+    if not d:
+        o.schema = OMITTED
+        o.extra = {}
+        o.__class__ = ToolOutputSchema
+        return o  # type: ignore[no-any-return]
     n = 0
-    v = d.get("$schema", OMITTED)
-    if v is not OMITTED:
+    if "$schema" in d:
+        v = d["$schema"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/$schema")
-    _s_ToolOutputSchema__schema(o, v)
-    if len(d) != n:
-        _s_ToolOutputSchema__extra(o, _extra(d, _K_ToolOutputSchema, path))
+        o.schema = v
     else:
-        _s_ToolOutputSchema__extra(o, {})
-    return o
+        o.schema = OMITTED
+    o.extra = _extra(d, _K_ToolOutputSchema, path) if len(d) != n else {}
+    o.__class__ = ToolOutputSchema
+    r: ToolOutputSchema = o
+    return r
 
 
 def _unstructure_ToolOutputSchema(o: ToolOutputSchema) -> dict[str, Any]:
@@ -11735,54 +12602,64 @@ def _unstructure_ToolOutputSchema(o: ToolOutputSchema) -> dict[str, Any]:
 
 
 def _structure_ToolResultContent(d: Any, path: str) -> ToolResultContent:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ToolResultContent = _new(ToolResultContent)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ToolResultContent()
     n = 3
-    v = d.get("_meta", OMITTED)
-    if v is not OMITTED:
+    if "_meta" in d:
+        v = d["_meta"]
         n += 1
         if not isinstance(v, dict):
-            raise _type_error("object", v, path + "/_meta")
-        for k in v:
-            if not isinstance(k, str):
-                raise _key_error(k, path + "/_meta")
-    _s_ToolResultContent__meta(o, v)
-    v = d.get("content", _MISSING)
-    if v is _MISSING:
-        raise _missing("content", path)
+            raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        for k0 in v:
+            if not isinstance(k0, str):
+                raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        o.meta = v
+    else:
+        o.meta = OMITTED
+    try:
+        v = d["content"]
+    except KeyError:
+        raise _missing("content", path) from None
     if not isinstance(v, list):
         raise _type_error("array", v, path + "/content")
     try:
         v = [_structure_ContentBlock(x, "") for x in v]
     except ValidationError:
         raise _item_error(v, _structure_ContentBlock, path + "/content") from None
-    _s_ToolResultContent__content(o, v)
-    v = d.get("isError", OMITTED)
-    if v is not OMITTED:
+    o.content = v
+    if "isError" in d:
+        v = d["isError"]
         n += 1
         if not (v is True or v is False):
             raise _type_error("boolean", v, path + "/isError")
-    _s_ToolResultContent__is_error(o, v)
-    v = d.get("structuredContent", OMITTED)
-    if v is not OMITTED:
+        o.is_error = v
+    else:
+        o.is_error = OMITTED
+    if "structuredContent" in d:
+        v = d["structuredContent"]
         n += 1
-    _s_ToolResultContent__structured_content(o, v)
-    v = d.get("toolUseId", _MISSING)
-    if v is _MISSING:
-        raise _missing("toolUseId", path)
+        o.structured_content = v
+    else:
+        o.structured_content = OMITTED
+    try:
+        v = d["toolUseId"]
+    except KeyError:
+        raise _missing("toolUseId", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/toolUseId")
-    _s_ToolResultContent__tool_use_id(o, v)
-    v = d.get("type", _MISSING)
+    o.tool_use_id = v
+    try:
+        v = d["type"]
+    except KeyError:
+        raise _missing("type", path) from None
     if v != "tool_result":
-        raise _const_error(v, "tool_result", "type", path)
-    _s_ToolResultContent__type(o, "tool_result")
-    if len(d) != n:
-        _s_ToolResultContent__extra(o, _extra(d, _K_ToolResultContent, path))
-    else:
-        _s_ToolResultContent__extra(o, {})
-    return o
+        raise _type_error("\"tool_result\"", v, path + "/type")
+    o.type = "tool_result"
+    o.extra = _extra(d, _K_ToolResultContent, path) if len(d) != n else {}
+    o.__class__ = ToolResultContent
+    r: ToolResultContent = o
+    return r
 
 
 def _unstructure_ToolResultContent(o: ToolResultContent) -> dict[str, Any]:
@@ -11803,49 +12680,56 @@ def _unstructure_ToolResultContent(o: ToolResultContent) -> dict[str, Any]:
 
 
 def _structure_ToolUseContent(d: Any, path: str) -> ToolUseContent:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: ToolUseContent = _new(ToolUseContent)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_ToolUseContent()
     n = 4
-    v = d.get("_meta", OMITTED)
-    if v is not OMITTED:
+    if "_meta" in d:
+        v = d["_meta"]
         n += 1
         if not isinstance(v, dict):
-            raise _type_error("object", v, path + "/_meta")
-        for k in v:
-            if not isinstance(k, str):
-                raise _key_error(k, path + "/_meta")
-    _s_ToolUseContent__meta(o, v)
-    v = d.get("id", _MISSING)
-    if v is _MISSING:
-        raise _missing("id", path)
+            raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        for k0 in v:
+            if not isinstance(k0, str):
+                raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+        o.meta = v
+    else:
+        o.meta = OMITTED
+    try:
+        v = d["id"]
+    except KeyError:
+        raise _missing("id", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/id")
-    _s_ToolUseContent__id(o, v)
-    v = d.get("input", _MISSING)
-    if v is _MISSING:
-        raise _missing("input", path)
+    o.id = v
+    try:
+        v = d["input"]
+    except KeyError:
+        raise _missing("input", path) from None
     if not isinstance(v, dict):
-        raise _type_error("object", v, path + "/input")
-    for k in v:
-        if not isinstance(k, str):
-            raise _key_error(k, path + "/input")
-    _s_ToolUseContent__input(o, v)
-    v = d.get("name", _MISSING)
-    if v is _MISSING:
-        raise _missing("name", path)
+        raise _invalid(v, _structure__dict_str_Any, path + "/input")
+    for k0 in v:
+        if not isinstance(k0, str):
+            raise _invalid(v, _structure__dict_str_Any, path + "/input")
+    o.input = v
+    try:
+        v = d["name"]
+    except KeyError:
+        raise _missing("name", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/name")
-    _s_ToolUseContent__name(o, v)
-    v = d.get("type", _MISSING)
+    o.name = v
+    try:
+        v = d["type"]
+    except KeyError:
+        raise _missing("type", path) from None
     if v != "tool_use":
-        raise _const_error(v, "tool_use", "type", path)
-    _s_ToolUseContent__type(o, "tool_use")
-    if len(d) != n:
-        _s_ToolUseContent__extra(o, _extra(d, _K_ToolUseContent, path))
-    else:
-        _s_ToolUseContent__extra(o, {})
-    return o
+        raise _type_error("\"tool_use\"", v, path + "/type")
+    o.type = "tool_use"
+    o.extra = _extra(d, _K_ToolUseContent, path) if len(d) != n else {}
+    o.__class__ = ToolUseContent
+    r: ToolUseContent = o
+    return r
 
 
 def _unstructure_ToolUseContent(o: ToolUseContent) -> dict[str, Any]:
@@ -11860,33 +12744,38 @@ def _unstructure_ToolUseContent(o: ToolUseContent) -> dict[str, Any]:
 
 
 def _structure_UnsupportedProtocolVersionError(d: Any, path: str) -> UnsupportedProtocolVersionError:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: UnsupportedProtocolVersionError = _new(UnsupportedProtocolVersionError)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_UnsupportedProtocolVersionError()
     n = 2
-    v = d.get("error", _MISSING)
-    if v is _MISSING:
-        raise _missing("error", path)
+    try:
+        v = d["error"]
+    except KeyError:
+        raise _missing("error", path) from None
     try:
         v = _structure_UnsupportedProtocolVersionErrorError(v, "")
     except ValidationError as e:
         raise _at(e, path + "/error") from None
-    _s_UnsupportedProtocolVersionError__error(o, v)
-    v = d.get("id", OMITTED)
-    if v is not OMITTED:
+    o.error = v
+    if "id" in d:
+        v = d["id"]
         n += 1
         if not (isinstance(v, str) or (v.__class__ is int or _is_int(v))):
             raise _type_error("string or integer", v, path + "/id")
-    _s_UnsupportedProtocolVersionError__id(o, v)
-    v = d.get("jsonrpc", _MISSING)
-    if v != "2.0":
-        raise _const_error(v, "2.0", "jsonrpc", path)
-    _s_UnsupportedProtocolVersionError__jsonrpc(o, "2.0")
-    if len(d) != n:
-        _s_UnsupportedProtocolVersionError__extra(o, _extra(d, _K_UnsupportedProtocolVersionError, path))
+        o.id = v
     else:
-        _s_UnsupportedProtocolVersionError__extra(o, {})
-    return o
+        o.id = OMITTED
+    try:
+        v = d["jsonrpc"]
+    except KeyError:
+        raise _missing("jsonrpc", path) from None
+    if v != "2.0":
+        raise _type_error("\"2.0\"", v, path + "/jsonrpc")
+    o.jsonrpc = "2.0"
+    o.extra = _extra(d, _K_UnsupportedProtocolVersionError, path) if len(d) != n else {}
+    o.__class__ = UnsupportedProtocolVersionError
+    r: UnsupportedProtocolVersionError = o
+    return r
 
 
 def _unstructure_UnsupportedProtocolVersionError(o: UnsupportedProtocolVersionError) -> dict[str, Any]:
@@ -11901,32 +12790,36 @@ def _unstructure_UnsupportedProtocolVersionError(o: UnsupportedProtocolVersionEr
 
 
 def _structure_UnsupportedProtocolVersionErrorError(d: Any, path: str) -> UnsupportedProtocolVersionErrorError:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: UnsupportedProtocolVersionErrorError = _new(UnsupportedProtocolVersionErrorError)
-    v = d.get("code", _MISSING)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_UnsupportedProtocolVersionErrorError()
+    try:
+        v = d["code"]
+    except KeyError:
+        raise _missing("code", path) from None
     if v != -32022 or not _is_int(v):
-        raise _const_error(v, -32022, "code", path)
-    _s_UnsupportedProtocolVersionErrorError__code(o, -32022)
-    v = d.get("data", _MISSING)
-    if v is _MISSING:
-        raise _missing("data", path)
+        raise _type_error("-32022", v, path + "/code")
+    o.code = -32022
+    try:
+        v = d["data"]
+    except KeyError:
+        raise _missing("data", path) from None
     try:
         v = _structure_UnsupportedProtocolVersionErrorErrorData(v, "")
     except ValidationError as e:
         raise _at(e, path + "/data") from None
-    _s_UnsupportedProtocolVersionErrorError__data(o, v)
-    v = d.get("message", _MISSING)
-    if v is _MISSING:
-        raise _missing("message", path)
+    o.data = v
+    try:
+        v = d["message"]
+    except KeyError:
+        raise _missing("message", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/message")
-    _s_UnsupportedProtocolVersionErrorError__message(o, v)
-    if len(d) != 3:
-        _s_UnsupportedProtocolVersionErrorError__extra(o, _extra(d, _K_UnsupportedProtocolVersionErrorError, path))
-    else:
-        _s_UnsupportedProtocolVersionErrorError__extra(o, {})
-    return o
+    o.message = v
+    o.extra = _extra(d, _K_UnsupportedProtocolVersionErrorError, path) if len(d) != 3 else {}
+    o.__class__ = UnsupportedProtocolVersionErrorError
+    r: UnsupportedProtocolVersionErrorError = o
+    return r
 
 
 def _unstructure_UnsupportedProtocolVersionErrorError(o: UnsupportedProtocolVersionErrorError) -> dict[str, Any]:
@@ -11937,29 +12830,30 @@ def _unstructure_UnsupportedProtocolVersionErrorError(o: UnsupportedProtocolVers
 
 
 def _structure_UnsupportedProtocolVersionErrorErrorData(d: Any, path: str) -> UnsupportedProtocolVersionErrorErrorData:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: UnsupportedProtocolVersionErrorErrorData = _new(UnsupportedProtocolVersionErrorErrorData)
-    v = d.get("requested", _MISSING)
-    if v is _MISSING:
-        raise _missing("requested", path)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_UnsupportedProtocolVersionErrorErrorData()
+    try:
+        v = d["requested"]
+    except KeyError:
+        raise _missing("requested", path) from None
     if not isinstance(v, str):
         raise _type_error("string", v, path + "/requested")
-    _s_UnsupportedProtocolVersionErrorErrorData__requested(o, v)
-    v = d.get("supported", _MISSING)
-    if v is _MISSING:
-        raise _missing("supported", path)
+    o.requested = v
+    try:
+        v = d["supported"]
+    except KeyError:
+        raise _missing("supported", path) from None
     if not isinstance(v, list):
-        raise _type_error("array", v, path + "/supported")
-    for x in v:
-        if not isinstance(x, str):
-            raise _bad_item(v, lambda x: isinstance(x, str), "string", path + "/supported")
-    _s_UnsupportedProtocolVersionErrorErrorData__supported(o, v)
-    if len(d) != 2:
-        _s_UnsupportedProtocolVersionErrorErrorData__extra(o, _extra(d, _K_UnsupportedProtocolVersionErrorErrorData, path))
-    else:
-        _s_UnsupportedProtocolVersionErrorErrorData__extra(o, {})
-    return o
+        raise _invalid(v, _structure__list_str, path + "/supported")
+    for x0 in v:
+        if not isinstance(x0, str):
+            raise _invalid(v, _structure__list_str, path + "/supported")
+    o.supported = v
+    o.extra = _extra(d, _K_UnsupportedProtocolVersionErrorErrorData, path) if len(d) != 2 else {}
+    o.__class__ = UnsupportedProtocolVersionErrorErrorData
+    r: UnsupportedProtocolVersionErrorErrorData = o
+    return r
 
 
 def _unstructure_UnsupportedProtocolVersionErrorErrorData(o: UnsupportedProtocolVersionErrorErrorData) -> dict[str, Any]:
@@ -11970,60 +12864,73 @@ def _unstructure_UnsupportedProtocolVersionErrorErrorData(o: UnsupportedProtocol
 
 
 def _structure_UntitledMultiSelectEnumSchema(d: Any, path: str) -> UntitledMultiSelectEnumSchema:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: UntitledMultiSelectEnumSchema = _new(UntitledMultiSelectEnumSchema)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_UntitledMultiSelectEnumSchema()
     n = 2
-    v = d.get("default", OMITTED)
-    if v is not OMITTED:
+    if "default" in d:
+        v = d["default"]
         n += 1
         if not isinstance(v, list):
-            raise _type_error("array", v, path + "/default")
-        for x in v:
-            if not isinstance(x, str):
-                raise _bad_item(v, lambda x: isinstance(x, str), "string", path + "/default")
-    _s_UntitledMultiSelectEnumSchema__default(o, v)
-    v = d.get("description", OMITTED)
-    if v is not OMITTED:
+            raise _invalid(v, _structure__list_str, path + "/default")
+        for x0 in v:
+            if not isinstance(x0, str):
+                raise _invalid(v, _structure__list_str, path + "/default")
+        o.default = v
+    else:
+        o.default = OMITTED
+    if "description" in d:
+        v = d["description"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/description")
-    _s_UntitledMultiSelectEnumSchema__description(o, v)
-    v = d.get("items", _MISSING)
-    if v is _MISSING:
-        raise _missing("items", path)
+        o.description = v
+    else:
+        o.description = OMITTED
+    try:
+        v = d["items"]
+    except KeyError:
+        raise _missing("items", path) from None
     try:
         v = _structure_UntitledMultiSelectEnumSchemaItems(v, "")
     except ValidationError as e:
         raise _at(e, path + "/items") from None
-    _s_UntitledMultiSelectEnumSchema__items(o, v)
-    v = d.get("maxItems", OMITTED)
-    if v is not OMITTED:
+    o.items = v
+    if "maxItems" in d:
+        v = d["maxItems"]
         n += 1
         if not (v.__class__ is int or _is_int(v)):
             raise _type_error("integer", v, path + "/maxItems")
-    _s_UntitledMultiSelectEnumSchema__max_items(o, v)
-    v = d.get("minItems", OMITTED)
-    if v is not OMITTED:
+        o.max_items = v
+    else:
+        o.max_items = OMITTED
+    if "minItems" in d:
+        v = d["minItems"]
         n += 1
         if not (v.__class__ is int or _is_int(v)):
             raise _type_error("integer", v, path + "/minItems")
-    _s_UntitledMultiSelectEnumSchema__min_items(o, v)
-    v = d.get("title", OMITTED)
-    if v is not OMITTED:
+        o.min_items = v
+    else:
+        o.min_items = OMITTED
+    if "title" in d:
+        v = d["title"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/title")
-    _s_UntitledMultiSelectEnumSchema__title(o, v)
-    v = d.get("type", _MISSING)
-    if v != "array":
-        raise _const_error(v, "array", "type", path)
-    _s_UntitledMultiSelectEnumSchema__type(o, "array")
-    if len(d) != n:
-        _s_UntitledMultiSelectEnumSchema__extra(o, _extra(d, _K_UntitledMultiSelectEnumSchema, path))
+        o.title = v
     else:
-        _s_UntitledMultiSelectEnumSchema__extra(o, {})
-    return o
+        o.title = OMITTED
+    try:
+        v = d["type"]
+    except KeyError:
+        raise _missing("type", path) from None
+    if v != "array":
+        raise _type_error("\"array\"", v, path + "/type")
+    o.type = "array"
+    o.extra = _extra(d, _K_UntitledMultiSelectEnumSchema, path) if len(d) != n else {}
+    o.__class__ = UntitledMultiSelectEnumSchema
+    r: UntitledMultiSelectEnumSchema = o
+    return r
 
 
 def _unstructure_UntitledMultiSelectEnumSchema(o: UntitledMultiSelectEnumSchema) -> dict[str, Any]:
@@ -12050,27 +12957,30 @@ def _unstructure_UntitledMultiSelectEnumSchema(o: UntitledMultiSelectEnumSchema)
 
 
 def _structure_UntitledMultiSelectEnumSchemaItems(d: Any, path: str) -> UntitledMultiSelectEnumSchemaItems:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: UntitledMultiSelectEnumSchemaItems = _new(UntitledMultiSelectEnumSchemaItems)
-    v = d.get("enum", _MISSING)
-    if v is _MISSING:
-        raise _missing("enum", path)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_UntitledMultiSelectEnumSchemaItems()
+    try:
+        v = d["enum"]
+    except KeyError:
+        raise _missing("enum", path) from None
     if not isinstance(v, list):
-        raise _type_error("array", v, path + "/enum")
-    for x in v:
-        if not isinstance(x, str):
-            raise _bad_item(v, lambda x: isinstance(x, str), "string", path + "/enum")
-    _s_UntitledMultiSelectEnumSchemaItems__enum(o, v)
-    v = d.get("type", _MISSING)
+        raise _invalid(v, _structure__list_str, path + "/enum")
+    for x0 in v:
+        if not isinstance(x0, str):
+            raise _invalid(v, _structure__list_str, path + "/enum")
+    o.enum = v
+    try:
+        v = d["type"]
+    except KeyError:
+        raise _missing("type", path) from None
     if v != "string":
-        raise _const_error(v, "string", "type", path)
-    _s_UntitledMultiSelectEnumSchemaItems__type(o, "string")
-    if len(d) != 2:
-        _s_UntitledMultiSelectEnumSchemaItems__extra(o, _extra(d, _K_UntitledMultiSelectEnumSchemaItems, path))
-    else:
-        _s_UntitledMultiSelectEnumSchemaItems__extra(o, {})
-    return o
+        raise _type_error("\"string\"", v, path + "/type")
+    o.type = "string"
+    o.extra = _extra(d, _K_UntitledMultiSelectEnumSchemaItems, path) if len(d) != 2 else {}
+    o.__class__ = UntitledMultiSelectEnumSchemaItems
+    r: UntitledMultiSelectEnumSchemaItems = o
+    return r
 
 
 def _unstructure_UntitledMultiSelectEnumSchemaItems(o: UntitledMultiSelectEnumSchemaItems) -> dict[str, Any]:
@@ -12081,46 +12991,55 @@ def _unstructure_UntitledMultiSelectEnumSchemaItems(o: UntitledMultiSelectEnumSc
 
 
 def _structure_UntitledSingleSelectEnumSchema(d: Any, path: str) -> UntitledSingleSelectEnumSchema:
-    if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    o: UntitledSingleSelectEnumSchema = _new(UntitledSingleSelectEnumSchema)
+    if d.__class__ is not dict:
+        d = _as_dict(d, path)
+    o = _M_UntitledSingleSelectEnumSchema()
     n = 2
-    v = d.get("default", OMITTED)
-    if v is not OMITTED:
+    if "default" in d:
+        v = d["default"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/default")
-    _s_UntitledSingleSelectEnumSchema__default(o, v)
-    v = d.get("description", OMITTED)
-    if v is not OMITTED:
+        o.default = v
+    else:
+        o.default = OMITTED
+    if "description" in d:
+        v = d["description"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/description")
-    _s_UntitledSingleSelectEnumSchema__description(o, v)
-    v = d.get("enum", _MISSING)
-    if v is _MISSING:
-        raise _missing("enum", path)
+        o.description = v
+    else:
+        o.description = OMITTED
+    try:
+        v = d["enum"]
+    except KeyError:
+        raise _missing("enum", path) from None
     if not isinstance(v, list):
-        raise _type_error("array", v, path + "/enum")
-    for x in v:
-        if not isinstance(x, str):
-            raise _bad_item(v, lambda x: isinstance(x, str), "string", path + "/enum")
-    _s_UntitledSingleSelectEnumSchema__enum(o, v)
-    v = d.get("title", OMITTED)
-    if v is not OMITTED:
+        raise _invalid(v, _structure__list_str, path + "/enum")
+    for x0 in v:
+        if not isinstance(x0, str):
+            raise _invalid(v, _structure__list_str, path + "/enum")
+    o.enum = v
+    if "title" in d:
+        v = d["title"]
         n += 1
         if not isinstance(v, str):
             raise _type_error("string", v, path + "/title")
-    _s_UntitledSingleSelectEnumSchema__title(o, v)
-    v = d.get("type", _MISSING)
-    if v != "string":
-        raise _const_error(v, "string", "type", path)
-    _s_UntitledSingleSelectEnumSchema__type(o, "string")
-    if len(d) != n:
-        _s_UntitledSingleSelectEnumSchema__extra(o, _extra(d, _K_UntitledSingleSelectEnumSchema, path))
+        o.title = v
     else:
-        _s_UntitledSingleSelectEnumSchema__extra(o, {})
-    return o
+        o.title = OMITTED
+    try:
+        v = d["type"]
+    except KeyError:
+        raise _missing("type", path) from None
+    if v != "string":
+        raise _type_error("\"string\"", v, path + "/type")
+    o.type = "string"
+    o.extra = _extra(d, _K_UntitledSingleSelectEnumSchema, path) if len(d) != n else {}
+    o.__class__ = UntitledSingleSelectEnumSchema
+    r: UntitledSingleSelectEnumSchema = o
+    return r
 
 
 def _unstructure_UntitledSingleSelectEnumSchema(o: UntitledSingleSelectEnumSchema) -> dict[str, Any]:
@@ -12208,9 +13127,9 @@ def _structure_ElicitRequestParams(d: Any, path: str) -> Any:
 
 def _structure_ElicitResultContentValue(d: Any, path: str) -> Any:
     if isinstance(d, list):
-        for x in d:
-            if not isinstance(x, str):
-                raise _bad_item(d, lambda x: isinstance(x, str), "string", path)
+        for x0 in d:
+            if not isinstance(x0, str):
+                raise _invalid(d, _structure__list_str, path)
         return d
     if (isinstance(d, str) or (d.__class__ is int or _is_int(d)) or (d is True or d is False)):
         return d
@@ -12367,10 +13286,10 @@ def _structure_LoggingLevel(d: Any, path: str) -> Any:
 
 def _structure_MetaObject(d: Any, path: str) -> Any:
     if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    for k in d:
-        if not isinstance(k, str):
-            raise _key_error(k, path)
+        raise _invalid(d, _structure__dict_str_Any, path)
+    for k0 in d:
+        if not isinstance(k0, str):
+            raise _invalid(d, _structure__dict_str_Any, path)
     return d
 
 
@@ -12580,16 +13499,16 @@ def _structure_CreateMessageResultContent(d: Any, path: str) -> Any:
 
 def _structure_JSONArray(d: Any, path: str) -> Any:
     if not isinstance(d, list):
-        raise _type_error("array", d, path)
+        raise _invalid(d, _structure__list_JSONValue, path)
     return d
 
 
 def _structure_JSONObject(d: Any, path: str) -> Any:
     if not isinstance(d, dict):
-        raise _type_error("object", d, path)
-    for k in d:
-        if not isinstance(k, str):
-            raise _key_error(k, path)
+        raise _invalid(d, _structure__dict_str_JSONValue, path)
+    for k0 in d:
+        if not isinstance(k0, str):
+            raise _invalid(d, _structure__dict_str_JSONValue, path)
     return d
 
 
@@ -12614,6 +13533,81 @@ def _structure_SamplingMessageContent(d: Any, path: str) -> Any:
             raise _item_error(d, _structure_SamplingMessageContentBlock, path) from None
         return d
     raise _type_error("object or array", d, path)
+
+
+def _structure__dict_str_Any(d: Any, path: str) -> Any:
+    if not isinstance(d, dict):
+        raise _type_error("object", d, path)
+    for k in d:
+        if not isinstance(k, str):
+            raise _key_error(k, path)
+    return d
+
+
+def _structure__dict_str_ElicitResultContentValue(d: Any, path: str) -> Any:
+    if not isinstance(d, dict):
+        raise _type_error("object", d, path)
+    _check_keys(d, path)
+    try:
+        d = {k: _structure_ElicitResultContentValue(x, "") for k, x in d.items()}
+    except ValidationError:
+        raise _entry_error(d, _structure_ElicitResultContentValue, path) from None
+    return d
+
+
+def _structure__dict_str_JSONObject(d: Any, path: str) -> Any:
+    if not isinstance(d, dict):
+        raise _type_error("object", d, path)
+    _check_keys(d, path)
+    try:
+        d = {k: _structure_JSONObject(x, "") for k, x in d.items()}
+    except ValidationError:
+        raise _entry_error(d, _structure_JSONObject, path) from None
+    return d
+
+
+def _structure__dict_str_JSONValue(d: Any, path: str) -> Any:
+    if not isinstance(d, dict):
+        raise _type_error("object", d, path)
+    for k in d:
+        if not isinstance(k, str):
+            raise _key_error(k, path)
+    return d
+
+
+def _structure__dict_str_str(d: Any, path: str) -> Any:
+    if not isinstance(d, dict):
+        raise _type_error("object", d, path)
+    for k, x in d.items():
+        if not isinstance(k, str) or not (isinstance(x, str)):
+            raise _bad_entry(d, lambda x: isinstance(x, str), "string", path)
+    return d
+
+
+def _structure__list_JSONValue(d: Any, path: str) -> Any:
+    if not isinstance(d, list):
+        raise _type_error("array", d, path)
+    return d
+
+
+def _structure__list_Role(d: Any, path: str) -> Any:
+    if not isinstance(d, list):
+        raise _type_error("array", d, path)
+    for x in d:
+        if not (isinstance(x, str) and x in {"assistant", "user"}):
+            raise _bad_item(d, lambda x: (isinstance(x, str) and x in {"assistant", "user"}), "one of \"assistant\", \"user\"", path)
+    return d
+
+
+def _structure__list_str(d: Any, path: str) -> Any:
+    if not isinstance(d, list):
+        raise _type_error("array", d, path)
+    if len(d) > 100:
+        raise ValidationError("expected at most 100 items, got " + str(len(d)), path)
+    for x in d:
+        if not isinstance(x, str):
+            raise _bad_item(d, lambda x: isinstance(x, str), "string", path)
+    return d
 
 
 def _uv(x: Any) -> Any:
