@@ -518,10 +518,12 @@ def test_encode_rejects_what_is_not_json(message: Message) -> None:
 
 # -- properties ------------------------------------------------------------------------
 
+# JSON integers as the parser returns them and the encoder accepts them (64-bit).
+json_ints = st.integers(min_value=I64_MIN, max_value=U64_MAX)
 json_scalars = (
     st.none()
     | st.booleans()
-    | st.integers(min_value=I64_MIN, max_value=U64_MAX)
+    | json_ints
     | st.floats(allow_nan=False, allow_infinity=False)
     | st.text(max_size=20)
 )
@@ -532,7 +534,7 @@ json_values = st.recursive(
     ),
     max_leaves=20,
 )
-ids = st.integers(min_value=I64_MIN, max_value=U64_MAX) | st.text(max_size=10)
+ids = json_ints | st.text(max_size=10)
 envelope_values = {
     "jsonrpc": st.just("2.0") | json_values,
     "id": ids | json_values,
@@ -541,7 +543,7 @@ envelope_values = {
     "result": st.dictionaries(st.text(max_size=8), json_values, max_size=3) | json_values,
     "error": st.fixed_dictionaries(
         {},
-        optional={"code": st.integers() | json_values, "message": st.text() | json_values},
+        optional={"code": json_ints | json_values, "message": st.text() | json_values},
     )
     | json_values,
 }
