@@ -48,7 +48,9 @@ nitpicky = True
 nitpick_ignore_regex = [
     # The standard library and third-party packages: the build runs offline, so there is
     # no intersphinx inventory to link them to.
-    (r"py:.*", r"(enum|collections|collections\.abc|typing|attrs|attr|cattrs|orjson)\..*"),
+    (r"py:.*", r"(enum|collections|collections\.abc|types|typing|attrs|attr|cattrs|orjson)\..*"),
+    # Type variables (``T``) are not documented objects.
+    (r"py:class", r"mcp_sansio(\.\w+)*\.[A-Z]"),
 ]
 
 autodoc_member_order = "bysource"
