@@ -1,0 +1,138 @@
+"""The lifecycle tables (``_state``): complete, consistent, and the lifecycle that
+PROTOCOL.md c describes (legacy rules 1-3 and 8; the 2026-07-28 era; the dual-era probe)."""
+
+from __future__ import annotations
+
+from collections import deque
+
+import pytest
+
+from mcp_sansio._state import (
+    ANY,
+    LIFECYCLE_METHODS,
+    NOTIFICATIONS_ALLOWED,
+    REQUESTS_ALLOWED,
+    TRANSITIONS,
+    Role,
+    State,
+    Trigger,
+)
+from mcp_sansio._versions import VERSIONS
+
+EVERY_METHOD = {name for spec in VERSIONS.values() for name in spec.methods}
+
+
+def test_roles() -> None:
+    assert Role.CLIENT.peer is Role.SERVER
+    assert Role.SERVER.peer is Role.CLIENT
+
+
+def test_every_state_has_transitions_and_permissions() -> None:
+    assert set(TRANSITIONS) == set(State)
+    for table in (REQUESTS_ALLOWED, NOTIFICATIONS_ALLOWED):
+        assert set(table) == {(state, role) for state in State for role in Role}
+
+
+def test_the_transition_graph() -> None:
+    edges = {
+        (state, trigger, target)
+        for state, moves in TRANSITIONS.items()
+        for trigger, target in moves.items()
+    }
+    assert edges == {
+        (State.IDLE, Trigger.INITIALIZE, State.INITIALIZING),
+        (State.INITIALIZING, Trigger.INITIALIZE_RESULT, State.INITIALIZED),
+        (State.INITIALIZING, Trigger.INITIALIZE_ERROR, State.IDLE),
+        (State.INITIALIZED, Trigger.INITIALIZED, State.OPERATING),
+        (State.IDLE, Trigger.PROBE, State.PROBING),
+        (State.PROBING, Trigger.PROBE_MODERN, State.STATELESS),
+        (State.PROBING, Trigger.PROBE_LEGACY, State.IDLE),
+        (State.IDLE, Trigger.STATELESS_REQUEST, State.STATELESS),
+        (State.STATELESS, Trigger.STATELESS_REQUEST, State.STATELESS),
+    }
+
+
+def test_every_state_is_reachable_and_every_trigger_used() -> None:
+    seen = {State.IDLE}
+    todo = deque([State.IDLE])
+    while todo:
+        for target in TRANSITIONS[todo.popleft()].values():
+            if target not in seen:
+                seen.add(target)
+                todo.append(target)
+    assert seen == set(State)
+    used = {trigger for moves in TRANSITIONS.values() for trigger in moves}
+    assert used == set(Trigger)
+
+
+def test_final_states() -> None:
+    """The handshake cannot be undone once done; the stateless era is never left."""
+    assert TRANSITIONS[State.OPERATING] == {}
+    assert set(TRANSITIONS[State.STATELESS].values()) == {State.STATELESS}
+
+
+@pytest.mark.parametrize("table", [REQUESTS_ALLOWED, NOTIFICATIONS_ALLOWED])
+def test_explicit_sets_name_real_methods(table: dict[tuple[State, Role], object]) -> None:
+    for allowed in table.values():
+        if allowed is not ANY:
+            assert isinstance(allowed, frozenset)
+            assert allowed <= EVERY_METHOD
+
+
+def test_any_only_after_the_handshake() -> None:
+    for table in (REQUESTS_ALLOWED, NOTIFICATIONS_ALLOWED):
+        for (state, _role), allowed in table.items():
+            assert (allowed is ANY) == (state in (State.OPERATING, State.STATELESS))
+
+
+def test_lifecycle_methods() -> None:
+    assert {"initialize", "notifications/initialized"} == LIFECYCLE_METHODS
+
+
+@pytest.mark.parametrize("role", list(Role))
+@pytest.mark.parametrize("state", [State.IDLE, State.INITIALIZING, State.INITIALIZED])
+def test_ping_both_ways_before_the_handshake_is_done(role: Role, state: State) -> None:
+    allowed = REQUESTS_ALLOWED[(state, role)]
+    assert allowed is not ANY
+    assert "ping" in allowed
+
+
+def test_before_operating_only_ping_and_the_first_initialize() -> None:
+    assert REQUESTS_ALLOWED[(State.IDLE, Role.CLIENT)] == frozenset({"initialize", "ping"})
+    for state in (State.INITIALIZING, State.INITIALIZED):
+        for role in Role:
+            assert REQUESTS_ALLOWED[(state, role)] == frozenset({"ping"})
+    assert REQUESTS_ALLOWED[(State.IDLE, Role.SERVER)] == frozenset({"ping"})
+
+
+def test_initialized_only_from_the_client_after_the_result() -> None:
+    for (state, role), allowed in NOTIFICATIONS_ALLOWED.items():
+        if allowed is ANY:
+            continue
+        assert isinstance(allowed, frozenset)
+        has = "notifications/initialized" in allowed
+        assert has == (state is State.INITIALIZED and role is Role.CLIENT), (state, role)
+
+
+def test_server_may_log_before_initialized() -> None:
+    for state in (State.INITIALIZING, State.INITIALIZED):
+        allowed = NOTIFICATIONS_ALLOWED[(state, Role.SERVER)]
+        assert allowed is not ANY
+        assert "notifications/message" in allowed
+        client = NOTIFICATIONS_ALLOWED[(state, Role.CLIENT)]
+        assert client is not ANY
+        assert "notifications/message" not in client
+
+
+def test_nothing_while_probing() -> None:
+    for role in Role:
+        assert REQUESTS_ALLOWED[(State.PROBING, role)] == frozenset()
+        assert NOTIFICATIONS_ALLOWED[(State.PROBING, role)] == frozenset()
+
+
+def test_cancel_and_progress_before_the_handshake() -> None:
+    for state in (State.IDLE, State.INITIALIZING, State.INITIALIZED):
+        for role in Role:
+            allowed = NOTIFICATIONS_ALLOWED[(state, role)]
+            assert allowed is not ANY
+            assert {"notifications/cancelled", "notifications/progress"} <= allowed
