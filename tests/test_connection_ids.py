@@ -209,11 +209,6 @@ def test_duplicate_in_flight_id_from_the_peer(version: str) -> None:
 
 
 @pytest.mark.parametrize("version", ALL)
-@pytest.mark.xfail(
-    reason="BUG: a malformed request (bad envelope) that reuses the id of a request in flight "
-    "gets a reply addressed to that id; sending the reply retires the legitimate request",
-    strict=True,
-)
 def test_malformed_duplicate_does_not_answer_the_request_in_flight(version: str) -> None:
     pair = _pair(version)
     req = pair.request(Role.CLIENT, "tools/list", id=1)
