@@ -381,3 +381,52 @@ def test_pair_round_trips_every_message_kind(version: str) -> None:
     req = pair.request(Role.CLIENT, "prompts/get", {"name": "p"}, id="string-id")
     pair.send(Role.SERVER, ErrorResponse(id=req.id, code=-32602, message="no", data={"a": 1}))
     assert pair.client.outstanding == pair.server.owed == ()
+
+
+# ---------------------------------------------------------------------------- typed values
+
+
+def test_typed_params_and_results_are_sent_as_their_json() -> None:
+    from mcp_sansio.types import v2025_06_18 as v
+
+    pair = legacy_pair("2025-06-18", server_capabilities={"tools": {}})
+    params = v.CallToolRequestParams(name="t", arguments={"a": 1})
+    data = pair.client.send(Request(id="typed", method="tools/call", params=params))
+    pair.server.receive_data(data)
+    event = pair.server.next_event()
+    assert event == Request(
+        id="typed", method="tools/call", params={"name": "t", "arguments": {"a": 1}}
+    )
+    data = pair.server.send(Response(id="typed", result=v.CallToolResult(content=[])))
+    pair.client.receive_data(data)
+    assert pair.client.next_event() == Response(id="typed", result={"content": []})
+
+
+def test_a_value_that_cannot_be_unstructured_is_a_local_error() -> None:
+    import attrs
+
+    @attrs.define
+    class Broken:
+        x: int
+
+    broken = Broken(x=1)
+    del broken.x  # unstructuring it raises AttributeError
+    pair = legacy_pair("2025-06-18", server_capabilities={"tools": {}})
+    before = snapshot(pair.client)
+    with pytest.raises(LocalProtocolError):
+        pair.client.send(Request(id="b", method="tools/call", params=broken))
+    assert snapshot(pair.client) == before
+
+
+def test_a_result_must_be_an_object() -> None:
+    from types import MappingProxyType
+
+    pair = legacy_pair("2025-06-18", server_capabilities={"tools": {}})
+    req = pair.request(Role.CLIENT, "tools/list")
+    before = snapshot(pair.server)
+    with pytest.raises(LocalProtocolError):
+        pair.server.send(Response(id=req.id, result=None))
+    assert snapshot(pair.server) == before
+    # A read-only mapping is an object.
+    event = pair.send(Role.SERVER, Response(id=req.id, result=MappingProxyType({"tools": []})))
+    assert event == Response(id=req.id, result={"tools": []})

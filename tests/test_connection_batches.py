@@ -334,3 +334,26 @@ def test_no_batches_in_other_versions(version: str) -> None:
         assert conn.owed == ()
     err = _refused(pair.client, Batch(events=(Request(id="p", method="tools/list"),)))
     assert "2025-03-26" in err.message
+
+
+def test_batch_members_without_an_event() -> None:
+    """A member that gives no event (an ignored cancel, a late answer) is skipped."""
+    pair = _pair()
+    line = _line(
+        [
+            {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 9}},
+            {"jsonrpc": "2.0", "id": "p", "method": "ping"},
+        ]
+    )
+    pair.server.receive_data(line)
+    assert _events(pair.server) == [Request(id="p", method="ping")]
+    pair.server.receive_data(
+        _line([{"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {}}])
+    )
+    assert _events(pair.server) == []
+
+
+def test_a_batch_that_is_not_json_serialisable() -> None:
+    pair = _pair()
+    members = (Request(id=50, method="tools/call", params={"name": object()}),)
+    _refused(pair.client, Batch(events=members))

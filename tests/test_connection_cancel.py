@@ -279,3 +279,18 @@ def test_progress_stops_after_cancel(version: str) -> None:
         b'"params":{"progressToken":"p","progress":2}}\n'
     )
     expect_invalid(pair.client.next_event(), INVALID, reply=False)
+
+
+@pytest.mark.parametrize("version", ALL)
+def test_cancels_by_the_peer_are_remembered_within_a_bound(version: str) -> None:
+    """Current behaviour: the peer's cancelled requests are remembered up to
+    ``max_in_flight``; an answer to one forgotten past the bound is a LocalProtocolError
+    (answers no request) instead of b""."""
+    pair = _pair(version, max_in_flight=1)
+    ids = []
+    for rid in ("a", "b"):
+        req = pair.request(Role.CLIENT, "tools/list", id=rid)
+        pair.send(Role.CLIENT, _cancel(req.id))
+        ids.append(req.id)
+    _refused(pair.server, Response(id="a", result={}))
+    assert pair.server.send(Response(id="b", result={})) == b""

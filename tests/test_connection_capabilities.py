@@ -533,3 +533,12 @@ def test_gates_come_from_the_initialize_messages(version: str) -> None:
     _, event = pair.send_raw(Role.CLIENT, Request(id="p", method="prompts/list"))
     assert isinstance(event, Request)
     pair.send(Role.SERVER, Response(id="p", result={"prompts": []}))
+
+
+@pytest.mark.parametrize("value", [True, 1, "yes"])
+def test_elicitation_declared_as_a_non_object(value: Any) -> None:
+    """2025-11-25: a non-object ``elicitation`` passes the gate but declares no mode."""
+    pair = _legacy_pair("2025-11-25", Role.CLIENT, {"elicitation": value})
+    event = _elicit(None)
+    _refused(pair.server, event, PARAMS)
+    expect_invalid(feed(pair.client, _raw(event)), PARAMS, reply_id="e")

@@ -362,3 +362,48 @@ def test_next_request_id_never_collides(version: str) -> None:
         seen.add(req.id)
         pair.respond(Role.SERVER, req.id, {"tools": []})
     assert pair.client.next_event() is NEED_DATA
+
+
+@pytest.mark.parametrize("version", ALL)
+def test_malformed_request_under_a_used_or_fresh_id(version: str) -> None:
+    """A request whose envelope is broken but whose id could be read is answered under that
+    id (once); in the initialize era the id counts as used."""
+    pair = _pair(version)
+    req = pair.request(Role.CLIENT, "tools/list", id="used")
+    pair.respond(Role.SERVER, req.id, {"tools": []})
+    for rid in ("used", "fresh"):
+        event = feed(pair.server, {"jsonrpc": "2.0", "id": rid, "method": 7})
+        invalid = expect_invalid(event, INVALID, reply_id=rid)
+        assert invalid.reply is not None
+        pair.server.send(invalid.reply)
+        _refused(pair.server, invalid.reply)
+    if version != MODERN:
+        expect_invalid(feed(pair.server, _raw_request("fresh", "tools/list", version)), INVALID)
+
+
+@pytest.mark.parametrize("version", ALL)
+def test_malformed_response_to_an_unknown_id(version: str) -> None:
+    pair = _pair(version)
+    req = pair.request(Role.CLIENT, "tools/list")
+    before = snapshot(pair.client)
+    event = feed(pair.client, {"jsonrpc": "2.0", "id": "nobody", "result": 5})
+    expect_invalid(event, INVALID, reply=False)
+    assert snapshot(pair.client) == before
+    assert pair.client.outstanding == (req.id,)
+
+
+@pytest.mark.parametrize("version", LEGACY)
+def test_owed_errors_are_bounded(version: str) -> None:
+    """Current behaviour: the replies owed for refused requests are remembered up to
+    ``max_in_flight``; past it, the oldest can no longer be sent (LocalProtocolError)."""
+    pair = _pair(version, max_in_flight=2)
+    replies = []
+    for rid in ("r1", "r2", "r3"):
+        event = feed(pair.server, _raw_request(rid, "prompts/list", version))  # not declared
+        invalid = expect_invalid(event, ErrorCode.METHOD_NOT_FOUND, reply_id=rid)
+        replies.append(invalid.reply)
+    assert replies[0] is not None
+    _refused(pair.server, replies[0])
+    for reply in replies[1:]:
+        assert reply is not None
+        pair.server.send(reply)

@@ -372,3 +372,10 @@ def test_no_input_required_in_the_initialize_era(version: str) -> None:
     result = _input_required(requestState="s")
     event = pair.send(Role.SERVER, Response(id=req.id, result=result))
     assert type(event) is Response
+
+
+def test_elicitation_declared_as_a_non_object_inside_input_requests() -> None:
+    pair = _pair({"elicitation": True})
+    req = pair.request(Role.CLIENT, "tools/call", INPUT_METHODS["tools/call"])
+    response = Response(id=req.id, result=_input_required(inputRequests={"e": ELICIT}))
+    _refused(pair.server, response, PARAMS)

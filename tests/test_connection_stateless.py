@@ -656,3 +656,12 @@ def test_discover_result_helper() -> None:
     assert result["capabilities"] == {"tools": {"listChanged": True}}
     assert result["instructions"] == "hi"
     pair.respond(Role.SERVER, req.id, result)
+
+
+def test_discover_result_helper_defaults() -> None:
+    server = _server()
+    result = server.discover_result()
+    assert "instructions" not in result
+    assert result["ttlMs"] == 0
+    assert result["cacheScope"] == "public"
+    assert result["resultType"] == "complete"
