@@ -542,3 +542,23 @@ def test_elicitation_declared_as_a_non_object(value: Any) -> None:
     event = _elicit(None)
     _refused(pair.server, event, PARAMS)
     expect_invalid(feed(pair.client, _raw(event)), PARAMS, reply_id="e")
+
+
+@pytest.mark.parametrize(
+    ("version", "method", "caps"),
+    [
+        ("2025-06-18", "elicitation/create", {"elicitation": {}}),
+        ("2025-06-18", "sampling/createMessage", {"sampling": {}}),
+        ("2024-11-05", "sampling/createMessage", {"sampling": {}}),
+    ],
+)
+def test_empty_params_are_not_validated_against_the_schema(
+    version: str, method: str, caps: dict[str, Any]
+) -> None:
+    """Current behaviour: the core checks the params it depends on, not the schema; empty
+    params of sampling/elicitation (before 2025-11-25 modes/tools) pass both ways."""
+    pair = _legacy_pair(version, Role.CLIENT, caps)
+    event = Request(id="empty", method=method, params={})
+    got = feed(pair.client, _raw(event))
+    assert got == event
+    pair.send(Role.SERVER, Request(id="empty2", method=method, params={}))
