@@ -73,7 +73,8 @@ array, string, boolean, integer, number, null). Among the object members:
    with an optional key no other remaining member declares is preferred when that key
    is present (``enumNames`` -> ``LegacyTitledEnumSchema``).
 4. Otherwise the remaining members are tried in order: most required keys first, then
-   schema order; the first that structures wins.
+   schema order; the first that structures wins. (A key that every member requires is
+   checked first, so that its absence is reported as such.)
 
 A member chosen by rule 3 that fails to structure does not fail the union at once: the
 other members are tried in order (``anyOf`` semantics), and if all fail the error of the
@@ -1165,6 +1166,13 @@ class Emitter:
         if len(members) == 1:
             return [f"{ind}return _structure_{members[0]}(d, path)"]
         order = self.fallback_order(members)
+        out = []
+        # A key every member requires: its absence fails them all, say so directly.
+        for key in sorted(set.intersection(*(self.required(c) for c in members))):
+            out += [
+                f"{ind}if {pystr(key)} not in d:",
+                f"{ind}    raise _missing({pystr(key)}, path)",
+            ]
         checks: list[tuple[str, str]] = []
         remaining = list(members)
         while len(remaining) > 1:
@@ -1186,7 +1194,6 @@ class Emitter:
                 unique = sorted(self.declared(c) - others)
                 if unique:
                     checks.append((" or ".join(f"{pystr(k)} in d" for k in unique), c))
-        out = []
         for cond, c in checks:
             rest = ", ".join(f"_structure_{o}" for o in order if o != c)
             out += [
@@ -1491,6 +1498,13 @@ def outputs() -> Iterable[tuple[Path, str, list[str]]]:
         yield OUT_DIR / f"{module_name(version)}.py", source, notes
 
 
+def display(path: Path) -> str:
+    try:
+        return str(path.relative_to(ROOT))
+    except ValueError:
+        return str(path)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
@@ -1510,10 +1524,10 @@ def main(argv: list[str] | None = None) -> int:
                 path.write_text(source, encoding="utf-8")
     if args.check:
         for path in changed:
-            print(f"out of date: {path.relative_to(ROOT)}", file=sys.stderr)
+            print(f"out of date: {display(path)}", file=sys.stderr)
         return 1 if changed else 0
     for path in changed:
-        print(f"wrote {path.relative_to(ROOT)}")
+        print(f"wrote {display(path)}")
     return 0
 
 

@@ -7840,6 +7840,8 @@ def _structure_Cursor(d: Any, path: str) -> Any:
 
 def _structure_EmbeddedResourceResource(d: Any, path: str) -> Any:
     if isinstance(d, dict):
+        if "uri" not in d:
+            raise _missing("uri", path)
         if "text" in d:
             try:
                 return _structure_TextResourceContents(d, path)
@@ -7856,6 +7858,8 @@ def _structure_EmbeddedResourceResource(d: Any, path: str) -> Any:
 
 def _structure_JSONRPCMessage(d: Any, path: str) -> Any:
     if isinstance(d, dict):
+        if "jsonrpc" not in d:
+            raise _missing("jsonrpc", path)
         if "result" in d:
             try:
                 return _structure_JSONRPCResponse(d, path)
@@ -7902,6 +7906,8 @@ def _structure_PromptMessageContent(d: Any, path: str) -> Any:
 
 def _structure_ReadResourceResultContentsItem(d: Any, path: str) -> Any:
     if isinstance(d, dict):
+        if "uri" not in d:
+            raise _missing("uri", path)
         if "text" in d:
             try:
                 return _structure_TextResourceContents(d, path)

@@ -7666,6 +7666,8 @@ def _structure_Cursor(d: Any, path: str) -> Any:
 
 def _structure_EmbeddedResourceResource(d: Any, path: str) -> Any:
     if isinstance(d, dict):
+        if "uri" not in d:
+            raise _missing("uri", path)
         if "text" in d:
             try:
                 return _structure_TextResourceContents(d, path)
@@ -7682,6 +7684,10 @@ def _structure_EmbeddedResourceResource(d: Any, path: str) -> Any:
 
 def _structure_JSONRPCBatchRequestItem(d: Any, path: str) -> Any:
     if isinstance(d, dict):
+        if "jsonrpc" not in d:
+            raise _missing("jsonrpc", path)
+        if "method" not in d:
+            raise _missing("method", path)
         if "id" in d:
             try:
                 return _structure_JSONRPCRequest(d, path)
@@ -7693,6 +7699,10 @@ def _structure_JSONRPCBatchRequestItem(d: Any, path: str) -> Any:
 
 def _structure_JSONRPCBatchResponseItem(d: Any, path: str) -> Any:
     if isinstance(d, dict):
+        if "id" not in d:
+            raise _missing("id", path)
+        if "jsonrpc" not in d:
+            raise _missing("jsonrpc", path)
         if "result" in d:
             try:
                 return _structure_JSONRPCResponse(d, path)
@@ -7736,6 +7746,8 @@ def _structure_PromptMessageContent(d: Any, path: str) -> Any:
 
 def _structure_ReadResourceResultContentsItem(d: Any, path: str) -> Any:
     if isinstance(d, dict):
+        if "uri" not in d:
+            raise _missing("uri", path)
         if "text" in d:
             try:
                 return _structure_TextResourceContents(d, path)
@@ -7872,6 +7884,8 @@ def _structure_JSONRPCBatchResponse(d: Any, path: str) -> Any:
 
 def _structure_JSONRPCMessage(d: Any, path: str) -> Any:
     if isinstance(d, dict):
+        if "jsonrpc" not in d:
+            raise _missing("jsonrpc", path)
         if "result" in d:
             try:
                 return _structure_JSONRPCResponse(d, path)

@@ -8715,6 +8715,8 @@ def _structure_Cursor(d: Any, path: str) -> Any:
 
 def _structure_EmbeddedResourceResource(d: Any, path: str) -> Any:
     if isinstance(d, dict):
+        if "uri" not in d:
+            raise _missing("uri", path)
         if "text" in d:
             try:
                 return _structure_TextResourceContents(d, path)
@@ -8731,6 +8733,8 @@ def _structure_EmbeddedResourceResource(d: Any, path: str) -> Any:
 
 def _structure_JSONRPCMessage(d: Any, path: str) -> Any:
     if isinstance(d, dict):
+        if "jsonrpc" not in d:
+            raise _missing("jsonrpc", path)
         if "result" in d:
             try:
                 return _structure_JSONRPCResponse(d, path)
@@ -8764,6 +8768,8 @@ def _structure_PrimitiveSchemaDefinition(d: Any, path: str) -> Any:
         if t == "integer" or t == "number":
             return _structure_NumberSchema(d, path)
         if t == "string":
+            if "type" not in d:
+                raise _missing("type", path)
             if "enum" in d:
                 try:
                     return _structure_EnumSchema(d, path)
@@ -8782,6 +8788,8 @@ def _structure_ProgressToken(d: Any, path: str) -> Any:
 
 def _structure_ReadResourceResultContentsItem(d: Any, path: str) -> Any:
     if isinstance(d, dict):
+        if "uri" not in d:
+            raise _missing("uri", path)
         if "text" in d:
             try:
                 return _structure_TextResourceContents(d, path)

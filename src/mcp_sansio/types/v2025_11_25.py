@@ -13874,6 +13874,8 @@ def _structure_ElicitResultContentValue(d: Any, path: str) -> Any:
 
 def _structure_EmbeddedResourceResource(d: Any, path: str) -> Any:
     if isinstance(d, dict):
+        if "uri" not in d:
+            raise _missing("uri", path)
         if "text" in d:
             try:
                 return _structure_TextResourceContents(d, path)
@@ -13892,8 +13894,14 @@ def _structure_EnumSchema(d: Any, path: str) -> Any:
     if isinstance(d, dict):
         t = d.get("type", _MISSING)
         if t == "array":
+            if "items" not in d:
+                raise _missing("items", path)
+            if "type" not in d:
+                raise _missing("type", path)
             return _first_of(d, path, (_structure_UntitledMultiSelectEnumSchema, _structure_TitledMultiSelectEnumSchema,))
         if t == "string":
+            if "type" not in d:
+                raise _missing("type", path)
             if "oneOf" in d:
                 try:
                     return _structure_TitledSingleSelectEnumSchema(d, path)
@@ -13911,6 +13919,8 @@ def _structure_EnumSchema(d: Any, path: str) -> Any:
 
 def _structure_JSONRPCMessage(d: Any, path: str) -> Any:
     if isinstance(d, dict):
+        if "jsonrpc" not in d:
+            raise _missing("jsonrpc", path)
         if "result" in d:
             try:
                 return _structure_JSONRPCResultResponse(d, path)
@@ -13932,6 +13942,8 @@ def _structure_JSONRPCMessage(d: Any, path: str) -> Any:
 
 def _structure_JSONRPCResponse(d: Any, path: str) -> Any:
     if isinstance(d, dict):
+        if "jsonrpc" not in d:
+            raise _missing("jsonrpc", path)
         if "result" in d:
             try:
                 return _structure_JSONRPCResultResponse(d, path)
@@ -13954,6 +13966,10 @@ def _structure_LoggingLevel(d: Any, path: str) -> Any:
 
 def _structure_MultiSelectEnumSchema(d: Any, path: str) -> Any:
     if isinstance(d, dict):
+        if "items" not in d:
+            raise _missing("items", path)
+        if "type" not in d:
+            raise _missing("type", path)
         return _first_of(d, path, (_structure_UntitledMultiSelectEnumSchema, _structure_TitledMultiSelectEnumSchema,))
     raise _type_error("object", d, path)
 
@@ -13962,12 +13978,18 @@ def _structure_PrimitiveSchemaDefinition(d: Any, path: str) -> Any:
     if isinstance(d, dict):
         t = d.get("type", _MISSING)
         if t == "array":
+            if "items" not in d:
+                raise _missing("items", path)
+            if "type" not in d:
+                raise _missing("type", path)
             return _first_of(d, path, (_structure_UntitledMultiSelectEnumSchema, _structure_TitledMultiSelectEnumSchema,))
         if t == "boolean":
             return _structure_BooleanSchema(d, path)
         if t == "integer" or t == "number":
             return _structure_NumberSchema(d, path)
         if t == "string":
+            if "type" not in d:
+                raise _missing("type", path)
             if "oneOf" in d:
                 try:
                     return _structure_TitledSingleSelectEnumSchema(d, path)
@@ -13996,6 +14018,8 @@ def _structure_ProgressToken(d: Any, path: str) -> Any:
 
 def _structure_ReadResourceResultContentsItem(d: Any, path: str) -> Any:
     if isinstance(d, dict):
+        if "uri" not in d:
+            raise _missing("uri", path)
         if "text" in d:
             try:
                 return _structure_TextResourceContents(d, path)
@@ -14119,6 +14143,8 @@ def _structure_ServerResult(d: Any, path: str) -> Any:
 
 def _structure_SingleSelectEnumSchema(d: Any, path: str) -> Any:
     if isinstance(d, dict):
+        if "type" not in d:
+            raise _missing("type", path)
         if "enum" in d:
             try:
                 return _structure_UntitledSingleSelectEnumSchema(d, path)

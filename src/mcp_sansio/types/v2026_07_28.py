@@ -13138,6 +13138,8 @@ def _structure_ElicitResultContentValue(d: Any, path: str) -> Any:
 
 def _structure_EmbeddedResourceResource(d: Any, path: str) -> Any:
     if isinstance(d, dict):
+        if "uri" not in d:
+            raise _missing("uri", path)
         if "text" in d:
             try:
                 return _structure_TextResourceContents(d, path)
@@ -13156,8 +13158,14 @@ def _structure_EnumSchema(d: Any, path: str) -> Any:
     if isinstance(d, dict):
         t = d.get("type", _MISSING)
         if t == "array":
+            if "items" not in d:
+                raise _missing("items", path)
+            if "type" not in d:
+                raise _missing("type", path)
             return _first_of(d, path, (_structure_UntitledMultiSelectEnumSchema, _structure_TitledMultiSelectEnumSchema,))
         if t == "string":
+            if "type" not in d:
+                raise _missing("type", path)
             if "oneOf" in d:
                 try:
                     return _structure_TitledSingleSelectEnumSchema(d, path)
@@ -13239,6 +13247,8 @@ def _structure_InputResponses(d: Any, path: str) -> Any:
 
 def _structure_JSONRPCMessage(d: Any, path: str) -> Any:
     if isinstance(d, dict):
+        if "jsonrpc" not in d:
+            raise _missing("jsonrpc", path)
         if "result" in d:
             try:
                 return _structure_JSONRPCResultResponse(d, path)
@@ -13260,6 +13270,8 @@ def _structure_JSONRPCMessage(d: Any, path: str) -> Any:
 
 def _structure_JSONRPCResponse(d: Any, path: str) -> Any:
     if isinstance(d, dict):
+        if "jsonrpc" not in d:
+            raise _missing("jsonrpc", path)
         if "result" in d:
             try:
                 return _structure_JSONRPCResultResponse(d, path)
@@ -13295,6 +13307,10 @@ def _structure_MetaObject(d: Any, path: str) -> Any:
 
 def _structure_MultiSelectEnumSchema(d: Any, path: str) -> Any:
     if isinstance(d, dict):
+        if "items" not in d:
+            raise _missing("items", path)
+        if "type" not in d:
+            raise _missing("type", path)
         return _first_of(d, path, (_structure_UntitledMultiSelectEnumSchema, _structure_TitledMultiSelectEnumSchema,))
     raise _type_error("object", d, path)
 
@@ -13303,12 +13319,18 @@ def _structure_PrimitiveSchemaDefinition(d: Any, path: str) -> Any:
     if isinstance(d, dict):
         t = d.get("type", _MISSING)
         if t == "array":
+            if "items" not in d:
+                raise _missing("items", path)
+            if "type" not in d:
+                raise _missing("type", path)
             return _first_of(d, path, (_structure_UntitledMultiSelectEnumSchema, _structure_TitledMultiSelectEnumSchema,))
         if t == "boolean":
             return _structure_BooleanSchema(d, path)
         if t == "integer" or t == "number":
             return _structure_NumberSchema(d, path)
         if t == "string":
+            if "type" not in d:
+                raise _missing("type", path)
             if "oneOf" in d:
                 try:
                     return _structure_TitledSingleSelectEnumSchema(d, path)
@@ -13337,6 +13359,8 @@ def _structure_ProgressToken(d: Any, path: str) -> Any:
 
 def _structure_ReadResourceResultContentsItem(d: Any, path: str) -> Any:
     if isinstance(d, dict):
+        if "uri" not in d:
+            raise _missing("uri", path)
         if "text" in d:
             try:
                 return _structure_TextResourceContents(d, path)
@@ -13409,6 +13433,8 @@ def _structure_ServerResult(d: Any, path: str) -> Any:
     if isinstance(d, dict):
         if d.get("resultType") == "input_required":
             return _structure_InputRequiredResult(d, path)
+        if "resultType" not in d:
+            raise _missing("resultType", path)
         if "capabilities" in d:
             try:
                 return _structure_DiscoverResult(d, path)
@@ -13460,6 +13486,8 @@ def _structure_ServerResult(d: Any, path: str) -> Any:
 
 def _structure_SingleSelectEnumSchema(d: Any, path: str) -> Any:
     if isinstance(d, dict):
+        if "type" not in d:
+            raise _missing("type", path)
         if "enum" in d:
             try:
                 return _structure_UntitledSingleSelectEnumSchema(d, path)
