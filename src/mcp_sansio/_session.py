@@ -1,0 +1,1248 @@
+"""Sans-IO sessions: everything the adapters share, above the :class:`Connection`.
+
+A session owns a :class:`Connection` and does what every client or server has to do on top
+of the bare protocol: open the session (``initialize`` or ``server/discover``, with the
+fallback between eras), assign request ids and correlate answers, turn timeouts into
+deadlines (the caller passes ``now``; the session never reads the clock), cancel what timed
+out, route progress, answer ``ping``, dispatch the peer's requests to handlers, and run the
+2026-07-28 ``input_required`` loop.
+
+It still does no I/O: methods return the bytes to write, and :meth:`receive_data` returns a
+list of *actions* for the adapter to carry out (write these bytes, finish this call, run this
+handler, cancel that job). An adapter for a new runtime is a loop around those actions; see
+:mod:`mcp_sansio.blocking`, :mod:`mcp_sansio.asyncio` and :mod:`mcp_sansio.trio`.
+"""
+
+from __future__ import annotations
+
+import enum
+import inspect
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, Final
+
+import attrs
+
+from ._checks import LOG_RANK
+from ._connection import Connection
+from ._errors import ErrorCode, LocalProtocolError, ValidationError
+from ._events import (
+    ConnectionClosed,
+    ErrorResponse,
+    InputRequired,
+    InvalidMessage,
+    Notification,
+    Request,
+    RequestId,
+    Response,
+)
+from ._request_state import RequestStateSeal
+from ._sentinels import NEED_DATA, OMITTED
+from ._state import Role, State
+from ._version import __version__
+from ._versions import Era
+
+__all__ = [
+    "DEFAULT",
+    "DEFAULT_MAX_INPUT_ROUNDS",
+    "DEFAULT_PROBE_TIMEOUT",
+    "DEFAULT_TIMEOUT",
+    "Action",
+    "Call",
+    "CallFinished",
+    "CallProgress",
+    "CancelJob",
+    "ClientSession",
+    "Closed",
+    "ConnectionLost",
+    "HandleJob",
+    "Job",
+    "McpError",
+    "NeedInput",
+    "Opened",
+    "PeerNotification",
+    "RequestTimeout",
+    "Send",
+    "ServerSession",
+    "SessionBase",
+]
+
+#: Default time a request may take, in seconds, before it is cancelled.
+DEFAULT_TIMEOUT: Final = 60.0
+#: Default hard limit, in seconds, when progress keeps resetting a request's timeout.
+DEFAULT_MAX_TIMEOUT: Final = 600.0
+#: How long a client that speaks both eras waits for its ``server/discover`` probe.
+DEFAULT_PROBE_TIMEOUT: Final = 10.0
+#: How many ``input_required`` rounds a client goes through for one call before giving up.
+DEFAULT_MAX_INPUT_ROUNDS: Final = 8
+
+
+class _Default(enum.Enum):
+    DEFAULT = "DEFAULT"
+
+
+#: "The session's default" (for ``timeout=``).
+DEFAULT: Final = _Default.DEFAULT
+
+
+class McpError(Exception):
+    """A request failed: the peer answered with an error, or it timed out, or the
+    connection went away. Raised by the adapters' calls; handlers may raise it to answer
+    with that JSON-RPC error.
+
+    :ivar code: the JSON-RPC error code.
+    :ivar message: the error message.
+    :ivar data: the error's ``data``, or ``None``.
+    """
+
+    def __init__(self, code: int, message: str, data: Any = None) -> None:
+        super().__init__(f"{message} (code {code})")
+        self.code = code
+        self.message = message
+        self.data = data
+
+
+class RequestTimeout(McpError):
+    """A request got no answer in time; ``notifications/cancelled`` was sent for it."""
+
+    def __init__(self, message: str = "request timed out") -> None:
+        super().__init__(-32001, message)
+
+
+class ConnectionLost(McpError):
+    """The connection closed (or broke) before the request was answered."""
+
+    def __init__(self, message: str = "connection closed before the answer") -> None:
+        super().__init__(-32000, message)
+
+
+class NeedInput(Exception):
+    """Raised inside a 2026-07-28 server handler that asked for input it does not have yet;
+    the session turns it into an ``input_required`` result. Handlers never catch it."""
+
+    def __init__(self, key: str, request: Mapping[str, Any]) -> None:
+        super().__init__(key)
+        self.key = key
+        self.request = request
+
+
+class Call:
+    """One request of ours in flight, with its deadlines. Adapters keep their waiter (a
+    future, an event) in :attr:`waiter`."""
+
+    __slots__ = (
+        "deadline",
+        "error",
+        "hard_deadline",
+        "id",
+        "method",
+        "on_progress",
+        "params",
+        "reset_on_progress",
+        "result",
+        "rounds",
+        "timeout",
+        "waiter",
+    )
+
+    def __init__(
+        self,
+        request_id: RequestId,
+        method: str,
+        params: dict[str, Any] | None,
+        timeout: float | None,
+        now: float,
+        *,
+        reset_on_progress: bool = False,
+        max_timeout: float | None = DEFAULT_MAX_TIMEOUT,
+        on_progress: Callable[[Mapping[str, Any]], Any] | None = None,
+    ) -> None:
+        self.id = request_id
+        self.method = method
+        self.params = params
+        self.timeout = timeout
+        self.deadline = None if timeout is None else now + timeout
+        self.hard_deadline = None if max_timeout is None else now + max_timeout
+        self.reset_on_progress = reset_on_progress
+        self.on_progress = on_progress
+        self.rounds = 0
+        self.result: Any = None
+        self.error: McpError | None = None
+        self.waiter: Any = None
+
+    @property
+    def done(self) -> bool:
+        """Whether the call has a result or an error."""
+        return self.result is not None or self.error is not None
+
+    def outcome(self) -> Any:
+        """The result, or raise the error."""
+        if self.error is not None:
+            raise self.error
+        return self.result
+
+    def __repr__(self) -> str:
+        return f"<Call {self.method} id={self.id!r}{' done' if self.done else ''}>"
+
+
+class Job:
+    """One piece of work for a handler: a request from the peer, or (2026 client) one
+    input request of an ``input_required`` answer. Adapters keep their task in :attr:`task`."""
+
+    __slots__ = (
+        "args",
+        "asked",
+        "call",
+        "cancelled",
+        "handler",
+        "id",
+        "inputs",
+        "key",
+        "meta",
+        "method",
+        "params",
+        "task",
+    )
+
+    def __init__(
+        self,
+        request_id: RequestId | None,
+        method: str,
+        params: dict[str, Any],
+        handler: Callable[..., Any],
+        args: tuple[Any, ...],
+        *,
+        call: Call | None = None,
+        key: str | None = None,
+    ) -> None:
+        self.id = request_id
+        self.method = method
+        self.params = params
+        self.handler = handler
+        self.args = args
+        self.call = call
+        self.key = key
+        self.cancelled = False
+        self.inputs: dict[str, Any] = {}
+        self.asked = 0
+        meta = params.get("_meta") if isinstance(params, Mapping) else None
+        self.meta: Mapping[str, Any] = meta if isinstance(meta, Mapping) else {}
+        self.task: Any = None
+
+    @property
+    def is_async(self) -> bool:
+        """Whether the handler is a coroutine function (to be awaited)."""
+        return inspect.iscoroutinefunction(self.handler)
+
+    def __repr__(self) -> str:
+        return f"<Job {self.method} id={self.id!r}>"
+
+
+@attrs.frozen
+class Action:
+    """Something the adapter must do, returned by the session."""
+
+
+@attrs.frozen
+class Send(Action):
+    """Write these bytes to the peer."""
+
+    data: bytes
+
+
+@attrs.frozen
+class CallFinished(Action):
+    """A call of ours is over: wake its waiter (``call.result`` or ``call.error`` is set)."""
+
+    call: Call
+
+
+@attrs.frozen
+class CallProgress(Action):
+    """Progress for a call of ours (its ``on_progress`` has already been called)."""
+
+    call: Call
+    params: Mapping[str, Any]
+
+
+@attrs.frozen
+class HandleJob(Action):
+    """Run ``job.handler(context, *job.args)``, then pass what it returned (or raised) to
+    :meth:`SessionBase.finish`."""
+
+    job: Job
+
+
+@attrs.frozen
+class CancelJob(Action):
+    """The peer cancelled the request this job serves: stop it (its answer will not be sent)."""
+
+    job: Job
+
+
+@attrs.frozen
+class PeerNotification(Action):
+    """A notification from the peer for the application (logs, list changes, updates)."""
+
+    notification: Notification
+
+
+@attrs.frozen
+class Opened(Action):
+    """The session is open: ``result`` is the ``initialize`` result (initialize era) or the
+    ``server/discover`` result (stateless era; empty when the client did not discover)."""
+
+    result: Mapping[str, Any]
+
+
+@attrs.frozen
+class Closed(Action):
+    """The peer closed the connection; calls still in flight have failed."""
+
+
+def _error_of(exc: BaseException) -> McpError:
+    if isinstance(exc, McpError):
+        return exc
+    return McpError(ErrorCode.INTERNAL_ERROR, f"{type(exc).__name__}: {exc}")
+
+
+class SessionBase:
+    """What clients and servers share: our calls to the peer, and jobs for the peer's requests.
+
+    :param connection: the :class:`Connection` to drive.
+    :param timeout: the default timeout of our calls, in seconds (``None``: none).
+    """
+
+    def __init__(self, connection: Connection, *, timeout: float | None = DEFAULT_TIMEOUT) -> None:
+        self.connection = connection
+        """The protocol state machine underneath."""
+        self.timeout = timeout
+        """The default timeout of our calls, in seconds."""
+        self._calls: dict[RequestId, Call] = {}
+        self._jobs: dict[RequestId, Job] = {}
+        self._progress_tokens: dict[Any, Call] = {}
+        self._closed = False
+
+    # ------------------------------------------------------------------ our calls
+
+    def call(
+        self,
+        method: str,
+        params: Mapping[str, Any] | None = None,
+        *,
+        now: float,
+        timeout: float | None | _Default = DEFAULT,
+        reset_on_progress: bool = False,
+        max_timeout: float | None = DEFAULT_MAX_TIMEOUT,
+        on_progress: Callable[[Mapping[str, Any]], Any] | None = None,
+    ) -> tuple[Call, bytes]:
+        """Start a request: returns the :class:`Call` and the bytes to write.
+
+        With ``on_progress``, a progress token is added and each progress notification is
+        passed to it; ``reset_on_progress`` then restarts the timeout on each one, up to
+        ``max_timeout`` in all. Raises :class:`LocalProtocolError` when the protocol forbids
+        the request now, and :class:`ConnectionLost` after the peer closed.
+        """
+        if self._closed:
+            raise ConnectionLost("the connection is closed")
+        conn = self.connection
+        request_id = conn.next_request_id()
+        body = dict(params) if params else {}
+        if on_progress is not None:
+            meta = dict(body.get("_meta") or {})
+            meta.setdefault("progressToken", f"p{request_id}")
+            body["_meta"] = meta
+        call = Call(
+            request_id,
+            method,
+            body or None,
+            self.timeout if timeout is DEFAULT else timeout,
+            now,
+            reset_on_progress=reset_on_progress,
+            max_timeout=max_timeout,
+            on_progress=on_progress,
+        )
+        data = conn.send(Request(id=request_id, method=method, params=call.params))
+        self._register(call)
+        return call, data
+
+    def _register(self, call: Call) -> None:
+        self._calls[call.id] = call
+        params = call.params
+        meta = params.get("_meta") if params else None
+        if isinstance(meta, Mapping) and "progressToken" in meta:
+            self._progress_tokens[meta["progressToken"]] = call
+
+    def _forget(self, call: Call) -> None:
+        self._calls.pop(call.id, None)
+        params = call.params
+        meta = params.get("_meta") if params else None
+        if isinstance(meta, Mapping):
+            self._progress_tokens.pop(meta.get("progressToken"), None)
+
+    def cancel(self, call: Call, reason: str | None = None) -> bytes:
+        """Cancel a call of ours (the caller gave up): returns the ``notifications/cancelled``
+        bytes; the call fails with ``error`` set. Cancelling a finished call returns ``b""``."""
+        if call.done or call.id not in self._calls:
+            return b""
+        self._forget(call)
+        call.error = McpError(-32800, reason or "request cancelled")
+        if call.method == "server/discover" and self.connection.state is State.PROBING:
+            self.connection.fall_back_to_initialize()
+            return b""
+        params: dict[str, Any] = {"requestId": call.id}
+        if reason:
+            params["reason"] = reason
+        try:
+            return self.connection.send(
+                Notification(method="notifications/cancelled", params=params)
+            )
+        except LocalProtocolError:
+            return b""
+
+    def next_deadline(self) -> float | None:
+        """The earliest time at which :meth:`expire` has something to do, or ``None``."""
+        deadlines = [c.deadline for c in self._calls.values() if c.deadline is not None]
+        return min(deadlines) if deadlines else None
+
+    def expire(self, now: float) -> list[Action]:
+        """Fail the calls whose deadline has passed (sending their cancellation)."""
+        actions: list[Action] = []
+        for call in [
+            c for c in self._calls.values() if c.deadline is not None and c.deadline <= now
+        ]:
+            data = self.cancel(call, "timed out")
+            call.error = RequestTimeout(f"{call.method} timed out after {call.timeout} s")
+            if data:
+                actions.append(Send(data))
+            actions.extend(self._after_timeout(call))
+            actions.append(CallFinished(call))
+        return actions
+
+    def _after_timeout(self, call: Call) -> list[Action]:
+        return []
+
+    # ------------------------------------------------------------------ receiving
+
+    def receive_data(self, data: bytes, now: float) -> list[Action]:
+        """Feed bytes from the peer (``b""``: it closed) and return what to do."""
+        conn = self.connection
+        conn.receive_data(data)
+        actions: list[Action] = []
+        while True:
+            event = conn.next_event()
+            if event is NEED_DATA:
+                return actions
+            if isinstance(event, ConnectionClosed):
+                actions.extend(self._on_closed())
+                return actions
+            cls = type(event)
+            if cls is Response or cls is ErrorResponse or cls is InputRequired:
+                call = self._calls.get(event.id)  # type: ignore[attr-defined]
+                if call is not None:
+                    actions.extend(self._on_answer(call, event, now))  # type: ignore[arg-type]
+                elif cls is ErrorResponse and event.id is None:  # type: ignore[attr-defined]
+                    pass  # the peer could not read something we sent; nothing to finish
+            elif cls is Request:
+                actions.extend(self._on_request(event, now))  # type: ignore[arg-type]
+            elif cls is Notification:
+                actions.extend(self._on_notification(event, now))  # type: ignore[arg-type]
+            elif cls is InvalidMessage:
+                actions.extend(self._on_invalid(event))  # type: ignore[arg-type]
+
+    def _on_invalid(self, event: InvalidMessage) -> list[Action]:
+        actions: list[Action] = []
+        if event.reply is not None:
+            actions.append(Send(self.connection.send(event.reply)))
+        if event.id is not None and event.reply is None:
+            call = self._calls.get(event.id)
+            if call is not None:  # a malformed answer to our call
+                self._forget(call)
+                call.error = McpError(event.code, event.message)
+                actions.append(CallFinished(call))
+        return actions
+
+    def _on_closed(self) -> list[Action]:
+        if self._closed:
+            return []
+        self._closed = True
+        actions: list[Action] = []
+        for call in list(self._calls.values()):
+            self._forget(call)
+            call.error = ConnectionLost()
+            actions.append(CallFinished(call))
+        for job in list(self._jobs.values()):
+            job.cancelled = True
+            actions.append(CancelJob(job))
+        actions.append(Closed())
+        return actions
+
+    def _on_answer(
+        self, call: Call, event: Response | ErrorResponse | InputRequired, now: float
+    ) -> list[Action]:
+        self._forget(call)
+        if type(event) is ErrorResponse:
+            call.error = McpError(event.code, event.message, _data(event))
+        else:
+            call.result = event.result  # type: ignore[union-attr]
+        return [CallFinished(call)]
+
+    def _on_notification(self, note: Notification, now: float) -> list[Action]:
+        if note.method == "notifications/progress":
+            params = note.params or {}
+            call = self._progress_tokens.get(params.get("progressToken"))
+            if call is not None:
+                if call.reset_on_progress and call.timeout is not None:
+                    deadline = now + call.timeout
+                    if call.hard_deadline is not None:
+                        deadline = min(deadline, call.hard_deadline)
+                    call.deadline = deadline
+                if call.on_progress is not None:
+                    call.on_progress(params)
+                return [CallProgress(call, params)]
+            return []
+        if note.method == "notifications/cancelled":
+            params = note.params or {}
+            job = self._jobs.pop(params.get("requestId"), None)  # type: ignore[arg-type]
+            if job is not None:
+                job.cancelled = True
+                return [CancelJob(job)]
+            return self._on_other_cancel(params)
+        return [PeerNotification(note)]
+
+    def _on_other_cancel(self, params: Mapping[str, Any]) -> list[Action]:
+        return []
+
+    def _on_request(self, request: Request, now: float) -> list[Action]:
+        if request.method == "ping":
+            return [Send(self.connection.send(Response(id=request.id, result={})))]
+        return self._dispatch(request, now)
+
+    def _dispatch(self, request: Request, now: float) -> list[Action]:
+        return [
+            self._error(request.id, ErrorCode.METHOD_NOT_FOUND, f"no handler for {request.method}")
+        ]
+
+    def _error(self, request_id: RequestId, code: int, message: str, data: Any = None) -> Send:
+        event = (
+            ErrorResponse(id=request_id, code=code, message=message)
+            if data is None
+            else ErrorResponse(id=request_id, code=code, message=message, data=data)
+        )
+        return Send(self.connection.send(event))
+
+    # ------------------------------------------------------------------ jobs
+
+    def _start_job(self, job: Job) -> HandleJob:
+        if job.id is not None:
+            self._jobs[job.id] = job
+        return HandleJob(job)
+
+    def finish(
+        self,
+        job: Job,
+        value: Any = None,
+        error: BaseException | None = None,
+        now: float | None = None,
+    ) -> bytes:
+        """The handler of ``job`` returned ``value`` (or raised ``error``): returns the bytes
+        of the answer (``b""`` when there is nothing to send, such as a cancelled job)."""
+        if job.id is not None:
+            self._jobs.pop(job.id, None)
+        if job.cancelled:
+            return b""
+        assert job.id is not None
+        if error is not None:
+            handled = self._result_of_error(job, error)
+            if handled is not None:
+                return self.connection.send(Response(id=job.id, result=handled))
+            mcp_error = _error_of(error)
+            event: Response | ErrorResponse = (
+                ErrorResponse(id=job.id, code=mcp_error.code, message=mcp_error.message)
+                if mcp_error.data is None
+                else ErrorResponse(
+                    id=job.id, code=mcp_error.code, message=mcp_error.message, data=mcp_error.data
+                )
+            )
+        else:
+            event = Response(id=job.id, result=self._result_of(job, value))
+        try:
+            return self.connection.send(event)
+        except LocalProtocolError as exc:
+            fallback = ErrorResponse(id=job.id, code=ErrorCode.INTERNAL_ERROR, message=exc.message)
+            return self.connection.send(fallback)
+
+    def _result_of(self, job: Job, value: Any) -> Any:
+        return {} if value is None else value
+
+    def _result_of_error(self, job: Job, error: BaseException) -> Any:
+        """A result that answers a handler's exception, or ``None`` for an error response."""
+        return None
+
+    def notify(self, method: str, params: Mapping[str, Any] | None = None) -> bytes:
+        """The bytes of a notification (checked by the connection like everything else)."""
+        return self.connection.send(
+            Notification(method=method, params=dict(params) if params else None)
+        )
+
+    @property
+    def jobs(self) -> tuple[Job, ...]:
+        """The peer's requests being handled now."""
+        return tuple(self._jobs.values())
+
+    @property
+    def calls(self) -> tuple[Call, ...]:
+        """Our calls in flight."""
+        return tuple(self._calls.values())
+
+    @property
+    def closed(self) -> bool:
+        """Whether the peer has closed the connection."""
+        return self._closed
+
+
+def _data(event: ErrorResponse) -> Any:
+    return None if event.data is OMITTED else event.data
+
+
+# ---------------------------------------------------------------------- client
+
+_CLIENT_HANDLER_METHODS: Final = {
+    "sampling/createMessage": "sampling",
+    "elicitation/create": "elicitation",
+    "roots/list": "roots",
+}
+
+
+class ClientSession(SessionBase):
+    """The client side: opening, calls, handlers for the server's requests and, in
+    2026-07-28, the ``input_required`` loop (the same handlers answer ``inputRequests``).
+
+    :param versions: the protocol versions to speak (default: all; both eras means a
+        ``server/discover`` probe with a fallback to ``initialize``).
+    :param handlers: functions for the server's requests, by method:
+        ``"sampling/createMessage"``, ``"elicitation/create"``, ``"roots/list"``. Each is
+        called as ``handler(context, params)`` and returns the result object. The client's
+        capabilities are declared from them (override with ``capabilities=``).
+    :param client_info: ``{"name", "version", ...}`` of this client.
+    :param max_input_rounds: how many ``input_required`` rounds one call may take.
+    """
+
+    def __init__(
+        self,
+        *,
+        versions: Iterable[str] | None = None,
+        handlers: Mapping[str, Callable[..., Any]] | None = None,
+        capabilities: Mapping[str, Any] | None = None,
+        client_info: Mapping[str, Any] | None = None,
+        timeout: float | None = DEFAULT_TIMEOUT,
+        probe_timeout: float = DEFAULT_PROBE_TIMEOUT,
+        max_input_rounds: int = DEFAULT_MAX_INPUT_ROUNDS,
+        **config: Any,
+    ) -> None:
+        self.handlers: dict[str, Callable[..., Any]] = dict(handlers or {})
+        """The handlers of the server's requests, by method."""
+        for method in self.handlers:
+            if method not in _CLIENT_HANDLER_METHODS:
+                raise ValueError(f"no client handler can be registered for {method!r}")
+        if capabilities is None:
+            capabilities = {
+                name: {} for m, name in _CLIENT_HANDLER_METHODS.items() if m in self.handlers
+            }
+        info = dict(client_info or {"name": "mcp-sansio", "version": __version__})
+        if versions is not None:
+            config["versions"] = list(versions)
+        conn = Connection(Role.CLIENT, capabilities=capabilities, implementation=info, **config)
+        super().__init__(conn, timeout=timeout)
+        self.probe_timeout = probe_timeout
+        """How long the ``server/discover`` probe may take before falling back."""
+        self.max_input_rounds = max_input_rounds
+        """The bound on ``input_required`` rounds for one call."""
+        self.opening: Call | None = None
+        """The opening call (``server/discover`` or ``initialize``) while it is in flight."""
+        self.server_info: Mapping[str, Any] | None = None
+        """The server's ``serverInfo`` once open."""
+        self.instructions: str | None = None
+        """The server's instructions, if any, once open."""
+        self._opened = False
+        self._input: dict[RequestId, tuple[InputRequired, dict[str, Any]]] = {}
+        self._finished: list[Call] = []
+
+    @property
+    def is_open(self) -> bool:
+        """Whether the session is open (handshake or probe done)."""
+        return self._opened
+
+    def open(self, now: float) -> list[Action]:
+        """Start the session: the probe or the ``initialize`` request (as a :class:`Send`).
+        When the opening completes, :meth:`receive_data` returns :class:`Opened`."""
+        conn = self.connection
+        if (
+            conn.era is Era.STATELESS
+            and "2026-07-28" in conn.config.versions
+            and conn.config.eras == {Era.STATELESS}
+        ):
+            # A stateless-only client needs no handshake; it may still discover.
+            call, data = self.call("server/discover", now=now, timeout=self.probe_timeout)
+        elif conn.era is None:
+            call, data = self.call("server/discover", now=now, timeout=self.probe_timeout)
+        else:
+            call, data = self._initialize(now)
+        self.opening = call
+        return [Send(data)]
+
+    def _initialize(self, now: float) -> tuple[Call, bytes]:
+        conn = self.connection
+        version = conn.config.versions_of(Era.INITIALIZE)[0]
+        return self.call(
+            "initialize",
+            {
+                "protocolVersion": version,
+                "capabilities": dict(conn.config.capabilities),
+                "clientInfo": dict(conn.config.implementation),
+            },
+            now=now,
+        )
+
+    def _on_answer(
+        self, call: Call, event: Response | ErrorResponse | InputRequired, now: float
+    ) -> list[Action]:
+        if call is self.opening:
+            return self._opening_answer(call, event, now)
+        if type(event) is InputRequired:
+            return self._input_required(call, event, now)
+        return super()._on_answer(call, event, now)
+
+    def _opening_answer(
+        self, call: Call, event: Response | ErrorResponse | InputRequired, now: float
+    ) -> list[Action]:
+        self._forget(call)
+        conn = self.connection
+        if call.method == "server/discover" and conn.era is Era.INITIALIZE:
+            # The probe failed: this server speaks the initialize era.
+            new_call, data = self._initialize(now)
+            self.opening = new_call
+            return [Send(data)]
+        if type(event) is ErrorResponse:
+            if call.method == "server/discover" and conn.state is State.STATELESS:
+                # -32022 named versions we speak: the connection switched; discover again.
+                new_call, data = self.call("server/discover", now=now, timeout=self.probe_timeout)
+                self.opening = new_call
+                return [Send(data)]
+            self.opening = None
+            call.error = McpError(event.code, event.message, _data(event))
+            return [CallFinished(call)]
+        result = event.result  # type: ignore[union-attr]
+        call.result = result
+        self.opening = None
+        self._opened = True
+        actions: list[Action] = []
+        if call.method == "initialize":
+            self.server_info = result.get("serverInfo")
+            actions.append(Send(conn.send(Notification(method="notifications/initialized"))))
+        else:
+            meta = result.get("_meta") or {}
+            self.server_info = meta.get("io.modelcontextprotocol/serverInfo")
+        instructions = result.get("instructions")
+        self.instructions = instructions if isinstance(instructions, str) else None
+        actions += [Opened(result), CallFinished(call)]
+        return actions
+
+    def _after_timeout(self, call: Call) -> list[Action]:
+        if call is self.opening and call.method == "server/discover":
+            # The probe timed out: fall back to initialize (cancel() did the switch).
+            call.error = None
+            new_call, data = self._initialize(call.deadline or 0.0)
+            self.opening = new_call
+            return [Send(data)]
+        return []
+
+    def expire(self, now: float) -> list[Action]:
+        actions = super().expire(now)
+        # A probe that fell back is not finished for the caller: the opening goes on.
+        return [
+            a
+            for a in actions
+            if not (isinstance(a, CallFinished) and a.call.error is None and a.call.result is None)
+        ]
+
+    def _input_required(self, call: Call, event: InputRequired, now: float) -> list[Action]:
+        """2026-07-28: run the handlers for each input request, then retry (see
+        :meth:`finish`); a bare ``requestState`` is retried at once."""
+        call.rounds += 1
+        if call.rounds > self.max_input_rounds:
+            call.error = McpError(
+                ErrorCode.INTERNAL_ERROR, f"more than {self.max_input_rounds} input_required rounds"
+            )
+            return [CallFinished(call)]
+        requests = event.input_requests
+        self._input[call.id] = (event, {})
+        if not requests:
+            return [self._retry(call, now)]
+        jobs: list[Action] = []
+        for key, item in requests.items():
+            method = item.get("method") if isinstance(item, Mapping) else None
+            handler = self.handlers.get(method) if isinstance(method, str) else None
+            if handler is None or not isinstance(method, str):
+                del self._input[call.id]
+                call.error = McpError(
+                    ErrorCode.METHOD_NOT_FOUND, f"no handler for the input request {method!r}"
+                )
+                return [CallFinished(call)]
+            params = item.get("params") or {}
+            jobs.append(
+                HandleJob(Job(None, method, params, handler, (params,), call=call, key=key))
+            )
+        return jobs
+
+    def _retry(self, call: Call, now: float | None) -> Send:
+        event, responses = self._input.pop(call.id)
+        retry = self.connection.retry_request(event, responses)
+        data = self.connection.send(retry)
+        # The call goes on under the retry's id, with its deadline restarted.
+        call.id = retry.id
+        call.params = retry.params
+        if call.timeout is not None and now is not None:
+            call.deadline = now + call.timeout
+        self._register(call)
+        return Send(data)
+
+    def finish(
+        self,
+        job: Job,
+        value: Any = None,
+        error: BaseException | None = None,
+        now: float | None = None,
+    ) -> bytes:
+        """As :meth:`SessionBase.finish`; for an input request of a 2026-07-28 call, the
+        answer is collected, and the retry goes out once every input is answered (its
+        timeout restarts at ``now`` when given)."""
+        if job.key is None:
+            return super().finish(job, value, error, now)
+        call = job.call
+        assert call is not None
+        pending = self._input.get(call.id)
+        if pending is None or call.done:
+            return b""
+        event, responses = pending
+        if error is not None:
+            del self._input[call.id]
+            call.error = _error_of(error)
+            self._finished.append(call)
+            return b""
+        responses[job.key] = {} if value is None else value
+        if len(responses) < len(event.input_requests):
+            return b""
+        return self._retry(call, now).data
+
+    def take_finished(self) -> list[Call]:
+        """Calls that :meth:`finish` ended (an input handler failed); wake their waiters."""
+        finished, self._finished = self._finished, []
+        return finished
+
+    def _dispatch(self, request: Request, now: float) -> list[Action]:
+        handler = self.handlers.get(request.method)
+        if handler is None:
+            return [
+                self._error(
+                    request.id, ErrorCode.METHOD_NOT_FOUND, f"this client has no {request.method}"
+                )
+            ]
+        params = request.params or {}
+        return [self._start_job(Job(request.id, request.method, params, handler, (params,)))]
+
+
+# ---------------------------------------------------------------------- server
+
+_META_SUBSCRIPTION: Final = "io.modelcontextprotocol/subscriptionId"
+_META_LOG_LEVEL: Final = "io.modelcontextprotocol/logLevel"
+_META_CAPABILITIES: Final = "io.modelcontextprotocol/clientCapabilities"
+_ASK_CAPABILITY: Final = {
+    "elicitation/create": "elicitation",
+    "sampling/createMessage": "sampling",
+    "roots/list": "roots",
+}
+_LISTEN_FLAGS: Final = {
+    "toolsListChanged": ("tools", "notifications/tools/list_changed"),
+    "promptsListChanged": ("prompts", "notifications/prompts/list_changed"),
+    "resourcesListChanged": ("resources", "notifications/resources/list_changed"),
+}
+_CACHED: Final = frozenset(
+    {"tools/list", "prompts/list", "resources/list", "resources/templates/list", "resources/read"}
+)
+
+
+class ServerSession(SessionBase):
+    """The server side, for a :class:`~mcp_sansio.server.Server` registry.
+
+    Answers by itself what needs no application code: ``initialize`` (version negotiation),
+    ``server/discover``, ``ping``, ``logging/setLevel``, resource subscriptions and 2026
+    listen streams, and the four list methods. ``tools/call``, ``prompts/get``,
+    ``resources/read`` and ``completion/complete`` become :class:`HandleJob` actions.
+
+    Handlers ask the client for input through their context (:meth:`ask`): a server→client
+    request in the initialize era, an ``input_required`` round trip in 2026-07-28 (the
+    handler runs again on the retry, and finds the answers it asked for). The same handler
+    code serves both eras. ``requestState`` is sealed with :class:`RequestStateSeal`.
+
+    :param server: the registry.
+    :param state_keys: keys for sealing ``requestState`` (default: a random key per
+        session, so a state is only good on the process that sealed it).
+    """
+
+    def __init__(
+        self,
+        server: Any,
+        *,
+        versions: Iterable[str] | None = None,
+        timeout: float | None = DEFAULT_TIMEOUT,
+        state_keys: bytes | list[bytes] | None = None,
+        state_ttl: float = 600.0,
+        **config: Any,
+    ) -> None:
+        if versions is not None:
+            config["versions"] = list(versions)
+        conn = Connection(
+            Role.SERVER, capabilities=server.capabilities, implementation=server.info, **config
+        )
+        super().__init__(conn, timeout=timeout)
+        self.server = server
+        """The registry this session serves."""
+        if state_keys is None:
+            import secrets
+
+            state_keys = secrets.token_bytes(32)
+        self._seal = RequestStateSeal(state_keys, ttl=state_ttl)
+        self._log_level: str | None = None
+        self._subscribed: set[str] = set()
+        # 2026 listen streams: request id → (notification methods, resource URIs)
+        self._listens: dict[RequestId, tuple[frozenset[str], frozenset[str]]] = {}
+
+    # ------------------------------------------------------------------ dispatch
+
+    def _dispatch(self, request: Request, now: float) -> list[Action]:
+        method = request.method
+        params = request.params or {}
+        server = self.server
+        if method == "initialize":
+            return [self._answer(request, self._initialize_result(params))]
+        if method == "server/discover":
+            return [
+                self._answer(
+                    request, self.connection.discover_result(instructions=server.instructions)
+                )
+            ]
+        if method == "logging/setLevel":
+            self._log_level = params["level"]
+            return [self._answer(request, {})]
+        if method == "resources/subscribe":
+            self._subscribed.add(params["uri"])
+            return [self._answer(request, {})]
+        if method == "resources/unsubscribe":
+            self._subscribed.discard(params["uri"])
+            return [self._answer(request, {})]
+        if method == "subscriptions/listen":
+            return [Send(self._acknowledge(request))]
+        if method == "tools/list":
+            return [
+                self._answer(request, {"tools": [t.declaration() for t in server.tools.values()]})
+            ]
+        if method == "prompts/list":
+            return [
+                self._answer(
+                    request, {"prompts": [p.declaration() for p in server.prompts.values()]}
+                )
+            ]
+        if method == "resources/list":
+            return [
+                self._answer(
+                    request, {"resources": [r.declaration() for r in server.resources.values()]}
+                )
+            ]
+        if method == "resources/templates/list":
+            return [
+                self._answer(
+                    request, {"resourceTemplates": [t.declaration() for t in server.templates]}
+                )
+            ]
+        job = self._job_for(request, params)
+        if isinstance(job, Send):
+            return [job]
+        if self.connection.era is Era.STATELESS and method in (
+            "tools/call",
+            "prompts/get",
+            "resources/read",
+        ):
+            try:
+                self._restore_inputs(job, now)
+            except ValidationError as exc:
+                return [self._error(request.id, ErrorCode.INVALID_PARAMS, str(exc))]
+        return [self._start_job(job)]
+
+    def _job_for(self, request: Request, params: dict[str, Any]) -> Job | Send:
+        method = request.method
+        server = self.server
+        if method == "tools/call":
+            tool = server.tools.get(params.get("name"))
+            if tool is None:
+                return self._error(
+                    request.id, ErrorCode.INVALID_PARAMS, f"Unknown tool: {params.get('name')!r}"
+                )
+            arguments = params.get("arguments") or {}
+            return Job(request.id, method, params, tool.handler, (arguments,))
+        if method == "prompts/get":
+            prompt = server.prompts.get(params.get("name"))
+            if prompt is None:
+                return self._error(
+                    request.id, ErrorCode.INVALID_PARAMS, f"Unknown prompt: {params.get('name')!r}"
+                )
+            return Job(request.id, method, params, prompt.handler, (params.get("arguments") or {},))
+        if method == "resources/read":
+            uri = params.get("uri")
+            found = server.find_resource(uri) if isinstance(uri, str) else None
+            if found is None:
+                code = self.connection_spec_resource_not_found()
+                return self._error(request.id, code, f"Resource not found: {uri!r}", {"uri": uri})
+            handler, args = found
+            return Job(request.id, method, params, handler, args)
+        if method == "completion/complete" and server.completer is not None:
+            ref = params.get("ref") or {}
+            argument = params.get("argument") or {}
+            context = (params.get("context") or {}).get("arguments") or {}
+            return Job(request.id, method, params, server.completer, (ref, argument, context))
+        return self._error(request.id, ErrorCode.METHOD_NOT_FOUND, f"Method not found: {method}")
+
+    def connection_spec_resource_not_found(self) -> int:
+        """The error code for an unknown resource in the negotiated version."""
+        from ._versions import VERSIONS
+
+        version = self.connection.protocol_version
+        return VERSIONS[version].resource_not_found if version else -32002
+
+    def _answer(self, request: Request, result: dict[str, Any]) -> Send:
+        if self.connection.era is Era.STATELESS and request.method in _CACHED:
+            result.setdefault("ttlMs", 0)
+            result.setdefault(
+                "cacheScope", "public" if request.method != "resources/read" else "private"
+            )
+        return Send(self.connection.send(Response(id=request.id, result=result)))
+
+    def _initialize_result(self, params: Mapping[str, Any]) -> dict[str, Any]:
+        requested = params.get("protocolVersion")
+        legacy = self.connection.config.versions_of(Era.INITIALIZE)
+        version = requested if requested in legacy else legacy[0]
+        result: dict[str, Any] = {
+            "protocolVersion": version,
+            "capabilities": dict(self.server.capabilities),
+            "serverInfo": dict(self.server.info),
+        }
+        if self.server.instructions is not None:
+            result["instructions"] = self.server.instructions
+        return result
+
+    def _acknowledge(self, request: Request) -> bytes:
+        wanted = (request.params or {}).get("notifications") or {}
+        caps = self.server.capabilities
+        granted: dict[str, Any] = {}
+        methods: set[str] = set()
+        for flag, (capability, method) in _LISTEN_FLAGS.items():
+            if wanted.get(flag) and caps.get(capability, {}).get("listChanged"):
+                granted[flag] = True
+                methods.add(method)
+        uris: frozenset[str] = frozenset()
+        if wanted.get("resourceSubscriptions") and caps.get("resources", {}).get("subscribe"):
+            uris = frozenset(wanted["resourceSubscriptions"])
+            granted["resourceSubscriptions"] = sorted(uris)
+        self._listens[request.id] = (frozenset(methods), uris)
+        return self.notify(
+            "notifications/subscriptions/acknowledged",
+            {"notifications": granted, "_meta": {_META_SUBSCRIPTION: request.id}},
+        )
+
+    def _on_other_cancel(self, params: Mapping[str, Any]) -> list[Action]:
+        self._listens.pop(params.get("requestId"), None)  # type: ignore[arg-type]
+        return []
+
+    def end_listen(self, listen_id: RequestId) -> bytes:
+        """End a 2026 listen stream gracefully: its final response."""
+        if self._listens.pop(listen_id, None) is None:
+            return b""
+        return self.connection.send(
+            Response(
+                id=listen_id,
+                result={"resultType": "complete", "_meta": {_META_SUBSCRIPTION: listen_id}},
+            )
+        )
+
+    # ------------------------------------------------------------------ results
+
+    def _result_of(self, job: Job, value: Any) -> Any:
+        method = job.method
+        if method == "tools/call":
+            if isinstance(value, str):
+                return {"content": [{"type": "text", "text": value}]}
+            if isinstance(value, list):
+                return {"content": value}
+            return {"content": []} if value is None else value
+        if method == "prompts/get":
+            return {"messages": value} if isinstance(value, list) else value
+        if method == "resources/read":
+            result = self._read_result(job, value)
+            if self.connection.era is Era.STATELESS:
+                result.setdefault("ttlMs", 0)
+                result.setdefault("cacheScope", "private")
+            return result
+        if method == "completion/complete" and isinstance(value, list):
+            values = [str(v) for v in value]
+            return {
+                "completion": {
+                    "values": values[:100],
+                    "total": len(values),
+                    "hasMore": len(values) > 100,
+                }
+            }
+        return {} if value is None else value
+
+    def _read_result(self, job: Job, value: Any) -> dict[str, Any]:
+        uri = job.params.get("uri")
+        mime: dict[str, Any] = {}
+        resource = self.server.resources.get(uri)
+        if resource is not None and resource.mime_type:
+            mime["mimeType"] = resource.mime_type
+        if isinstance(value, str):
+            return {"contents": [{"uri": uri, **mime, "text": value}]}
+        if isinstance(value, (bytes, bytearray)):
+            import base64
+
+            return {
+                "contents": [{"uri": uri, **mime, "blob": base64.b64encode(value).decode("ascii")}]
+            }
+        if isinstance(value, list):
+            return {"contents": value}
+        return dict(value)
+
+    def _result_of_error(self, job: Job, error: BaseException) -> Any:
+        if isinstance(error, NeedInput):
+            return {
+                "resultType": "input_required",
+                "inputRequests": {error.key: dict(error.request)},
+                "requestState": self._seal.seal(
+                    job.inputs, method=job.method, params=job.params, now=self._now
+                ),
+            }
+        if job.method == "tools/call" and not isinstance(error, McpError):
+            return {
+                "content": [{"type": "text", "text": str(error) or type(error).__name__}],
+                "isError": True,
+            }
+        return None
+
+    _now: float = 0.0
+
+    def _restore_inputs(self, job: Job, now: float) -> None:
+        self._now = now
+        params = job.params
+        state = params.get("requestState")
+        inputs: dict[str, Any] = {}
+        if state is not None:
+            opened = self._seal.open(state, method=job.method, params=params, now=now)
+            if isinstance(opened, dict):
+                inputs.update(opened)
+        responses = params.get("inputResponses")
+        if isinstance(responses, Mapping):
+            inputs.update(responses)
+        job.inputs = inputs
+
+    # ------------------------------------------------------------------ for handlers
+
+    def ask(
+        self, job: Job, method: str, params: Mapping[str, Any], now: float
+    ) -> tuple[Call | None, bytes, Any]:
+        """A handler asks the client (``elicitation/create``, ``sampling/createMessage``,
+        ``roots/list``). Returns ``(call, bytes, None)`` in the initialize era (write the
+        bytes, wait for the call) or ``(None, b"", answer)`` in 2026-07-28 when the retry
+        carries the answer; raises :class:`NeedInput` when it does not yet (let it
+        propagate out of the handler) and :class:`McpError` when the client cannot answer."""
+        capability = _ASK_CAPABILITY[method]
+        self._now = now
+        if self.connection.era is Era.STATELESS:
+            caps = job.meta.get(_META_CAPABILITIES) or {}
+            if capability not in caps:
+                raise McpError(
+                    ErrorCode.MISSING_REQUIRED_CLIENT_CAPABILITY,
+                    f"this needs the client capability {capability!r}",
+                    {"requiredCapabilities": {capability: {}}},
+                )
+            key = f"{method.split('/')[0]}-{job.asked}"
+            job.asked += 1
+            if key in job.inputs:
+                return None, b"", job.inputs[key]
+            raise NeedInput(key, {"method": method, "params": dict(params)})
+        caps = self.connection.client_capabilities or {}
+        if capability not in caps:
+            raise McpError(ErrorCode.METHOD_NOT_FOUND, f"the client did not declare {capability!r}")
+        call, data = self.call(method, params, now=now)
+        return call, data, None
+
+    def progress(
+        self, job: Job, progress: float, total: float | None = None, message: str | None = None
+    ) -> bytes:
+        """The progress notification for ``job`` (``b""`` when its request has no token)."""
+        token = job.meta.get("progressToken")
+        if token is None or job.cancelled:
+            return b""
+        params: dict[str, Any] = {"progressToken": token, "progress": progress}
+        if total is not None:
+            params["total"] = total
+        if message is not None and self.connection.protocol_version != "2024-11-05":
+            params["message"] = message
+        return self.notify("notifications/progress", params)
+
+    def log(self, job: Job | None, level: str, data: Any, logger: str | None = None) -> bytes:
+        """A log message (``b""`` when the level is filtered out or logging is not on)."""
+        if not self.server.logging or level not in LOG_RANK:
+            return b""
+        if self.connection.era is Era.STATELESS:
+            wanted = job.meta.get(_META_LOG_LEVEL) if job is not None else None
+            if not isinstance(wanted, str) or wanted not in LOG_RANK:
+                return b""
+        else:
+            wanted = self._log_level
+        if wanted is not None and LOG_RANK[level] < LOG_RANK[wanted]:
+            return b""
+        params: dict[str, Any] = {"level": level, "data": data}
+        if logger is not None:
+            params["logger"] = logger
+        try:
+            return self.notify("notifications/message", params)
+        except LocalProtocolError:
+            return b""
+
+    def resource_updated(self, uri: str) -> bytes:
+        """``notifications/resources/updated`` for every subscriber of ``uri``."""
+        out = b""
+        if self.connection.era is Era.STATELESS:
+            for listen_id, (_, uris) in self._listens.items():
+                if uri in uris:
+                    out += self.notify(
+                        "notifications/resources/updated",
+                        {"uri": uri, "_meta": {_META_SUBSCRIPTION: listen_id}},
+                    )
+        elif uri in self._subscribed:
+            out = self.notify("notifications/resources/updated", {"uri": uri})
+        return out
+
+    def list_changed(self, kind: str) -> bytes:
+        """``notifications/<kind>/list_changed`` (kind: tools, prompts or resources)."""
+        method = f"notifications/{kind}/list_changed"
+        if self.connection.era is Era.STATELESS:
+            out = b""
+            for listen_id, (methods, _) in self._listens.items():
+                if method in methods:
+                    out += self.notify(method, {"_meta": {_META_SUBSCRIPTION: listen_id}})
+            return out
+        if self.connection.state is not State.OPERATING:
+            return b""
+        try:
+            return self.notify(method)
+        except LocalProtocolError:
+            return b""
