@@ -330,7 +330,7 @@ class SessionBase:
         params: Mapping[str, Any] | None = None,
         *,
         now: float,
-        timeout: float | None | _Default = DEFAULT,
+        timeout: float | _Default | None = DEFAULT,
         reset_on_progress: bool = False,
         max_timeout: float | None = DEFAULT_MAX_TIMEOUT,
         on_progress: Callable[[Mapping[str, Any]], Any] | None = None,
