@@ -52,6 +52,7 @@ __all__ = [
     "CallProgress",
     "CancelJob",
     "ClientSession",
+    "ContextBase",
     "Closed",
     "ConnectionLost",
     "HandleJob",
@@ -1246,3 +1247,97 @@ class ServerSession(SessionBase):
             return self.notify(method)
         except LocalProtocolError:
             return b""
+
+
+class ContextBase:
+    """What a handler gets as its first argument: the request it serves and ways to talk
+    back. The adapters subclass it; they supply :meth:`_write` (send bytes now, or queue
+    them) and the waiting half of :meth:`elicit`, :meth:`sample` and :meth:`list_roots`
+    (``await`` in asyncio and trio, a blocking wait in :mod:`mcp_sansio.blocking`).
+    """
+
+    def __init__(self, session: SessionBase, job: Job, clock: Callable[[], float]) -> None:
+        self.session = session
+        """The session the request arrived on."""
+        self.job = job
+        """The job being run."""
+        self._clock = clock
+
+    def _write(self, data: bytes) -> None:  # pragma: no cover - adapters override
+        raise NotImplementedError
+
+    @property
+    def request_id(self) -> RequestId | None:
+        """The id of the request being handled (``None`` for a 2026 input request)."""
+        return self.job.id
+
+    @property
+    def method(self) -> str:
+        """The method being handled."""
+        return self.job.method
+
+    @property
+    def params(self) -> Mapping[str, Any]:
+        """The request's params."""
+        return self.job.params
+
+    @property
+    def cancelled(self) -> bool:
+        """Whether the peer cancelled the request (its answer will not be sent)."""
+        return self.job.cancelled
+
+    @property
+    def protocol_version(self) -> str | None:
+        """The protocol version of the session (or of this request, in 2026-07-28)."""
+        return self.session.connection.protocol_version
+
+    def progress(
+        self, progress: float, total: float | None = None, message: str | None = None
+    ) -> None:
+        """Report progress on this request (nothing happens when it has no progress token)."""
+        if isinstance(self.session, ServerSession):
+            data = self.session.progress(self.job, progress, total, message)
+            if data:
+                self._write(data)
+
+    def log(self, level: str, data: Any, logger: str | None = None) -> None:
+        """Send a log message, if the client's log level lets it through."""
+        if isinstance(self.session, ServerSession):
+            out = self.session.log(self.job, level, data, logger)
+            if out:
+                self._write(out)
+
+    def resource_updated(self, uri: str) -> None:
+        """Tell subscribers of ``uri`` that it changed."""
+        if isinstance(self.session, ServerSession):
+            data = self.session.resource_updated(uri)
+            if data:
+                self._write(data)
+
+    def list_changed(self, kind: str) -> None:
+        """Tell the client that the list of ``kind`` (tools, prompts, resources) changed."""
+        if isinstance(self.session, ServerSession):
+            data = self.session.list_changed(kind)
+            if data:
+                self._write(data)
+
+    def _ask(self, method: str, params: Mapping[str, Any]) -> tuple[Call | None, Any]:
+        """Start asking the client; returns ``(call, None)`` to wait on, or ``(None, answer)``."""
+        if not isinstance(self.session, ServerSession):
+            raise McpError(ErrorCode.METHOD_NOT_FOUND, "only a server handler can ask the client")
+        call, data, answer = self.session.ask(self.job, method, params, self._clock())
+        if call is not None:
+            self._write(data)
+        return call, answer
+
+    @staticmethod
+    def elicitation_params(
+        message: str, requested_schema: Mapping[str, Any] | None = None, *, url: str | None = None
+    ) -> dict[str, Any]:
+        """The params of ``elicitation/create``: a form (``requested_schema``) or a URL."""
+        if url is not None:
+            return {"mode": "url", "message": message, "url": url}
+        return {
+            "message": message,
+            "requestedSchema": dict(requested_schema or {"type": "object", "properties": {}}),
+        }
