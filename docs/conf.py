@@ -40,7 +40,8 @@ extensions = [
     "sphinx.ext.viewcode",
 ]
 
-exclude_patterns = ["_build"]
+# _generated/ holds pieces that pages include (make_states.py writes them), not pages.
+exclude_patterns = ["_build", "_generated"]
 root_doc = "index"
 
 # Every cross-reference must resolve; -W turns a miss into a failure.
