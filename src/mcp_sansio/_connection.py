@@ -14,6 +14,7 @@ elicitation modes, …) run only for the methods they concern.
 
 from __future__ import annotations
 
+import copy
 from collections import deque
 from collections.abc import Mapping
 from typing import Any, Final
@@ -121,6 +122,10 @@ _INVALID: Final = ErrorCode.INVALID_REQUEST
 _PARAMS: Final = ErrorCode.INVALID_PARAMS
 _NOT_FOUND: Final = ErrorCode.METHOD_NOT_FOUND
 _OPTS: Final = orjson.OPT_APPEND_NEWLINE
+# What a refused batch cannot have changed (configuration, buffers), so it is not saved.
+_UNSAVED: Final = frozenset(
+    {"config", "role", "_peer", "_legacy", "_modern", "_framer", "_queue", "_max_in_flight"}
+)
 
 # A request in flight: (method, params, progress token or None).
 _Pending = tuple[str, Any, Any]
@@ -673,22 +678,33 @@ class Connection:
             raise LocalProtocolError("a batch must not be empty")
         if len({type(e) in (Request, Notification) for e in events}) > 1:
             raise LocalProtocolError("a batch holds requests and notifications, or responses")
-        ids = [(type(e.id), e.id) for e in events if type(e) is not Notification]  # type: ignore[union-attr]
+        ids = [
+            (type(e.id), e.id)  # type: ignore[union-attr]
+            for e in events
+            if type(e) is not Notification and e.id is not None  # type: ignore[union-attr]
+        ]
         if len(set(ids)) != len(ids):
             raise LocalProtocolError("a batch must not repeat an id")
-        checked = []
-        for e in events:
-            if type(e) is Request and e.method == "initialize":
-                raise LocalProtocolError("initialize must not be batched")
-            checked.append(self._check(e))
-        messages = [message for message, _ in checked if message is not None]
+        if any(type(e) is Request and e.method == "initialize" for e in events):
+            raise LocalProtocolError("initialize must not be batched")
+        # Each member is checked against the state the members before it leave (two
+        # requests with one progress token, or progress that does not increase, are
+        # caught); if any member is refused, the state is put back as it was.
+        saved = copy.deepcopy({k: v for k, v in vars(self).items() if k not in _UNSAVED})
         try:
-            data = encode_batch(messages) if messages else b""
-        except (TypeError, orjson.JSONEncodeError) as exc:
-            raise LocalProtocolError(f"not JSON-serialisable: {exc}") from None
-        for _, plan in checked:
-            plan[0](*plan[1:])
-        return data
+            messages = []
+            for e in events:
+                message, plan = self._check(e)
+                plan[0](*plan[1:])
+                if message is not None:
+                    messages.append(message)
+            try:
+                return encode_batch(messages) if messages else b""
+            except (TypeError, orjson.JSONEncodeError) as exc:
+                raise LocalProtocolError(f"not JSON-serialisable: {exc}") from None
+        except BaseException:
+            vars(self).update(saved)
+            raise
 
     def _check(self, event: Message) -> tuple[Message | None, tuple[Any, ...]]:
         """Check an outgoing message without changing anything. Returns the message to
