@@ -29,6 +29,7 @@ from mcp_sansio import (
     Response,
     Role,
 )
+from mcp_sansio._versions import VERSIONS
 
 CAPS: dict[str, Any] = {
     "tools": {"listChanged": True},
@@ -43,8 +44,10 @@ def deep_state(value: Any, depth: int = 0) -> Any:
     assert depth < 30
     if isinstance(value, (str, bytes, int, float, bool, type(None))):
         return value
-    if type(value).__name__ in ("Config", "VersionSpec"):  # immutable, shared
+    if type(value).__name__ == "Config":  # immutable
         return id(value)
+    if type(value).__name__ == "VersionSpec":  # immutable; compared by value
+        return ("VersionSpec", value.version, value == VERSIONS[value.version])
     if isinstance(value, (list, tuple)):
         return (type(value).__name__, [deep_state(v, depth + 1) for v in value])
     if isinstance(value, (set, frozenset)):
