@@ -1,0 +1,433 @@
+"""The command line, ``mcp-sansio`` (also ``python -m mcp_sansio``).
+
+``mcp-sansio``
+    The demonstration: our client and our example server (:mod:`mcp_sansio.example`, started
+    as a subprocess) talk over stdio, once with a client of the initialize era and once with a
+    client that speaks both eras; each step is printed.
+``mcp-sansio serve [--tcp HOST:PORT | --unix PATH]``
+    Run the example server on stdio (the default), or on a TCP or Unix socket.
+``mcp-sansio call [OPTIONS] METHOD [--params JSON]``, ``... call [OPTIONS] tool NAME [--args JSON]``
+    Connect to a server, run one method or one tool, print the result as JSON. The server is
+    ``--tcp HOST:PORT``, ``--unix PATH``, or a command to start after ``--`` (the last
+    thing on the line); with none, the example server is started.
+
+Everything runs on :mod:`mcp_sansio.asyncio`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+import textwrap
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+from . import asyncio as mcp_asyncio
+from ._errors import ProtocolError
+from ._events import Notification
+from ._version import __version__
+from ._versions import ALL_VERSIONS, Era
+from .example import build_server
+from .session import McpError
+
+__all__ = [
+    "DEMO_VERSIONS",
+    "accept_defaults",
+    "build_parser",
+    "example_command",
+    "main",
+    "parse_tcp",
+    "roots_of_cwd",
+]
+
+#: The two clients of the demonstration: one of the initialize era, one of both eras.
+DEMO_VERSIONS: tuple[tuple[str, ...] | None, ...] = (("2025-11-25",), None)
+
+_PROG = "mcp-sansio"
+_DEFAULT_HOST = "127.0.0.1"
+_LOG_LEVEL = "io.modelcontextprotocol/logLevel"
+
+
+def example_command() -> list[str]:
+    """The command that runs the example server on stdio: ``python -m mcp_sansio serve``."""
+    return [sys.executable, "-m", "mcp_sansio", "serve"]
+
+
+# ---------------------------------------------------------------------- client handlers
+
+
+def accept_defaults(ctx: Any, params: Mapping[str, Any]) -> dict[str, Any]:
+    """The command line's answer to ``elicitation/create``: accept a form with the default of
+    each field that has one; decline when a required field has none, or for a URL."""
+    schema = params.get("requestedSchema")
+    if params.get("mode") == "url" or not isinstance(schema, Mapping):
+        return {"action": "decline"}
+    properties = schema.get("properties") or {}
+    content = {
+        name: spec["default"]
+        for name, spec in properties.items()
+        if isinstance(spec, Mapping) and "default" in spec
+    }
+    if any(name not in content for name in schema.get("required") or ()):
+        return {"action": "decline"}
+    return {"action": "accept", "content": content}
+
+
+def roots_of_cwd(ctx: Any, params: Mapping[str, Any]) -> dict[str, Any]:
+    """The command line's answer to ``roots/list``: the current directory."""
+    cwd = Path.cwd()
+    return {"roots": [{"uri": cwd.as_uri(), "name": cwd.name or str(cwd)}]}
+
+
+# ---------------------------------------------------------------------- arguments
+
+
+def parse_tcp(text: str) -> tuple[str, int]:
+    """``HOST:PORT``, ``:PORT`` or ``PORT`` (the host defaults to 127.0.0.1; ``[::1]:PORT``
+    for IPv6) as ``(host, port)``."""
+    host, _, port = text.rpartition(":")
+    host = host.strip("[]") or _DEFAULT_HOST
+    try:
+        number = int(port)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not HOST:PORT: {text!r}") from None
+    if not 0 <= number <= 65535:
+        raise argparse.ArgumentTypeError(f"no such port: {number}")
+    return host, number
+
+
+def _versions(text: str) -> tuple[str, ...]:
+    versions = tuple(v.strip() for v in text.split(",") if v.strip())
+    unknown = [v for v in versions if v not in ALL_VERSIONS]
+    if unknown or not versions:
+        raise argparse.ArgumentTypeError(
+            f"unknown protocol version {', '.join(unknown) or text!r}"
+            f" (known: {', '.join(ALL_VERSIONS)})"
+        )
+    return versions
+
+
+def _json_object(text: str) -> dict[str, Any]:
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"not JSON: {exc}") from None
+    if not isinstance(value, dict):
+        raise argparse.ArgumentTypeError("not a JSON object")
+    return value
+
+
+def _positive(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError("must be more than 0")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of ``mcp-sansio`` (``call``'s server command, after ``--``, is
+    split off before parsing)."""
+    parser = argparse.ArgumentParser(
+        prog=_PROG,
+        description="A sans-IO Model Context Protocol core. With no command: our client and "
+        "our example server talk over stdio, in both eras of the protocol.",
+    )
+    parser.add_argument("--version", action="version", version=f"{_PROG} {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    serve = commands.add_parser(
+        "serve",
+        help="run the example server",
+        description="Run the example server (mcp_sansio.example) on stdio, or on a socket.",
+    )
+    where = serve.add_mutually_exclusive_group()
+    where.add_argument(
+        "--tcp", type=parse_tcp, metavar="HOST:PORT", help="listen on TCP (HOST: 127.0.0.1)"
+    )
+    where.add_argument("--unix", metavar="PATH", help="listen on a Unix socket")
+
+    call = commands.add_parser(
+        "call",
+        help="run one method or tool on a server and print the result",
+        usage=f"{_PROG} call [OPTIONS] METHOD [--params JSON] [-- COMMAND ...]\n"
+        f"       {_PROG} call [OPTIONS] tool NAME [--args JSON] [-- COMMAND ...]",
+        description="Connect to an MCP server, run one method (tools/list, resources/read, "
+        "...) or one tool, and print its result as JSON. The server: --tcp, --unix, or a "
+        "command to start after -- (the last thing on the line); by default, the example "
+        "server. Exit status: 0, or 1 when the request fails (or the tool reports an error), "
+        "2 for a usage error.",
+        epilog="Elicitation requests are accepted with the defaults of the form (declined "
+        "when a required field has none); roots/list is answered with the current directory.",
+    )
+    call.add_argument("what", nargs="+", metavar="METHOD | tool NAME")
+    call.add_argument(
+        "--params", type=_json_object, metavar="JSON", help="the method's params (an object)"
+    )
+    call.add_argument(
+        "--args", type=_json_object, metavar="JSON", help="the tool's arguments (an object)"
+    )
+    call.add_argument(
+        "--versions",
+        type=_versions,
+        metavar="V,...",
+        help="protocol versions to speak, newest first (default: all, both eras)",
+    )
+    call.add_argument(
+        "--timeout", type=_positive, default=60.0, metavar="SECONDS", help="default: 60"
+    )
+    target = call.add_mutually_exclusive_group()
+    target.add_argument("--tcp", type=parse_tcp, metavar="HOST:PORT", help="a server on TCP")
+    target.add_argument("--unix", metavar="PATH", help="a server on a Unix socket")
+    call.add_argument(
+        "-v", "--verbose", action="store_true", help="show progress and log messages on stderr"
+    )
+    call.set_defaults(call_parser=call)
+    return parser
+
+
+def _split_command(argv: list[str]) -> tuple[list[str], list[str] | None]:
+    """Split ``call``'s server command (after ``--``) off the arguments."""
+    if "--" not in argv:
+        return argv, None
+    at = argv.index("--")
+    return argv[:at], argv[at + 1 :]
+
+
+# ---------------------------------------------------------------------- main
+
+
+def main(
+    argv: Sequence[str] | None = None, out: TextIO | None = None, err: TextIO | None = None
+) -> int:
+    """Run the command line; returns the exit status (0, 1 when a call fails, 2 for a usage
+    error, 130 when interrupted)."""
+    out = out or sys.stdout
+    err = err or sys.stderr
+    args_list, command = _split_command(list(sys.argv[1:] if argv is None else argv))
+    parser = build_parser()
+    try:
+        args = parser.parse_args(args_list)
+        if command is not None and args.command != "call":
+            parser.error("a server command after -- is only for `call`")
+        if args.command == "call":
+            _check_call(args.call_parser, args, command)
+    except SystemExit as exc:  # --help, --version, a usage error
+        return exc.code if isinstance(exc.code, int) else 2
+    try:
+        if args.command == "serve":
+            asyncio.run(_serve(args, err))
+            return 0
+        if args.command == "call":
+            return asyncio.run(_call(args, command, out, err))
+        return asyncio.run(demo(out))
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:  # `mcp-sansio | head`: stop quietly
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - keeps Python's exit flush quiet
+        return 1
+
+
+def _check_call(
+    call: argparse.ArgumentParser, args: argparse.Namespace, command: list[str] | None
+) -> None:
+    if command is not None and (args.tcp or args.unix):
+        call.error("give one server: --tcp, --unix or -- COMMAND")
+    if command == []:
+        call.error("no command after --")
+    what = args.what
+    if what[0] == "tool":
+        if len(what) != 2:
+            call.error("give one tool: tool NAME")
+        if args.params is not None:
+            call.error("a tool takes --args, not --params")
+    else:
+        if len(what) != 1:
+            call.error(f"give one method, or tool NAME (got {' '.join(what)})")
+        if args.args is not None:
+            call.error("--args is for a tool (tool NAME --args JSON); a method takes --params")
+
+
+# ---------------------------------------------------------------------- serve
+
+
+async def _serve(args: argparse.Namespace, err: TextIO) -> None:
+    server = build_server()
+    if args.tcp is None and args.unix is None:
+        await mcp_asyncio.serve_stdio(server)
+        return
+    if args.tcp is not None:
+        host, port = args.tcp
+        listener = await mcp_asyncio.serve_tcp(server, host, port)
+        address = listener.address
+        where = f"tcp {address[0]}:{address[1]}"
+    else:
+        listener = await mcp_asyncio.serve_unix(server, args.unix)
+        where = f"unix {args.unix}"
+    async with listener:
+        err.write(f"{_PROG}: serving the example server on {where}\n")
+        err.flush()
+        await listener.serve_forever()
+
+
+# ---------------------------------------------------------------------- call
+
+
+def _client(args: argparse.Namespace, command: list[str] | None, err: TextIO) -> Any:
+    options: dict[str, Any] = {
+        "versions": args.versions,
+        "timeout": args.timeout,
+        "handlers": {"elicitation/create": accept_defaults, "roots/list": roots_of_cwd},
+    }
+    if args.verbose:
+        options["on_notification"] = _note_printer(err)
+    if args.tcp is not None:
+        return mcp_asyncio.Client.connect_tcp(*args.tcp, **options)
+    if args.unix is not None:
+        return mcp_asyncio.Client.connect_unix(args.unix, **options)
+    return mcp_asyncio.Client.connect_stdio(command or example_command(), **options)
+
+
+def _note_printer(err: TextIO) -> Callable[[Notification], None]:
+    def show(note: Notification) -> None:
+        params = note.params or {}
+        if note.method == "notifications/message":
+            data = params.get("data")
+            text = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False)
+            err.write(f"[{params.get('level')}] {text}\n")
+        else:
+            err.write(f"{note.method} {json.dumps(params, ensure_ascii=False)}\n")
+
+    return show
+
+
+async def _call(
+    args: argparse.Namespace, command: list[str] | None, out: TextIO, err: TextIO
+) -> int:
+    if args.what[0] == "tool":
+        method, params = "tools/call", {"name": args.what[1], "arguments": args.args or {}}
+    else:
+        method, params = args.what[0], args.params
+    on_progress = None
+    if args.verbose:
+
+        def on_progress(progress: Mapping[str, Any]) -> None:
+            err.write(f"progress {_fraction(progress)}\n")
+
+    try:
+        async with _client(args, command, err) as client:
+            if args.verbose and client.era is Era.STATELESS:
+                # 2026-07-28 has no logging/setLevel: each request asks for its log messages.
+                params = dict(params or {})
+                params["_meta"] = {_LOG_LEVEL: "debug", **(params.get("_meta") or {})}
+            result = await client.request(method, params, on_progress=on_progress)
+    except ProtocolError as exc:  # this side may not send it (not a method of the version)
+        err.write(f"{_PROG} call: {method}: {exc} (code {exc.code})\n")
+        return 1
+    except McpError as exc:
+        detail = "" if exc.data is None else f"\n{json.dumps(exc.data, indent=2)}"
+        err.write(f"{_PROG} call: {method}: {exc.message} (code {exc.code}){detail}\n")
+        return 1
+    except OSError as exc:
+        err.write(f"{_PROG} call: cannot reach the server: {exc}\n")
+        return 1
+    out.write(json.dumps(result, indent=2, ensure_ascii=False) + "\n")
+    if method == "tools/call" and isinstance(result, Mapping) and result.get("isError"):
+        err.write(f"{_PROG} call: the tool {args.what[-1]!r} reported an error\n")
+        return 1
+    return 0
+
+
+def _fraction(progress: Mapping[str, Any]) -> str:
+    done = f"{progress.get('progress')}"
+    if progress.get("total") is not None:
+        done += f"/{progress['total']}"
+    if progress.get("message"):
+        done += f" {progress['message']}"
+    return done
+
+
+# ---------------------------------------------------------------------- the demonstration
+
+
+def _compact(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+def _texts(result: Mapping[str, Any]) -> str:
+    blocks = result.get("content") or result.get("contents") or []
+    return " ".join(str(b.get("text", f"<{b.get('type', 'blob')}>")) for b in blocks)
+
+
+async def demo(out: TextIO, server_command: Sequence[str] | None = None) -> int:
+    """The demonstration (``mcp-sansio`` with no command): two clients, one of the
+    initialize era and one of both eras, each talking to the example server started with
+    ``server_command`` (default: :func:`example_command`); every step is printed to
+    ``out``. Returns 0."""
+    command = list(server_command or example_command())
+    out.write(f"{_PROG} {__version__}: our client and our example server, over stdio\n")
+    out.write(f"server command: {' '.join(_shown(command))}\n")
+    for versions in DEMO_VERSIONS:
+        await _demo_client(out, command, versions)
+    return 0
+
+
+def _shown(command: Sequence[str]) -> list[str]:
+    return ["python" if part == sys.executable else part for part in command]
+
+
+async def _demo_client(out: TextIO, command: list[str], versions: Sequence[str] | None) -> None:
+    def step(name: str, text: str, wrap: bool = False) -> None:
+        line = f"{name:<15} {text}"
+        if wrap:
+            line = textwrap.fill(line, 100, subsequent_indent=" " * 18, break_on_hyphens=False)
+        out.write(line + "\n")
+        out.flush()  # each step as it happens
+
+    def elicit(ctx: Any, params: Mapping[str, Any]) -> dict[str, Any]:
+        answer = accept_defaults(ctx, params)
+        how = "an input_required round" if ctx.request_id is None else "a request to us"
+        step("  elicitation", f"{params.get('message')!r} ({how})")
+        step("  our answer", f"{answer['action']} {_compact(answer.get('content', {}))}")
+        return answer
+
+    def progress(params: Mapping[str, Any]) -> None:
+        step("  progress", _fraction(params))
+
+    if versions is None:
+        out.write("\n== a client of both eras (it probes with server/discover) ==\n")
+    else:
+        out.write(f"\n== a client of the initialize era (versions {', '.join(versions)}) ==\n")
+    client = mcp_asyncio.Client.connect_stdio(
+        command, versions=versions, handlers={"elicitation/create": elicit}
+    )
+    async with client:
+        opening = "initialize" if client.era is Era.INITIALIZE else "server/discover"
+        info = client.server_info or {}
+        step(
+            "handshake",
+            f"{opening} -> protocol {client.protocol_version}, "
+            f"server {info.get('name')} {info.get('version')}",
+        )
+        tools = [t["name"] for t in (await client.list_tools())["tools"]]
+        step("tools/list", f"{len(tools)} tools: {', '.join(tools)}", wrap=True)
+        arguments = {"message": "hello over MCP"}
+        result = await client.call_tool("echo", arguments)
+        step("tools/call", f"echo {_compact(arguments)} -> {_texts(result)}")
+        step("tools/call", "test_tool_with_progress")
+        result = await client.call_tool("test_tool_with_progress", {}, on_progress=progress)
+        step("", f"-> {_texts(result)}")
+        step("tools/call", "test_elicitation_sep1034_defaults")
+        result = await client.call_tool("test_elicitation_sep1034_defaults", {})
+        step("", f"-> {_texts(result)}")
+        result = await client.read_resource("test://static-text")
+        step("resources/read", f"test://static-text -> {_texts(result)}")
+    process = client.process
+    status = process.returncode if process is not None else None
+    step("closed", f"stdin closed; the server exited with status {status}")
