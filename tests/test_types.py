@@ -130,6 +130,7 @@ def test_structure_other_types_go_through_converter() -> None:
         v25.TextContent(text="a")
     ]
     assert structure("x", str) == "x"
+    assert structure(None, int | None) is None
     err = error_of(structure, [{"type": "nope"}], list[v25.ContentBlock])
     assert "cannot structure" in str(err)
 
@@ -565,6 +566,12 @@ def test_error_paths() -> None:
             "expected string",
         ),
         (
+            {"name": "p", "arguments": {"a": "x", "b~": None}},
+            v25.GetPromptRequestParams,
+            "/arguments/b~0",
+            "expected string, got null",
+        ),
+        (
             {"completion": {"values": ["v"] * 101}, "resultType": "complete"},
             v26.CompleteResult,
             "/completion/values",
@@ -698,7 +705,11 @@ def _check_no_other_exception(fn: Any, value: Any) -> None:
         fn(value, "")
 
 
-@settings(max_examples=400, suppress_health_check=[HealthCheck.too_slow])
+#: Fuzz examples: 3x the hypothesis profile's max_examples (default profile: 300).
+FUZZ = settings().max_examples * 3
+
+
+@settings(max_examples=FUZZ, suppress_health_check=[HealthCheck.too_slow])
 @given(target=st.sampled_from(TARGETS), value=json_values())
 def test_fuzz_random_json(target: tuple[str, str, Any], value: Any) -> None:
     _check_no_other_exception(target[2], value)
@@ -736,14 +747,14 @@ def _mutate(draw: st.DrawFn, value: Any) -> Any:
     return draw(json_values() | st.sampled_from([None, True, 0, -1, 1.5, "", [], {}, {1: 2}]))
 
 
-@settings(max_examples=400, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=FUZZ, suppress_health_check=[HealthCheck.too_slow])
 @given(case=mutated())
 def test_fuzz_mutated_valid_values(case: tuple[Any, Any]) -> None:
     fn, value = case
     _check_no_other_exception(fn, value)
 
 
-@settings(max_examples=200, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=FUZZ // 2, suppress_health_check=[HealthCheck.too_slow])
 @given(version=st.sampled_from(VERSIONS), method=st.text(max_size=30), value=json_values())
 def test_fuzz_params_and_results(version: str, method: str, value: Any) -> None:
     methods = sorted(module_for(version).METHODS)
@@ -753,9 +764,46 @@ def test_fuzz_params_and_results(version: str, method: str, value: Any) -> None:
                 fn(version, name, value)
 
 
-@settings(max_examples=200, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=FUZZ // 2, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.binary(max_size=64) | st.builds(orjson.dumps, json_values()))
 def test_fuzz_loads(data: bytes) -> None:
     for module in (v24, v26):
         with contextlib.suppress(ValidationError):
             loads(data, module.JSONRPCMessage)
+
+
+# --------------------------------------------------------------------------- runtime helpers
+
+
+def test_base_helpers() -> None:
+    from mcp_sansio.types import _base
+
+    assert _base._describe("x" * 100) == "string '" + "x" * 36 + "..."
+    assert _base._describe({1, 2}) == "non-JSON value of type set"
+    assert _base._describe(None) == "null"
+    err = _base._entry_error({1: "a"}, v25._structure_TextContent, "/p")
+    assert (err.path, "keys must be strings" in str(err)) == ("/p", True)
+    err = _base._entry_error({"k": {"type": "text"}}, v25._structure_TextContent, "/p")
+    assert err.path == "/p/k/text"
+    table = v25._UNSTRUCTURE
+    value = {"a": [v25.TextContent(text="t")], "b": 1}
+    assert _base._unstructure_value(value, table) == {"a": [{"type": "text", "text": "t"}], "b": 1}
+    assert _base._first_of({}, "", (v25._structure_Result,)) == v25.Result()
+    err = error_of(_base._first_of, [], "", (v25._structure_Result, v25._structure_Tool))
+    assert "expected object" in str(err)
+
+
+def test_non_string_keys_in_typed_maps() -> None:
+    err = error_of(structure, {"name": "p", "arguments": {1: "x"}}, v25.GetPromptRequestParams)
+    assert err.path == "/arguments"
+    assert "keys must be strings" in str(err)
+    irr = {"resultType": "input_required", "inputRequests": {1: {"method": "roots/list"}}}
+    err = error_of(structure, irr, v26.InputRequiredResult)
+    assert err.path == "/inputRequests"
+
+
+def test_optional_union_goes_through_cattrs() -> None:
+    optional: Any = v25.TextContent | None
+    assert structure(None, optional) is None
+    assert structure({"type": "text", "text": "t"}, optional) == v25.TextContent(text="t")
+    assert error_of(structure, {"type": "text"}, optional).path == "/text"

@@ -6,10 +6,11 @@ admits them) validates against the schema file (``jsonschema``, the file's own d
 ``$ref`` resolved in the whole file); structuring it succeeds;
 ``unstructure(structure(x)) == x``; and ``structure(unstructure(obj)) == obj``.
 
-Examples per definition: a twentieth of the hypothesis profile's ``max_examples``, at
-least 5 (the suite's ``default`` profile: 5; ``HYPOTHESIS_PROFILE=long``: 250); whole
-messages and per-method params/results get 4x and 6x that. There are ~560 definitions,
-so the default keeps this file near 30 s of CPU on a slow machine. Run longer with
+Examples per definition: a thirtieth of the hypothesis profile's ``max_examples``, at
+least 3 (the suite's ``default`` profile: 3; ``HYPOTHESIS_PROFILE=long``: 166), plus a
+third of that (at least 1) with every property present; whole messages and per-method
+params/results get 6x and 10x that. There are ~560 definitions, so the default keeps
+this file near 25 s of CPU on a slow machine. Run longer with
 ``HYPOTHESIS_PROFILE=long .venv/bin/python -m pytest tests/test_types_roundtrip.py``
 (or ``tox -e fuzz-long``).
 """
@@ -17,6 +18,7 @@ so the default keeps this file near 30 s of CPU on a slow machine. Run longer wi
 from __future__ import annotations
 
 import functools
+import json
 from typing import Any
 
 import jsonschema
@@ -35,7 +37,7 @@ from mcp_sansio.testing import (
     results,
 )
 
-EXAMPLES = max(5, settings().max_examples // 20)
+EXAMPLES = max(3, settings().max_examples // 30)
 
 CASES = [(version, name) for version in mcp_types.VERSIONS for name in definition_names(version)]
 
@@ -78,8 +80,17 @@ def test_definition_round_trip(version: str, name: str, data: st.DataObject) -> 
     check_round_trip(version, name, value)
 
 
+@pytest.mark.parametrize(("version", "name"), CASES, ids=[f"{v}-{n}" for v, n in CASES])
+@settings(max_examples=max(1, EXAMPLES // 3), suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_definition_filled_round_trip(version: str, name: str, data: st.DataObject) -> None:
+    """Every property present and every array non-empty, to reach each nested field."""
+    value = data.draw(from_schema(version, name, fill=True), label=name)
+    check_round_trip(version, name, value)
+
+
 @pytest.mark.parametrize("version", mcp_types.VERSIONS)
-@settings(max_examples=EXAMPLES * 4, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=EXAMPLES * 6, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_message_round_trip(version: str, data: st.DataObject) -> None:
     message = data.draw(messages(version), label="message")
@@ -87,7 +98,7 @@ def test_message_round_trip(version: str, data: st.DataObject) -> None:
 
 
 @pytest.mark.parametrize("version", mcp_types.VERSIONS)
-@settings(max_examples=EXAMPLES * 6, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=EXAMPLES * 10, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_params_and_results(version: str, data: st.DataObject) -> None:
     """structure_params / structure_result for every method, through METHODS."""
@@ -104,3 +115,33 @@ def test_params_and_results(version: str, data: st.DataObject) -> None:
         result = data.draw(results(version, method), label="result")
         obj = mcp_types.structure_result(version, method, result)
         assert mcp_types.unstructure(obj) == result
+
+
+def test_strategies_on_a_custom_schema(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """schema_dir from the environment, nested allOf, untyped schemas, extras off."""
+    from hypothesis import find
+
+    from mcp_sansio.testing import _schema_strategies as strategies
+
+    schema = {
+        "$schema": "http://json-schema.org/draft-07/schema#",
+        "definitions": {
+            "Base": {"allOf": [{"$ref": "#/definitions/Inner"}], "description": "b"},
+            "Inner": {
+                "type": "object",
+                "properties": {"x": {"type": "integer"}, "any": {"description": "untyped"}},
+                "required": ["x", "any"],
+            },
+            "Both": {"allOf": [{"$ref": "#/definitions/Base"}, {"properties": {"y": {}}}]},
+        },
+    }
+    (tmp_path / "9999-01-01.json").write_text(json.dumps(schema), encoding="utf-8")
+    monkeypatch.setenv("MCP_SANSIO_SCHEMA_DIR", str(tmp_path))
+    assert strategies.schema_dir() == tmp_path
+    value = find(from_schema("9999-01-01", "Both", extras=False), lambda v: "y" in v)
+    assert set(value) == {"x", "any", "y"}
+    with pytest.raises(KeyError):
+        from_schema("9999-01-01", "Nope")
+    with pytest.raises(KeyError):
+        strategies._result_for("9999-01-01", "FooRequest")
+    strategies.load_schema.cache_clear()

@@ -134,10 +134,11 @@ def _merge(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
 
 
 class _Walker:
-    def __init__(self, version: str, extras: bool) -> None:
+    def __init__(self, version: str, extras: bool, fill: bool) -> None:
         self.version = version
         self.defs = _definitions(version)
         self.extras = extras
+        self.fill = fill
         self.cache: dict[str, st.SearchStrategy[Any]] = {}
 
     def definition(self, name: str) -> st.SearchStrategy[Any]:
@@ -179,6 +180,8 @@ class _Walker:
             return self.object(schema, owner)
         if kind == "array":
             items = self.schema(schema.get("items", True), None)
+            if self.fill:
+                return st.lists(items, min_size=1, max_size=1)
             return st.lists(items, max_size=min(schema.get("maxItems", 3), 3))
         if kind == "string":
             fmt = schema.get("format")
@@ -213,10 +216,13 @@ class _Walker:
             override = _PROPERTY_OVERRIDES.get((self.version, owner or "", name))
             return override if override is not None else self.schema(props[name], None)
 
-        base = st.fixed_dictionaries(
-            {name: prop(name) for name in sorted(props) if name in required},
-            optional={name: prop(name) for name in sorted(props) if name not in required},
-        )
+        if self.fill:
+            base = st.fixed_dictionaries({name: prop(name) for name in sorted(props)})
+        else:
+            base = st.fixed_dictionaries(
+                {name: prop(name) for name in sorted(props) if name in required},
+                optional={name: prop(name) for name in sorted(props) if name not in required},
+            )
         if not self.extras or ap is False:
             return base
         return st.tuples(base, _EXTRAS).map(_combine)
@@ -228,18 +234,22 @@ def _combine(parts: tuple[dict[str, Any], dict[str, Any]]) -> dict[str, Any]:
 
 
 @functools.cache
-def _walker(version: str, extras: bool) -> _Walker:
-    return _Walker(version, extras)
+def _walker(version: str, extras: bool, fill: bool) -> _Walker:
+    return _Walker(version, extras, fill)
 
 
-def from_schema(version: str, name: str, *, extras: bool = True) -> st.SearchStrategy[Any]:
+def from_schema(
+    version: str, name: str, *, extras: bool = True, fill: bool = False
+) -> st.SearchStrategy[Any]:
     """JSON values valid against definition ``name`` of ``version``'s schema.
 
     With ``extras`` (the default), objects that admit unknown keys sometimes get some.
+    With ``fill``, every object has all its properties and every array one item (to
+    reach every field of nested types).
 
     :raises KeyError: the schema has no definition ``name``.
     """
-    walker = _walker(version, extras)
+    walker = _walker(version, extras, fill)
     if name not in walker.defs:
         raise KeyError(f"{version} schema has no definition {name!r}")
     return walker.definition(name)

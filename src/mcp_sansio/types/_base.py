@@ -62,7 +62,7 @@ class _Missing(enum.Enum):
     MISSING = "MISSING"
 
     def __repr__(self) -> str:
-        return "<missing>"
+        return "<missing>"  # pragma: no cover - never shown: the generated code reports keys
 
 
 #: Marks a required key that is absent (distinct from OMITTED, which is a legal value).
@@ -103,7 +103,7 @@ def _json_type(x: object) -> str:
 
 def _describe(x: object) -> str:
     kind = _json_type(x)
-    if isinstance(x, (bool, int, float, str)) or x is None:
+    if isinstance(x, (bool, int, float, str)):
         try:
             text = repr(x)
         except Exception:  # pragma: no cover - repr of a str/int subclass that fails
@@ -120,12 +120,6 @@ def _type_error(expected: str, value: object, path: str) -> ValidationError:
 
 def _missing(key: str, path: str) -> ValidationError:
     return ValidationError(f"missing required property {key!r}", f"{path}/{_escape(key)}")
-
-
-def _const_error(value: object, expected: object, key: str, path: str) -> ValidationError:
-    if value is _MISSING:
-        return _missing(key, path)
-    return _type_error(repr(expected), value, f"{path}/{_escape(key)}")
 
 
 def _at(e: ValidationError, prefix: str) -> ValidationError:

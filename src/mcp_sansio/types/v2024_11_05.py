@@ -25,7 +25,6 @@ from mcp_sansio.types._base import (
     _bad_entry,
     _bad_item,
     _check_keys,
-    _const_error,
     _entry_error,
     _extra,
     _first_of,
@@ -197,10 +196,10 @@ class Annotated:
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
-            return NotImplemented
+            return NotImplemented  # pragma: no cover
         return (self.annotations, self.extra,) == (other.annotations, other.extra,)
 
-    def __repr__(self) -> str:
+    def __repr__(self) -> str:  # pragma: no cover
         return _repr(self, ("annotations", "extra",))
 
 
@@ -225,10 +224,10 @@ class AnnotatedAnnotations:
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
-            return NotImplemented
+            return NotImplemented  # pragma: no cover
         return (self.audience, self.priority, self.extra,) == (other.audience, other.priority, other.extra,)
 
-    def __repr__(self) -> str:
+    def __repr__(self) -> str:  # pragma: no cover
         return _repr(self, ("audience", "priority", "extra",))
 
 
@@ -247,10 +246,10 @@ class BlobResourceContents:
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
-            return NotImplemented
+            return NotImplemented  # pragma: no cover
         return (self.blob, self.mime_type, self.uri, self.extra,) == (other.blob, other.mime_type, other.uri, other.extra,)
 
-    def __repr__(self) -> str:
+    def __repr__(self) -> str:  # pragma: no cover
         return _repr(self, ("blob", "mime_type", "uri", "extra",))
 
 
@@ -267,10 +266,10 @@ class CallToolRequest:
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
-            return NotImplemented
+            return NotImplemented  # pragma: no cover
         return (self.method, self.params, self.extra,) == (other.method, other.params, other.extra,)
 
-    def __repr__(self) -> str:
+    def __repr__(self) -> str:  # pragma: no cover
         return _repr(self, ("method", "params", "extra",))
 
 
@@ -287,10 +286,10 @@ class CallToolRequestParams:
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
-            return NotImplemented
+            return NotImplemented  # pragma: no cover
         return (self.arguments, self.name, self.extra,) == (other.arguments, other.name, other.extra,)
 
-    def __repr__(self) -> str:
+    def __repr__(self) -> str:  # pragma: no cover
         return _repr(self, ("arguments", "name", "extra",))
 
 
@@ -322,10 +321,10 @@ class CallToolResult:
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
-            return NotImplemented
+            return NotImplemented  # pragma: no cover
         return (self.meta, self.content, self.is_error, self.extra,) == (other.meta, other.content, other.is_error, other.extra,)
 
-    def __repr__(self) -> str:
+    def __repr__(self) -> str:  # pragma: no cover
         return _repr(self, ("meta", "content", "is_error", "extra",))
 
 
@@ -349,10 +348,10 @@ class CancelledNotification:
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
-            return NotImplemented
+            return NotImplemented  # pragma: no cover
         return (self.method, self.params, self.extra,) == (other.method, other.params, other.extra,)
 
-    def __repr__(self) -> str:
+    def __repr__(self) -> str:  # pragma: no cover
         return _repr(self, ("method", "params", "extra",))
 
 
@@ -372,10 +371,10 @@ class CancelledNotificationParams:
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
-            return NotImplemented
+            return NotImplemented  # pragma: no cover
         return (self.reason, self.request_id, self.extra,) == (other.reason, other.request_id, other.extra,)
 
-    def __repr__(self) -> str:
+    def __repr__(self) -> str:  # pragma: no cover
         return _repr(self, ("reason", "request_id", "extra",))
 
 
@@ -394,10 +393,10 @@ class ClientCapabilities:
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
-            return NotImplemented
+            return NotImplemented  # pragma: no cover
         return (self.experimental, self.roots, self.sampling, self.extra,) == (other.experimental, other.roots, other.sampling, other.extra,)
 
-    def __repr__(self) -> str:
+    def __repr__(self) -> str:  # pragma: no cover
         return _repr(self, ("experimental", "roots", "sampling", "extra",))
 
 
@@ -412,10 +411,10 @@ class ClientCapabilitiesRoots:
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
-            return NotImplemented
+            return NotImplemented  # pragma: no cover
         return (self.list_changed, self.extra,) == (other.list_changed, other.extra,)
 
-    def __repr__(self) -> str:
+    def __repr__(self) -> str:  # pragma: no cover
         return _repr(self, ("list_changed", "extra",))
 
 
@@ -432,10 +431,10 @@ class CompleteRequest:
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
-            return NotImplemented
+            return NotImplemented  # pragma: no cover
         return (self.method, self.params, self.extra,) == (other.method, other.params, other.extra,)
 
-    def __repr__(self) -> str:
+    def __repr__(self) -> str:  # pragma: no cover
         return _repr(self, ("method", "params", "extra",))
 
 
@@ -452,10 +451,10 @@ class CompleteRequestParams:
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
-            return NotImplemented
+            return NotImplemented  # pragma: no cover
         return (self.argument, self.ref, self.extra,) == (other.argument, other.ref, other.extra,)
 
-    def __repr__(self) -> str:
+    def __repr__(self) -> str:  # pragma: no cover
         return _repr(self, ("argument", "ref", "extra",))
 
 
@@ -472,10 +471,10 @@ class CompleteRequestParamsArgument:
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
-            return NotImplemented
+            return NotImplemented  # pragma: no cover
         return (self.name, self.value, self.extra,) == (other.name, other.value, other.extra,)
 
-    def __repr__(self) -> str:
+    def __repr__(self) -> str:  # pragma: no cover
         return _repr(self, ("name", "value", "extra",))
 
 
@@ -492,10 +491,10 @@ class CompleteResult:
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
-            return NotImplemented
+            return NotImplemented  # pragma: no cover
         return (self.meta, self.completion, self.extra,) == (other.meta, other.completion, other.extra,)
 
-    def __repr__(self) -> str:
+    def __repr__(self) -> str:  # pragma: no cover
         return _repr(self, ("meta", "completion", "extra",))
 
 
@@ -514,10 +513,10 @@ class CompleteResultCompletion:
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
-            return NotImplemented
+            return NotImplemented  # pragma: no cover
         return (self.has_more, self.total, self.values, self.extra,) == (other.has_more, other.total, other.values, other.extra,)
 
-    def __repr__(self) -> str:
+    def __repr__(self) -> str:  # pragma: no cover
         return _repr(self, ("has_more", "total", "values", "extra",))
 
 
@@ -534,10 +533,10 @@ class CreateMessageRequest:
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
-            return NotImplemented
+            return NotImplemented  # pragma: no cover
         return (self.method, self.params, self.extra,) == (other.method, other.params, other.extra,)
 
-    def __repr__(self) -> str:
+    def __repr__(self) -> str:  # pragma: no cover
         return _repr(self, ("method", "params", "extra",))
 
 
@@ -566,10 +565,10 @@ class CreateMessageRequestParams:
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
-            return NotImplemented
+            return NotImplemented  # pragma: no cover
         return (self.include_context, self.max_tokens, self.messages, self.metadata, self.model_preferences, self.stop_sequences, self.system_prompt, self.temperature, self.extra,) == (other.include_context, other.max_tokens, other.messages, other.metadata, other.model_preferences, other.stop_sequences, other.system_prompt, other.temperature, other.extra,)
 
-    def __repr__(self) -> str:
+    def __repr__(self) -> str:  # pragma: no cover
         return _repr(self, ("include_context", "max_tokens", "messages", "metadata", "model_preferences", "stop_sequences", "system_prompt", "temperature", "extra",))
 
 
@@ -592,10 +591,10 @@ class CreateMessageResult:
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
-            return NotImplemented
+            return NotImplemented  # pragma: no cover
         return (self.meta, self.content, self.model, self.role, self.stop_reason, self.extra,) == (other.meta, other.content, other.model, other.role, other.stop_reason, other.extra,)
 
-    def __repr__(self) -> str:
+    def __repr__(self) -> str:  # pragma: no cover
         return _repr(self, ("meta", "content", "model", "role", "stop_reason", "extra",))
 
 
@@ -618,10 +617,10 @@ class EmbeddedResource:
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
-            return NotImplemented
+            return NotImplemented  # pragma: no cover
         return (self.annotations, self.resource, self.type, self.extra,) == (other.annotations, other.resource, other.type, other.extra,)
 
-    def __repr__(self) -> str:
+    def __repr__(self) -> str:  # pragma: no cover
         return _repr(self, ("annotations", "resource", "type", "extra",))
 
 
@@ -646,10 +645,10 @@ class EmbeddedResourceAnnotations:
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
-            return NotImplemented
+            return NotImplemented  # pragma: no cover
         return (self.audience, self.priority, self.extra,) == (other.audience, other.priority, other.extra,)
 
-    def __repr__(self) -> str:
+    def __repr__(self) -> str:  # pragma: no cover
         return _repr(self, ("audience", "priority", "extra",))
 
 
@@ -666,10 +665,10 @@ class GetPromptRequest:
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
-            return NotImplemented
+            return NotImplemented  # pragma: no cover
         return (self.method, self.params, self.extra,) == (other.method, other.params, other.extra,)
 
-    def __repr__(self) -> str:
+    def __repr__(self) -> str:  # pragma: no cover
         return _repr(self, ("method", "params", "extra",))
 
 
@@ -686,10 +685,10 @@ class GetPromptRequestParams:
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
-            return NotImplemented
+            return NotImplemented  # pragma: no cover
         return (self.arguments, self.name, self.extra,) == (other.arguments, other.name, other.extra,)
 
-    def __repr__(self) -> str:
+    def __repr__(self) -> str:  # pragma: no cover
         return _repr(self, ("arguments", "name", "extra",))
 
 
@@ -708,10 +707,10 @@ class GetPromptResult:
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
-            return NotImplemented
+            return NotImplemented  # pragma: no cover
         return (self.meta, self.description, self.messages, self.extra,) == (other.meta, other.description, other.messages, other.extra,)
 
-    def __repr__(self) -> str:
+    def __repr__(self) -> str:  # pragma: no cover
         return _repr(self, ("meta", "description", "messages", "extra",))
 
 
@@ -732,10 +731,10 @@ class ImageContent:
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
-            return NotImplemented
+            return NotImplemented  # pragma: no cover
         return (self.annotations, self.data, self.mime_type, self.type, self.extra,) == (other.annotations, other.data, other.mime_type, other.type, other.extra,)
 
-    def __repr__(self) -> str:
+    def __repr__(self) -> str:  # pragma: no cover
         return _repr(self, ("annotations", "data", "mime_type", "type", "extra",))
 
 
@@ -760,10 +759,10 @@ class ImageContentAnnotations:
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
-            return NotImplemented
+            return NotImplemented  # pragma: no cover
         return (self.audience, self.priority, self.extra,) == (other.audience, other.priority, other.extra,)
 
-    def __repr__(self) -> str:
+    def __repr__(self) -> str:  # pragma: no cover
         return _repr(self, ("audience", "priority", "extra",))
 
 
@@ -780,10 +779,10 @@ class Implementation:
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
-            return NotImplemented
+            return NotImplemented  # pragma: no cover
         return (self.name, self.version, self.extra,) == (other.name, other.version, other.extra,)
 
-    def __repr__(self) -> str:
+    def __repr__(self) -> str:  # pragma: no cover
         return _repr(self, ("name", "version", "extra",))
 
 
@@ -800,10 +799,10 @@ class InitializeRequest:
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
-            return NotImplemented
+            return NotImplemented  # pragma: no cover
         return (self.method, self.params, self.extra,) == (other.method, other.params, other.extra,)
 
-    def __repr__(self) -> str:
+    def __repr__(self) -> str:  # pragma: no cover
         return _repr(self, ("method", "params", "extra",))
 
 
@@ -822,10 +821,10 @@ class InitializeRequestParams:
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
-            return NotImplemented
+            return NotImplemented  # pragma: no cover
         return (self.capabilities, self.client_info, self.protocol_version, self.extra,) == (other.capabilities, other.client_info, other.protocol_version, other.extra,)
 
-    def __repr__(self) -> str:
+    def __repr__(self) -> str:  # pragma: no cover
         return _repr(self, ("capabilities", "client_info", "protocol_version", "extra",))
 
 
@@ -851,10 +850,10 @@ class InitializeResult:
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
-            return NotImplemented
+            return NotImplemented  # pragma: no cover
         return (self.meta, self.capabilities, self.instructions, self.protocol_version, self.server_info, self.extra,) == (other.meta, other.capabilities, other.instructions, other.protocol_version, other.server_info, other.extra,)
 
-    def __repr__(self) -> str:
+    def __repr__(self) -> str:  # pragma: no cover
         return _repr(self, ("meta", "capabilities", "instructions", "protocol_version", "server_info", "extra",))
 
 
@@ -871,10 +870,10 @@ class InitializedNotification:
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
-            return NotImplemented
+            return NotImplemented  # pragma: no cover
         return (self.method, self.params, self.extra,) == (other.method, other.params, other.extra,)
 
-    def __repr__(self) -> str:
+    def __repr__(self) -> str:  # pragma: no cover
         return _repr(self, ("method", "params", "extra",))
 
 
@@ -889,10 +888,10 @@ class InitializedNotificationParams:
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
-            return NotImplemented
+            return NotImplemented  # pragma: no cover
         return (self.meta, self.extra,) == (other.meta, other.extra,)
 
-    def __repr__(self) -> str:
+    def __repr__(self) -> str:  # pragma: no cover
         return _repr(self, ("meta", "extra",))
 
 
@@ -911,10 +910,10 @@ class JSONRPCError:
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
-            return NotImplemented
+            return NotImplemented  # pragma: no cover
         return (self.error, self.id, self.jsonrpc, self.extra,) == (other.error, other.id, other.jsonrpc, other.extra,)
 
-    def __repr__(self) -> str:
+    def __repr__(self) -> str:  # pragma: no cover
         return _repr(self, ("error", "id", "jsonrpc", "extra",))
 
 
@@ -933,10 +932,10 @@ class JSONRPCErrorError:
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
-            return NotImplemented
+            return NotImplemented  # pragma: no cover
         return (self.code, self.data, self.message, self.extra,) == (other.code, other.data, other.message, other.extra,)
 
-    def __repr__(self) -> str:
+    def __repr__(self) -> str:  # pragma: no cover
         return _repr(self, ("code", "data", "message", "extra",))
 
 
@@ -955,10 +954,10 @@ class JSONRPCNotification:
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
-            return NotImplemented
+            return NotImplemented  # pragma: no cover
         return (self.jsonrpc, self.method, self.params, self.extra,) == (other.jsonrpc, other.method, other.params, other.extra,)
 
-    def __repr__(self) -> str:
+    def __repr__(self) -> str:  # pragma: no cover
         return _repr(self, ("jsonrpc", "method", "params", "extra",))
 
 
@@ -973,10 +972,10 @@ class JSONRPCNotificationParams:
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
-            return NotImplemented
+            return NotImplemented  # pragma: no cover
         return (self.meta, self.extra,) == (other.meta, other.extra,)
 
-    def __repr__(self) -> str:
+    def __repr__(self) -> str:  # pragma: no cover
         return _repr(self, ("meta", "extra",))
 
 
@@ -997,10 +996,10 @@ class JSONRPCRequest:
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
-            return NotImplemented
+            return NotImplemented  # pragma: no cover
         return (self.id, self.jsonrpc, self.method, self.params, self.extra,) == (other.id, other.jsonrpc, other.method, other.params, other.extra,)
 
-    def __repr__(self) -> str:
+    def __repr__(self) -> str:  # pragma: no cover
         return _repr(self, ("id", "jsonrpc", "method", "params", "extra",))
 
 
@@ -1015,10 +1014,10 @@ class JSONRPCRequestParams:
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
-            return NotImplemented
+            return NotImplemented  # pragma: no cover
         return (self.meta, self.extra,) == (other.meta, other.extra,)
 
-    def __repr__(self) -> str:
+    def __repr__(self) -> str:  # pragma: no cover
         return _repr(self, ("meta", "extra",))
 
 
@@ -1033,10 +1032,10 @@ class JSONRPCRequestParamsMeta:
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
-            return NotImplemented
+            return NotImplemented  # pragma: no cover
         return (self.progress_token, self.extra,) == (other.progress_token, other.extra,)
 
-    def __repr__(self) -> str:
+    def __repr__(self) -> str:  # pragma: no cover
         return _repr(self, ("progress_token", "extra",))
 
 
@@ -1055,10 +1054,10 @@ class JSONRPCResponse:
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
-            return NotImplemented
+            return NotImplemented  # pragma: no cover
         return (self.id, self.jsonrpc, self.result, self.extra,) == (other.id, other.jsonrpc, other.result, other.extra,)
 
-    def __repr__(self) -> str:
+    def __repr__(self) -> str:  # pragma: no cover
         return _repr(self, ("id", "jsonrpc", "result", "extra",))
 
 
@@ -1075,10 +1074,10 @@ class ListPromptsRequest:
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
-            return NotImplemented
+            return NotImplemented  # pragma: no cover
         return (self.method, self.params, self.extra,) == (other.method, other.params, other.extra,)
 
-    def __repr__(self) -> str:
+    def __repr__(self) -> str:  # pragma: no cover
         return _repr(self, ("method", "params", "extra",))
 
 
@@ -1095,10 +1094,10 @@ class ListPromptsRequestParams:
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
-            return NotImplemented
+            return NotImplemented  # pragma: no cover
         return (self.cursor, self.extra,) == (other.cursor, other.extra,)
 
-    def __repr__(self) -> str:
+    def __repr__(self) -> str:  # pragma: no cover
         return _repr(self, ("cursor", "extra",))
 
 
@@ -1119,10 +1118,10 @@ class ListPromptsResult:
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
-            return NotImplemented
+            return NotImplemented  # pragma: no cover
         return (self.meta, self.next_cursor, self.prompts, self.extra,) == (other.meta, other.next_cursor, other.prompts, other.extra,)
 
-    def __repr__(self) -> str:
+    def __repr__(self) -> str:  # pragma: no cover
         return _repr(self, ("meta", "next_cursor", "prompts", "extra",))
 
 
@@ -1139,10 +1138,10 @@ class ListResourceTemplatesRequest:
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
-            return NotImplemented
+            return NotImplemented  # pragma: no cover
         return (self.method, self.params, self.extra,) == (other.method, other.params, other.extra,)
 
-    def __repr__(self) -> str:
+    def __repr__(self) -> str:  # pragma: no cover
         return _repr(self, ("method", "params", "extra",))
 
 
@@ -1159,10 +1158,10 @@ class ListResourceTemplatesRequestParams:
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
-            return NotImplemented
+            return NotImplemented  # pragma: no cover
         return (self.cursor, self.extra,) == (other.cursor, other.extra,)
 
-    def __repr__(self) -> str:
+    def __repr__(self) -> str:  # pragma: no cover
         return _repr(self, ("cursor", "extra",))
 
 
@@ -1183,10 +1182,10 @@ class ListResourceTemplatesResult:
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
-            return NotImplemented
+            return NotImplemented  # pragma: no cover
         return (self.meta, self.next_cursor, self.resource_templates, self.extra,) == (other.meta, other.next_cursor, other.resource_templates, other.extra,)
 
-    def __repr__(self) -> str:
+    def __repr__(self) -> str:  # pragma: no cover
         return _repr(self, ("meta", "next_cursor", "resource_templates", "extra",))
 
 
@@ -1203,10 +1202,10 @@ class ListResourcesRequest:
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
-            return NotImplemented
+            return NotImplemented  # pragma: no cover
         return (self.method, self.params, self.extra,) == (other.method, other.params, other.extra,)
 
-    def __repr__(self) -> str:
+    def __repr__(self) -> str:  # pragma: no cover
         return _repr(self, ("method", "params", "extra",))
 
 
@@ -1223,10 +1222,10 @@ class ListResourcesRequestParams:
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
-            return NotImplemented
+            return NotImplemented  # pragma: no cover
         return (self.cursor, self.extra,) == (other.cursor, other.extra,)
 
-    def __repr__(self) -> str:
+    def __repr__(self) -> str:  # pragma: no cover
         return _repr(self, ("cursor", "extra",))
 
 
@@ -1247,10 +1246,10 @@ class ListResourcesResult:
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
-            return NotImplemented
+            return NotImplemented  # pragma: no cover
         return (self.meta, self.next_cursor, self.resources, self.extra,) == (other.meta, other.next_cursor, other.resources, other.extra,)
 
-    def __repr__(self) -> str:
+    def __repr__(self) -> str:  # pragma: no cover
         return _repr(self, ("meta", "next_cursor", "resources", "extra",))
 
 
@@ -1274,10 +1273,10 @@ class ListRootsRequest:
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
-            return NotImplemented
+            return NotImplemented  # pragma: no cover
         return (self.method, self.params, self.extra,) == (other.method, other.params, other.extra,)
 
-    def __repr__(self) -> str:
+    def __repr__(self) -> str:  # pragma: no cover
         return _repr(self, ("method", "params", "extra",))
 
 
@@ -1292,10 +1291,10 @@ class ListRootsRequestParams:
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
-            return NotImplemented
+            return NotImplemented  # pragma: no cover
         return (self.meta, self.extra,) == (other.meta, other.extra,)
 
-    def __repr__(self) -> str:
+    def __repr__(self) -> str:  # pragma: no cover
         return _repr(self, ("meta", "extra",))
 
 
@@ -1310,10 +1309,10 @@ class ListRootsRequestParamsMeta:
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
-            return NotImplemented
+            return NotImplemented  # pragma: no cover
         return (self.progress_token, self.extra,) == (other.progress_token, other.extra,)
 
-    def __repr__(self) -> str:
+    def __repr__(self) -> str:  # pragma: no cover
         return _repr(self, ("progress_token", "extra",))
 
 
@@ -1333,10 +1332,10 @@ class ListRootsResult:
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
-            return NotImplemented
+            return NotImplemented  # pragma: no cover
         return (self.meta, self.roots, self.extra,) == (other.meta, other.roots, other.extra,)
 
-    def __repr__(self) -> str:
+    def __repr__(self) -> str:  # pragma: no cover
         return _repr(self, ("meta", "roots", "extra",))
 
 
@@ -1353,10 +1352,10 @@ class ListToolsRequest:
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
-            return NotImplemented
+            return NotImplemented  # pragma: no cover
         return (self.method, self.params, self.extra,) == (other.method, other.params, other.extra,)
 
-    def __repr__(self) -> str:
+    def __repr__(self) -> str:  # pragma: no cover
         return _repr(self, ("method", "params", "extra",))
 
 
@@ -1373,10 +1372,10 @@ class ListToolsRequestParams:
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
-            return NotImplemented
+            return NotImplemented  # pragma: no cover
         return (self.cursor, self.extra,) == (other.cursor, other.extra,)
 
-    def __repr__(self) -> str:
+    def __repr__(self) -> str:  # pragma: no cover
         return _repr(self, ("cursor", "extra",))
 
 
@@ -1397,10 +1396,10 @@ class ListToolsResult:
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
-            return NotImplemented
+            return NotImplemented  # pragma: no cover
         return (self.meta, self.next_cursor, self.tools, self.extra,) == (other.meta, other.next_cursor, other.tools, other.extra,)
 
-    def __repr__(self) -> str:
+    def __repr__(self) -> str:  # pragma: no cover
         return _repr(self, ("meta", "next_cursor", "tools", "extra",))
 
 
@@ -1417,10 +1416,10 @@ class LoggingMessageNotification:
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
-            return NotImplemented
+            return NotImplemented  # pragma: no cover
         return (self.method, self.params, self.extra,) == (other.method, other.params, other.extra,)
 
-    def __repr__(self) -> str:
+    def __repr__(self) -> str:  # pragma: no cover
         return _repr(self, ("method", "params", "extra",))
 
 
@@ -1439,10 +1438,10 @@ class LoggingMessageNotificationParams:
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
-            return NotImplemented
+            return NotImplemented  # pragma: no cover
         return (self.data, self.level, self.logger, self.extra,) == (other.data, other.level, other.logger, other.extra,)
 
-    def __repr__(self) -> str:
+    def __repr__(self) -> str:  # pragma: no cover
         return _repr(self, ("data", "level", "logger", "extra",))
 
 
@@ -1470,10 +1469,10 @@ class ModelHint:
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
-            return NotImplemented
+            return NotImplemented  # pragma: no cover
         return (self.name, self.extra,) == (other.name, other.extra,)
 
-    def __repr__(self) -> str:
+    def __repr__(self) -> str:  # pragma: no cover
         return _repr(self, ("name", "extra",))
 
 
@@ -1521,10 +1520,10 @@ class ModelPreferences:
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
-            return NotImplemented
+            return NotImplemented  # pragma: no cover
         return (self.cost_priority, self.hints, self.intelligence_priority, self.speed_priority, self.extra,) == (other.cost_priority, other.hints, other.intelligence_priority, other.speed_priority, other.extra,)
 
-    def __repr__(self) -> str:
+    def __repr__(self) -> str:  # pragma: no cover
         return _repr(self, ("cost_priority", "hints", "intelligence_priority", "speed_priority", "extra",))
 
 
@@ -1541,10 +1540,10 @@ class Notification:
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
-            return NotImplemented
+            return NotImplemented  # pragma: no cover
         return (self.method, self.params, self.extra,) == (other.method, other.params, other.extra,)
 
-    def __repr__(self) -> str:
+    def __repr__(self) -> str:  # pragma: no cover
         return _repr(self, ("method", "params", "extra",))
 
 
@@ -1559,10 +1558,10 @@ class NotificationParams:
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
-            return NotImplemented
+            return NotImplemented  # pragma: no cover
         return (self.meta, self.extra,) == (other.meta, other.extra,)
 
-    def __repr__(self) -> str:
+    def __repr__(self) -> str:  # pragma: no cover
         return _repr(self, ("meta", "extra",))
 
 
@@ -1579,10 +1578,10 @@ class PaginatedRequest:
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
-            return NotImplemented
+            return NotImplemented  # pragma: no cover
         return (self.method, self.params, self.extra,) == (other.method, other.params, other.extra,)
 
-    def __repr__(self) -> str:
+    def __repr__(self) -> str:  # pragma: no cover
         return _repr(self, ("method", "params", "extra",))
 
 
@@ -1599,10 +1598,10 @@ class PaginatedRequestParams:
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
-            return NotImplemented
+            return NotImplemented  # pragma: no cover
         return (self.cursor, self.extra,) == (other.cursor, other.extra,)
 
-    def __repr__(self) -> str:
+    def __repr__(self) -> str:  # pragma: no cover
         return _repr(self, ("cursor", "extra",))
 
 
@@ -1621,10 +1620,10 @@ class PaginatedResult:
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
-            return NotImplemented
+            return NotImplemented  # pragma: no cover
         return (self.meta, self.next_cursor, self.extra,) == (other.meta, other.next_cursor, other.extra,)
 
-    def __repr__(self) -> str:
+    def __repr__(self) -> str:  # pragma: no cover
         return _repr(self, ("meta", "next_cursor", "extra",))
 
 
@@ -1641,10 +1640,10 @@ class PingRequest:
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
-            return NotImplemented
+            return NotImplemented  # pragma: no cover
         return (self.method, self.params, self.extra,) == (other.method, other.params, other.extra,)
 
-    def __repr__(self) -> str:
+    def __repr__(self) -> str:  # pragma: no cover
         return _repr(self, ("method", "params", "extra",))
 
 
@@ -1659,10 +1658,10 @@ class PingRequestParams:
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
-            return NotImplemented
+            return NotImplemented  # pragma: no cover
         return (self.meta, self.extra,) == (other.meta, other.extra,)
 
-    def __repr__(self) -> str:
+    def __repr__(self) -> str:  # pragma: no cover
         return _repr(self, ("meta", "extra",))
 
 
@@ -1677,10 +1676,10 @@ class PingRequestParamsMeta:
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
-            return NotImplemented
+            return NotImplemented  # pragma: no cover
         return (self.progress_token, self.extra,) == (other.progress_token, other.extra,)
 
-    def __repr__(self) -> str:
+    def __repr__(self) -> str:  # pragma: no cover
         return _repr(self, ("progress_token", "extra",))
 
 
@@ -1697,10 +1696,10 @@ class ProgressNotification:
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
-            return NotImplemented
+            return NotImplemented  # pragma: no cover
         return (self.method, self.params, self.extra,) == (other.method, other.params, other.extra,)
 
-    def __repr__(self) -> str:
+    def __repr__(self) -> str:  # pragma: no cover
         return _repr(self, ("method", "params", "extra",))
 
 
@@ -1719,10 +1718,10 @@ class ProgressNotificationParams:
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
-            return NotImplemented
+            return NotImplemented  # pragma: no cover
         return (self.progress, self.progress_token, self.total, self.extra,) == (other.progress, other.progress_token, other.total, other.extra,)
 
-    def __repr__(self) -> str:
+    def __repr__(self) -> str:  # pragma: no cover
         return _repr(self, ("progress", "progress_token", "total", "extra",))
 
 
@@ -1741,10 +1740,10 @@ class Prompt:
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
-            return NotImplemented
+            return NotImplemented  # pragma: no cover
         return (self.arguments, self.description, self.name, self.extra,) == (other.arguments, other.description, other.name, other.extra,)
 
-    def __repr__(self) -> str:
+    def __repr__(self) -> str:  # pragma: no cover
         return _repr(self, ("arguments", "description", "name", "extra",))
 
 
@@ -1763,10 +1762,10 @@ class PromptArgument:
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
-            return NotImplemented
+            return NotImplemented  # pragma: no cover
         return (self.description, self.name, self.required, self.extra,) == (other.description, other.name, other.required, other.extra,)
 
-    def __repr__(self) -> str:
+    def __repr__(self) -> str:  # pragma: no cover
         return _repr(self, ("description", "name", "required", "extra",))
 
 
@@ -1783,10 +1782,10 @@ class PromptListChangedNotification:
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
-            return NotImplemented
+            return NotImplemented  # pragma: no cover
         return (self.method, self.params, self.extra,) == (other.method, other.params, other.extra,)
 
-    def __repr__(self) -> str:
+    def __repr__(self) -> str:  # pragma: no cover
         return _repr(self, ("method", "params", "extra",))
 
 
@@ -1801,10 +1800,10 @@ class PromptListChangedNotificationParams:
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
-            return NotImplemented
+            return NotImplemented  # pragma: no cover
         return (self.meta, self.extra,) == (other.meta, other.extra,)
 
-    def __repr__(self) -> str:
+    def __repr__(self) -> str:  # pragma: no cover
         return _repr(self, ("meta", "extra",))
 
 
@@ -1825,10 +1824,10 @@ class PromptMessage:
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
-            return NotImplemented
+            return NotImplemented  # pragma: no cover
         return (self.content, self.role, self.extra,) == (other.content, other.role, other.extra,)
 
-    def __repr__(self) -> str:
+    def __repr__(self) -> str:  # pragma: no cover
         return _repr(self, ("content", "role", "extra",))
 
 
@@ -1845,10 +1844,10 @@ class PromptReference:
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
-            return NotImplemented
+            return NotImplemented  # pragma: no cover
         return (self.name, self.type, self.extra,) == (other.name, other.type, other.extra,)
 
-    def __repr__(self) -> str:
+    def __repr__(self) -> str:  # pragma: no cover
         return _repr(self, ("name", "type", "extra",))
 
 
@@ -1865,10 +1864,10 @@ class ReadResourceRequest:
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
-            return NotImplemented
+            return NotImplemented  # pragma: no cover
         return (self.method, self.params, self.extra,) == (other.method, other.params, other.extra,)
 
-    def __repr__(self) -> str:
+    def __repr__(self) -> str:  # pragma: no cover
         return _repr(self, ("method", "params", "extra",))
 
 
@@ -1883,10 +1882,10 @@ class ReadResourceRequestParams:
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
-            return NotImplemented
+            return NotImplemented  # pragma: no cover
         return (self.uri, self.extra,) == (other.uri, other.extra,)
 
-    def __repr__(self) -> str:
+    def __repr__(self) -> str:  # pragma: no cover
         return _repr(self, ("uri", "extra",))
 
 
@@ -1903,10 +1902,10 @@ class ReadResourceResult:
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
-            return NotImplemented
+            return NotImplemented  # pragma: no cover
         return (self.meta, self.contents, self.extra,) == (other.meta, other.contents, other.extra,)
 
-    def __repr__(self) -> str:
+    def __repr__(self) -> str:  # pragma: no cover
         return _repr(self, ("meta", "contents", "extra",))
 
 
@@ -1923,10 +1922,10 @@ class Request:
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
-            return NotImplemented
+            return NotImplemented  # pragma: no cover
         return (self.method, self.params, self.extra,) == (other.method, other.params, other.extra,)
 
-    def __repr__(self) -> str:
+    def __repr__(self) -> str:  # pragma: no cover
         return _repr(self, ("method", "params", "extra",))
 
 
@@ -1941,10 +1940,10 @@ class RequestParams:
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
-            return NotImplemented
+            return NotImplemented  # pragma: no cover
         return (self.meta, self.extra,) == (other.meta, other.extra,)
 
-    def __repr__(self) -> str:
+    def __repr__(self) -> str:  # pragma: no cover
         return _repr(self, ("meta", "extra",))
 
 
@@ -1959,10 +1958,10 @@ class RequestParamsMeta:
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
-            return NotImplemented
+            return NotImplemented  # pragma: no cover
         return (self.progress_token, self.extra,) == (other.progress_token, other.extra,)
 
-    def __repr__(self) -> str:
+    def __repr__(self) -> str:  # pragma: no cover
         return _repr(self, ("progress_token", "extra",))
 
 
@@ -1996,10 +1995,10 @@ class Resource:
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
-            return NotImplemented
+            return NotImplemented  # pragma: no cover
         return (self.annotations, self.description, self.mime_type, self.name, self.size, self.uri, self.extra,) == (other.annotations, other.description, other.mime_type, other.name, other.size, other.uri, other.extra,)
 
-    def __repr__(self) -> str:
+    def __repr__(self) -> str:  # pragma: no cover
         return _repr(self, ("annotations", "description", "mime_type", "name", "size", "uri", "extra",))
 
 
@@ -2024,10 +2023,10 @@ class ResourceAnnotations:
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
-            return NotImplemented
+            return NotImplemented  # pragma: no cover
         return (self.audience, self.priority, self.extra,) == (other.audience, other.priority, other.extra,)
 
-    def __repr__(self) -> str:
+    def __repr__(self) -> str:  # pragma: no cover
         return _repr(self, ("audience", "priority", "extra",))
 
 
@@ -2044,10 +2043,10 @@ class ResourceContents:
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
-            return NotImplemented
+            return NotImplemented  # pragma: no cover
         return (self.mime_type, self.uri, self.extra,) == (other.mime_type, other.uri, other.extra,)
 
-    def __repr__(self) -> str:
+    def __repr__(self) -> str:  # pragma: no cover
         return _repr(self, ("mime_type", "uri", "extra",))
 
 
@@ -2064,10 +2063,10 @@ class ResourceListChangedNotification:
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
-            return NotImplemented
+            return NotImplemented  # pragma: no cover
         return (self.method, self.params, self.extra,) == (other.method, other.params, other.extra,)
 
-    def __repr__(self) -> str:
+    def __repr__(self) -> str:  # pragma: no cover
         return _repr(self, ("method", "params", "extra",))
 
 
@@ -2082,10 +2081,10 @@ class ResourceListChangedNotificationParams:
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
-            return NotImplemented
+            return NotImplemented  # pragma: no cover
         return (self.meta, self.extra,) == (other.meta, other.extra,)
 
-    def __repr__(self) -> str:
+    def __repr__(self) -> str:  # pragma: no cover
         return _repr(self, ("meta", "extra",))
 
 
@@ -2102,10 +2101,10 @@ class ResourceReference:
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
-            return NotImplemented
+            return NotImplemented  # pragma: no cover
         return (self.type, self.uri, self.extra,) == (other.type, other.uri, other.extra,)
 
-    def __repr__(self) -> str:
+    def __repr__(self) -> str:  # pragma: no cover
         return _repr(self, ("type", "uri", "extra",))
 
 
@@ -2134,10 +2133,10 @@ class ResourceTemplate:
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
-            return NotImplemented
+            return NotImplemented  # pragma: no cover
         return (self.annotations, self.description, self.mime_type, self.name, self.uri_template, self.extra,) == (other.annotations, other.description, other.mime_type, other.name, other.uri_template, other.extra,)
 
-    def __repr__(self) -> str:
+    def __repr__(self) -> str:  # pragma: no cover
         return _repr(self, ("annotations", "description", "mime_type", "name", "uri_template", "extra",))
 
 
@@ -2162,10 +2161,10 @@ class ResourceTemplateAnnotations:
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
-            return NotImplemented
+            return NotImplemented  # pragma: no cover
         return (self.audience, self.priority, self.extra,) == (other.audience, other.priority, other.extra,)
 
-    def __repr__(self) -> str:
+    def __repr__(self) -> str:  # pragma: no cover
         return _repr(self, ("audience", "priority", "extra",))
 
 
@@ -2182,10 +2181,10 @@ class ResourceUpdatedNotification:
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
-            return NotImplemented
+            return NotImplemented  # pragma: no cover
         return (self.method, self.params, self.extra,) == (other.method, other.params, other.extra,)
 
-    def __repr__(self) -> str:
+    def __repr__(self) -> str:  # pragma: no cover
         return _repr(self, ("method", "params", "extra",))
 
 
@@ -2200,10 +2199,10 @@ class ResourceUpdatedNotificationParams:
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
-            return NotImplemented
+            return NotImplemented  # pragma: no cover
         return (self.uri, self.extra,) == (other.uri, other.extra,)
 
-    def __repr__(self) -> str:
+    def __repr__(self) -> str:  # pragma: no cover
         return _repr(self, ("uri", "extra",))
 
 
@@ -2218,10 +2217,10 @@ class Result:
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
-            return NotImplemented
+            return NotImplemented  # pragma: no cover
         return (self.meta, self.extra,) == (other.meta, other.extra,)
 
-    def __repr__(self) -> str:
+    def __repr__(self) -> str:  # pragma: no cover
         return _repr(self, ("meta", "extra",))
 
 
@@ -2244,10 +2243,10 @@ class Root:
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
-            return NotImplemented
+            return NotImplemented  # pragma: no cover
         return (self.name, self.uri, self.extra,) == (other.name, other.uri, other.extra,)
 
-    def __repr__(self) -> str:
+    def __repr__(self) -> str:  # pragma: no cover
         return _repr(self, ("name", "uri", "extra",))
 
 
@@ -2267,10 +2266,10 @@ class RootsListChangedNotification:
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
-            return NotImplemented
+            return NotImplemented  # pragma: no cover
         return (self.method, self.params, self.extra,) == (other.method, other.params, other.extra,)
 
-    def __repr__(self) -> str:
+    def __repr__(self) -> str:  # pragma: no cover
         return _repr(self, ("method", "params", "extra",))
 
 
@@ -2285,10 +2284,10 @@ class RootsListChangedNotificationParams:
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
-            return NotImplemented
+            return NotImplemented  # pragma: no cover
         return (self.meta, self.extra,) == (other.meta, other.extra,)
 
-    def __repr__(self) -> str:
+    def __repr__(self) -> str:  # pragma: no cover
         return _repr(self, ("meta", "extra",))
 
 
@@ -2305,10 +2304,10 @@ class SamplingMessage:
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
-            return NotImplemented
+            return NotImplemented  # pragma: no cover
         return (self.content, self.role, self.extra,) == (other.content, other.role, other.extra,)
 
-    def __repr__(self) -> str:
+    def __repr__(self) -> str:  # pragma: no cover
         return _repr(self, ("content", "role", "extra",))
 
 
@@ -2331,10 +2330,10 @@ class ServerCapabilities:
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
-            return NotImplemented
+            return NotImplemented  # pragma: no cover
         return (self.experimental, self.logging, self.prompts, self.resources, self.tools, self.extra,) == (other.experimental, other.logging, other.prompts, other.resources, other.tools, other.extra,)
 
-    def __repr__(self) -> str:
+    def __repr__(self) -> str:  # pragma: no cover
         return _repr(self, ("experimental", "logging", "prompts", "resources", "tools", "extra",))
 
 
@@ -2349,10 +2348,10 @@ class ServerCapabilitiesPrompts:
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
-            return NotImplemented
+            return NotImplemented  # pragma: no cover
         return (self.list_changed, self.extra,) == (other.list_changed, other.extra,)
 
-    def __repr__(self) -> str:
+    def __repr__(self) -> str:  # pragma: no cover
         return _repr(self, ("list_changed", "extra",))
 
 
@@ -2369,10 +2368,10 @@ class ServerCapabilitiesResources:
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
-            return NotImplemented
+            return NotImplemented  # pragma: no cover
         return (self.list_changed, self.subscribe, self.extra,) == (other.list_changed, other.subscribe, other.extra,)
 
-    def __repr__(self) -> str:
+    def __repr__(self) -> str:  # pragma: no cover
         return _repr(self, ("list_changed", "subscribe", "extra",))
 
 
@@ -2387,10 +2386,10 @@ class ServerCapabilitiesTools:
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
-            return NotImplemented
+            return NotImplemented  # pragma: no cover
         return (self.list_changed, self.extra,) == (other.list_changed, other.extra,)
 
-    def __repr__(self) -> str:
+    def __repr__(self) -> str:  # pragma: no cover
         return _repr(self, ("list_changed", "extra",))
 
 
@@ -2407,10 +2406,10 @@ class SetLevelRequest:
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
-            return NotImplemented
+            return NotImplemented  # pragma: no cover
         return (self.method, self.params, self.extra,) == (other.method, other.params, other.extra,)
 
-    def __repr__(self) -> str:
+    def __repr__(self) -> str:  # pragma: no cover
         return _repr(self, ("method", "params", "extra",))
 
 
@@ -2425,10 +2424,10 @@ class SetLevelRequestParams:
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
-            return NotImplemented
+            return NotImplemented  # pragma: no cover
         return (self.level, self.extra,) == (other.level, other.extra,)
 
-    def __repr__(self) -> str:
+    def __repr__(self) -> str:  # pragma: no cover
         return _repr(self, ("level", "extra",))
 
 
@@ -2445,10 +2444,10 @@ class SubscribeRequest:
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
-            return NotImplemented
+            return NotImplemented  # pragma: no cover
         return (self.method, self.params, self.extra,) == (other.method, other.params, other.extra,)
 
-    def __repr__(self) -> str:
+    def __repr__(self) -> str:  # pragma: no cover
         return _repr(self, ("method", "params", "extra",))
 
 
@@ -2463,10 +2462,10 @@ class SubscribeRequestParams:
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
-            return NotImplemented
+            return NotImplemented  # pragma: no cover
         return (self.uri, self.extra,) == (other.uri, other.extra,)
 
-    def __repr__(self) -> str:
+    def __repr__(self) -> str:  # pragma: no cover
         return _repr(self, ("uri", "extra",))
 
 
@@ -2485,10 +2484,10 @@ class TextContent:
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
-            return NotImplemented
+            return NotImplemented  # pragma: no cover
         return (self.annotations, self.text, self.type, self.extra,) == (other.annotations, other.text, other.type, other.extra,)
 
-    def __repr__(self) -> str:
+    def __repr__(self) -> str:  # pragma: no cover
         return _repr(self, ("annotations", "text", "type", "extra",))
 
 
@@ -2513,10 +2512,10 @@ class TextContentAnnotations:
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
-            return NotImplemented
+            return NotImplemented  # pragma: no cover
         return (self.audience, self.priority, self.extra,) == (other.audience, other.priority, other.extra,)
 
-    def __repr__(self) -> str:
+    def __repr__(self) -> str:  # pragma: no cover
         return _repr(self, ("audience", "priority", "extra",))
 
 
@@ -2535,10 +2534,10 @@ class TextResourceContents:
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
-            return NotImplemented
+            return NotImplemented  # pragma: no cover
         return (self.mime_type, self.text, self.uri, self.extra,) == (other.mime_type, other.text, other.uri, other.extra,)
 
-    def __repr__(self) -> str:
+    def __repr__(self) -> str:  # pragma: no cover
         return _repr(self, ("mime_type", "text", "uri", "extra",))
 
 
@@ -2557,10 +2556,10 @@ class Tool:
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
-            return NotImplemented
+            return NotImplemented  # pragma: no cover
         return (self.description, self.input_schema, self.name, self.extra,) == (other.description, other.input_schema, other.name, other.extra,)
 
-    def __repr__(self) -> str:
+    def __repr__(self) -> str:  # pragma: no cover
         return _repr(self, ("description", "input_schema", "name", "extra",))
 
 
@@ -2579,10 +2578,10 @@ class ToolInputSchema:
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
-            return NotImplemented
+            return NotImplemented  # pragma: no cover
         return (self.properties, self.required, self.type, self.extra,) == (other.properties, other.required, other.type, other.extra,)
 
-    def __repr__(self) -> str:
+    def __repr__(self) -> str:  # pragma: no cover
         return _repr(self, ("properties", "required", "type", "extra",))
 
 
@@ -2599,10 +2598,10 @@ class ToolListChangedNotification:
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
-            return NotImplemented
+            return NotImplemented  # pragma: no cover
         return (self.method, self.params, self.extra,) == (other.method, other.params, other.extra,)
 
-    def __repr__(self) -> str:
+    def __repr__(self) -> str:  # pragma: no cover
         return _repr(self, ("method", "params", "extra",))
 
 
@@ -2617,10 +2616,10 @@ class ToolListChangedNotificationParams:
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
-            return NotImplemented
+            return NotImplemented  # pragma: no cover
         return (self.meta, self.extra,) == (other.meta, other.extra,)
 
-    def __repr__(self) -> str:
+    def __repr__(self) -> str:  # pragma: no cover
         return _repr(self, ("meta", "extra",))
 
 
@@ -2637,10 +2636,10 @@ class UnsubscribeRequest:
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
-            return NotImplemented
+            return NotImplemented  # pragma: no cover
         return (self.method, self.params, self.extra,) == (other.method, other.params, other.extra,)
 
-    def __repr__(self) -> str:
+    def __repr__(self) -> str:  # pragma: no cover
         return _repr(self, ("method", "params", "extra",))
 
 
@@ -2655,10 +2654,10 @@ class UnsubscribeRequestParams:
 
     def __eq__(self, other: Any) -> bool:
         if other.__class__ is not self.__class__:
-            return NotImplemented
+            return NotImplemented  # pragma: no cover
         return (self.uri, self.extra,) == (other.uri, other.extra,)
 
-    def __repr__(self) -> str:
+    def __repr__(self) -> str:  # pragma: no cover
         return _repr(self, ("uri", "extra",))
 
 
@@ -2962,7 +2961,7 @@ _K_UnsubscribeRequestParams: Final = frozenset(("uri",))
 
 def _structure_Annotated(d: Any, path: str) -> Annotated:
     if d.__class__ is not dict:
-        d = _as_dict(d, path)
+        d = _as_dict(d, path)  # pragma: no cover
     o = _M_Annotated()
     if not d:
         o.annotations = OMITTED
@@ -2975,8 +2974,8 @@ def _structure_Annotated(d: Any, path: str) -> Annotated:
         n += 1
         try:
             v = _structure_AnnotatedAnnotations(v, "")
-        except ValidationError as e:
-            raise _at(e, path + "/annotations") from None
+        except ValidationError as e:  # pragma: no cover
+            raise _at(e, path + "/annotations") from None  # pragma: no cover
         o.annotations = v
     else:
         o.annotations = OMITTED
@@ -2999,7 +2998,7 @@ def _unstructure_Annotated(o: Annotated) -> dict[str, Any]:
 
 def _structure_AnnotatedAnnotations(d: Any, path: str) -> AnnotatedAnnotations:
     if d.__class__ is not dict:
-        d = _as_dict(d, path)
+        d = _as_dict(d, path)  # pragma: no cover
     o = _M_AnnotatedAnnotations()
     if not d:
         o.audience = OMITTED
@@ -3012,10 +3011,10 @@ def _structure_AnnotatedAnnotations(d: Any, path: str) -> AnnotatedAnnotations:
         v = d["audience"]
         n += 1
         if not isinstance(v, list):
-            raise _invalid(v, _structure__list_Role, path + "/audience")
+            raise _invalid(v, _structure__list_Role, path + "/audience")  # pragma: no cover
         for x0 in v:
             if not (isinstance(x0, str) and x0 in {"assistant", "user"}):
-                raise _invalid(v, _structure__list_Role, path + "/audience")
+                raise _invalid(v, _structure__list_Role, path + "/audience")  # pragma: no cover
         o.audience = v
     else:
         o.audience = OMITTED
@@ -3023,7 +3022,7 @@ def _structure_AnnotatedAnnotations(d: Any, path: str) -> AnnotatedAnnotations:
         v = d["priority"]
         n += 1
         if not ((v.__class__ is float or v.__class__ is int or _is_number(v)) and v >= 0 and v <= 1):
-            raise _type_error("number in [0, 1]", v, path + "/priority")
+            raise _type_error("number in [0, 1]", v, path + "/priority")  # pragma: no cover
         o.priority = v
     else:
         o.priority = OMITTED
@@ -3049,30 +3048,30 @@ def _unstructure_AnnotatedAnnotations(o: AnnotatedAnnotations) -> dict[str, Any]
 
 def _structure_BlobResourceContents(d: Any, path: str) -> BlobResourceContents:
     if d.__class__ is not dict:
-        d = _as_dict(d, path)
+        d = _as_dict(d, path)  # pragma: no cover
     o = _M_BlobResourceContents()
     n = 2
     try:
         v = d["blob"]
-    except KeyError:
-        raise _missing("blob", path) from None
+    except KeyError:  # pragma: no cover
+        raise _missing("blob", path) from None  # pragma: no cover
     if not isinstance(v, str):
-        raise _type_error("string", v, path + "/blob")
+        raise _type_error("string", v, path + "/blob")  # pragma: no cover
     o.blob = v
     if "mimeType" in d:
         v = d["mimeType"]
         n += 1
         if not isinstance(v, str):
-            raise _type_error("string", v, path + "/mimeType")
+            raise _type_error("string", v, path + "/mimeType")  # pragma: no cover
         o.mime_type = v
     else:
         o.mime_type = OMITTED
     try:
         v = d["uri"]
-    except KeyError:
-        raise _missing("uri", path) from None
+    except KeyError:  # pragma: no cover
+        raise _missing("uri", path) from None  # pragma: no cover
     if not isinstance(v, str):
-        raise _type_error("string", v, path + "/uri")
+        raise _type_error("string", v, path + "/uri")  # pragma: no cover
     o.uri = v
     o.extra = _extra(d, _K_BlobResourceContents, path) if len(d) != n else {}
     o.__class__ = BlobResourceContents
@@ -3093,23 +3092,23 @@ def _unstructure_BlobResourceContents(o: BlobResourceContents) -> dict[str, Any]
 
 def _structure_CallToolRequest(d: Any, path: str) -> CallToolRequest:
     if d.__class__ is not dict:
-        d = _as_dict(d, path)
+        d = _as_dict(d, path)  # pragma: no cover
     o = _M_CallToolRequest()
     try:
         v = d["method"]
-    except KeyError:
-        raise _missing("method", path) from None
+    except KeyError:  # pragma: no cover
+        raise _missing("method", path) from None  # pragma: no cover
     if v != "tools/call":
-        raise _type_error("\"tools/call\"", v, path + "/method")
+        raise _type_error("\"tools/call\"", v, path + "/method")  # pragma: no cover
     o.method = "tools/call"
     try:
         v = d["params"]
-    except KeyError:
-        raise _missing("params", path) from None
+    except KeyError:  # pragma: no cover
+        raise _missing("params", path) from None  # pragma: no cover
     try:
         v = _structure_CallToolRequestParams(v, "")
-    except ValidationError as e:
-        raise _at(e, path + "/params") from None
+    except ValidationError as e:  # pragma: no cover
+        raise _at(e, path + "/params") from None  # pragma: no cover
     o.params = v
     o.extra = _extra(d, _K_CallToolRequest, path) if len(d) != 2 else {}
     o.__class__ = CallToolRequest
@@ -3126,26 +3125,26 @@ def _unstructure_CallToolRequest(o: CallToolRequest) -> dict[str, Any]:
 
 def _structure_CallToolRequestParams(d: Any, path: str) -> CallToolRequestParams:
     if d.__class__ is not dict:
-        d = _as_dict(d, path)
+        d = _as_dict(d, path)  # pragma: no cover
     o = _M_CallToolRequestParams()
     n = 1
     if "arguments" in d:
         v = d["arguments"]
         n += 1
         if not isinstance(v, dict):
-            raise _invalid(v, _structure__dict_str_Any, path + "/arguments")
+            raise _invalid(v, _structure__dict_str_Any, path + "/arguments")  # pragma: no cover
         for k0 in v:
             if not isinstance(k0, str):
-                raise _invalid(v, _structure__dict_str_Any, path + "/arguments")
+                raise _invalid(v, _structure__dict_str_Any, path + "/arguments")  # pragma: no cover
         o.arguments = v
     else:
         o.arguments = OMITTED
     try:
         v = d["name"]
-    except KeyError:
-        raise _missing("name", path) from None
+    except KeyError:  # pragma: no cover
+        raise _missing("name", path) from None  # pragma: no cover
     if not isinstance(v, str):
-        raise _type_error("string", v, path + "/name")
+        raise _type_error("string", v, path + "/name")  # pragma: no cover
     o.name = v
     o.extra = _extra(d, _K_CallToolRequestParams, path) if len(d) != n else {}
     o.__class__ = CallToolRequestParams
@@ -3166,36 +3165,36 @@ def _unstructure_CallToolRequestParams(o: CallToolRequestParams) -> dict[str, An
 
 def _structure_CallToolResult(d: Any, path: str) -> CallToolResult:
     if d.__class__ is not dict:
-        d = _as_dict(d, path)
+        d = _as_dict(d, path)  # pragma: no cover
     o = _M_CallToolResult()
     n = 1
     if "_meta" in d:
         v = d["_meta"]
         n += 1
         if not isinstance(v, dict):
-            raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+            raise _invalid(v, _structure__dict_str_Any, path + "/_meta")  # pragma: no cover
         for k0 in v:
             if not isinstance(k0, str):
-                raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+                raise _invalid(v, _structure__dict_str_Any, path + "/_meta")  # pragma: no cover
         o.meta = v
     else:
         o.meta = OMITTED
     try:
         v = d["content"]
-    except KeyError:
-        raise _missing("content", path) from None
+    except KeyError:  # pragma: no cover
+        raise _missing("content", path) from None  # pragma: no cover
     if not isinstance(v, list):
-        raise _type_error("array", v, path + "/content")
+        raise _type_error("array", v, path + "/content")  # pragma: no cover
     try:
         v = [_structure_CallToolResultContentItem(x, "") for x in v]
-    except ValidationError:
-        raise _item_error(v, _structure_CallToolResultContentItem, path + "/content") from None
+    except ValidationError:  # pragma: no cover
+        raise _item_error(v, _structure_CallToolResultContentItem, path + "/content") from None  # pragma: no cover
     o.content = v
     if "isError" in d:
         v = d["isError"]
         n += 1
         if not (v is True or v is False):
-            raise _type_error("boolean", v, path + "/isError")
+            raise _type_error("boolean", v, path + "/isError")  # pragma: no cover
         o.is_error = v
     else:
         o.is_error = OMITTED
@@ -3221,23 +3220,23 @@ def _unstructure_CallToolResult(o: CallToolResult) -> dict[str, Any]:
 
 def _structure_CancelledNotification(d: Any, path: str) -> CancelledNotification:
     if d.__class__ is not dict:
-        d = _as_dict(d, path)
+        d = _as_dict(d, path)  # pragma: no cover
     o = _M_CancelledNotification()
     try:
         v = d["method"]
-    except KeyError:
-        raise _missing("method", path) from None
+    except KeyError:  # pragma: no cover
+        raise _missing("method", path) from None  # pragma: no cover
     if v != "notifications/cancelled":
-        raise _type_error("\"notifications/cancelled\"", v, path + "/method")
+        raise _type_error("\"notifications/cancelled\"", v, path + "/method")  # pragma: no cover
     o.method = "notifications/cancelled"
     try:
         v = d["params"]
-    except KeyError:
-        raise _missing("params", path) from None
+    except KeyError:  # pragma: no cover
+        raise _missing("params", path) from None  # pragma: no cover
     try:
         v = _structure_CancelledNotificationParams(v, "")
-    except ValidationError as e:
-        raise _at(e, path + "/params") from None
+    except ValidationError as e:  # pragma: no cover
+        raise _at(e, path + "/params") from None  # pragma: no cover
     o.params = v
     o.extra = _extra(d, _K_CancelledNotification, path) if len(d) != 2 else {}
     o.__class__ = CancelledNotification
@@ -3254,23 +3253,23 @@ def _unstructure_CancelledNotification(o: CancelledNotification) -> dict[str, An
 
 def _structure_CancelledNotificationParams(d: Any, path: str) -> CancelledNotificationParams:
     if d.__class__ is not dict:
-        d = _as_dict(d, path)
+        d = _as_dict(d, path)  # pragma: no cover
     o = _M_CancelledNotificationParams()
     n = 1
     if "reason" in d:
         v = d["reason"]
         n += 1
         if not isinstance(v, str):
-            raise _type_error("string", v, path + "/reason")
+            raise _type_error("string", v, path + "/reason")  # pragma: no cover
         o.reason = v
     else:
         o.reason = OMITTED
     try:
         v = d["requestId"]
-    except KeyError:
-        raise _missing("requestId", path) from None
+    except KeyError:  # pragma: no cover
+        raise _missing("requestId", path) from None  # pragma: no cover
     if not (isinstance(v, str) or (v.__class__ is int or _is_int(v))):
-        raise _type_error("string or integer", v, path + "/requestId")
+        raise _type_error("string or integer", v, path + "/requestId")  # pragma: no cover
     o.request_id = v
     o.extra = _extra(d, _K_CancelledNotificationParams, path) if len(d) != n else {}
     o.__class__ = CancelledNotificationParams
@@ -3291,7 +3290,7 @@ def _unstructure_CancelledNotificationParams(o: CancelledNotificationParams) -> 
 
 def _structure_ClientCapabilities(d: Any, path: str) -> ClientCapabilities:
     if d.__class__ is not dict:
-        d = _as_dict(d, path)
+        d = _as_dict(d, path)  # pragma: no cover
     o = _M_ClientCapabilities()
     if not d:
         o.experimental = OMITTED
@@ -3305,15 +3304,15 @@ def _structure_ClientCapabilities(d: Any, path: str) -> ClientCapabilities:
         v = d["experimental"]
         n += 1
         if not isinstance(v, dict):
-            raise _invalid(v, _structure__dict_str_dict_str_Any, path + "/experimental")
+            raise _invalid(v, _structure__dict_str_dict_str_Any, path + "/experimental")  # pragma: no cover
         for k0, x0 in v.items():
             if not isinstance(k0, str):
-                raise _invalid(v, _structure__dict_str_dict_str_Any, path + "/experimental")
+                raise _invalid(v, _structure__dict_str_dict_str_Any, path + "/experimental")  # pragma: no cover
             if not isinstance(x0, dict):
-                raise _invalid(v, _structure__dict_str_dict_str_Any, path + "/experimental")
+                raise _invalid(v, _structure__dict_str_dict_str_Any, path + "/experimental")  # pragma: no cover
             for k1 in x0:
                 if not isinstance(k1, str):
-                    raise _invalid(v, _structure__dict_str_dict_str_Any, path + "/experimental")
+                    raise _invalid(v, _structure__dict_str_dict_str_Any, path + "/experimental")  # pragma: no cover
         o.experimental = v
     else:
         o.experimental = OMITTED
@@ -3322,8 +3321,8 @@ def _structure_ClientCapabilities(d: Any, path: str) -> ClientCapabilities:
         n += 1
         try:
             v = _structure_ClientCapabilitiesRoots(v, "")
-        except ValidationError as e:
-            raise _at(e, path + "/roots") from None
+        except ValidationError as e:  # pragma: no cover
+            raise _at(e, path + "/roots") from None  # pragma: no cover
         o.roots = v
     else:
         o.roots = OMITTED
@@ -3331,10 +3330,10 @@ def _structure_ClientCapabilities(d: Any, path: str) -> ClientCapabilities:
         v = d["sampling"]
         n += 1
         if not isinstance(v, dict):
-            raise _invalid(v, _structure__dict_str_Any, path + "/sampling")
+            raise _invalid(v, _structure__dict_str_Any, path + "/sampling")  # pragma: no cover
         for k0 in v:
             if not isinstance(k0, str):
-                raise _invalid(v, _structure__dict_str_Any, path + "/sampling")
+                raise _invalid(v, _structure__dict_str_Any, path + "/sampling")  # pragma: no cover
         o.sampling = v
     else:
         o.sampling = OMITTED
@@ -3363,7 +3362,7 @@ def _unstructure_ClientCapabilities(o: ClientCapabilities) -> dict[str, Any]:
 
 def _structure_ClientCapabilitiesRoots(d: Any, path: str) -> ClientCapabilitiesRoots:
     if d.__class__ is not dict:
-        d = _as_dict(d, path)
+        d = _as_dict(d, path)  # pragma: no cover
     o = _M_ClientCapabilitiesRoots()
     if not d:
         o.list_changed = OMITTED
@@ -3375,7 +3374,7 @@ def _structure_ClientCapabilitiesRoots(d: Any, path: str) -> ClientCapabilitiesR
         v = d["listChanged"]
         n += 1
         if not (v is True or v is False):
-            raise _type_error("boolean", v, path + "/listChanged")
+            raise _type_error("boolean", v, path + "/listChanged")  # pragma: no cover
         o.list_changed = v
     else:
         o.list_changed = OMITTED
@@ -3398,23 +3397,23 @@ def _unstructure_ClientCapabilitiesRoots(o: ClientCapabilitiesRoots) -> dict[str
 
 def _structure_CompleteRequest(d: Any, path: str) -> CompleteRequest:
     if d.__class__ is not dict:
-        d = _as_dict(d, path)
+        d = _as_dict(d, path)  # pragma: no cover
     o = _M_CompleteRequest()
     try:
         v = d["method"]
-    except KeyError:
-        raise _missing("method", path) from None
+    except KeyError:  # pragma: no cover
+        raise _missing("method", path) from None  # pragma: no cover
     if v != "completion/complete":
-        raise _type_error("\"completion/complete\"", v, path + "/method")
+        raise _type_error("\"completion/complete\"", v, path + "/method")  # pragma: no cover
     o.method = "completion/complete"
     try:
         v = d["params"]
-    except KeyError:
-        raise _missing("params", path) from None
+    except KeyError:  # pragma: no cover
+        raise _missing("params", path) from None  # pragma: no cover
     try:
         v = _structure_CompleteRequestParams(v, "")
-    except ValidationError as e:
-        raise _at(e, path + "/params") from None
+    except ValidationError as e:  # pragma: no cover
+        raise _at(e, path + "/params") from None  # pragma: no cover
     o.params = v
     o.extra = _extra(d, _K_CompleteRequest, path) if len(d) != 2 else {}
     o.__class__ = CompleteRequest
@@ -3431,25 +3430,25 @@ def _unstructure_CompleteRequest(o: CompleteRequest) -> dict[str, Any]:
 
 def _structure_CompleteRequestParams(d: Any, path: str) -> CompleteRequestParams:
     if d.__class__ is not dict:
-        d = _as_dict(d, path)
+        d = _as_dict(d, path)  # pragma: no cover
     o = _M_CompleteRequestParams()
     try:
         v = d["argument"]
-    except KeyError:
-        raise _missing("argument", path) from None
+    except KeyError:  # pragma: no cover
+        raise _missing("argument", path) from None  # pragma: no cover
     try:
         v = _structure_CompleteRequestParamsArgument(v, "")
-    except ValidationError as e:
-        raise _at(e, path + "/argument") from None
+    except ValidationError as e:  # pragma: no cover
+        raise _at(e, path + "/argument") from None  # pragma: no cover
     o.argument = v
     try:
         v = d["ref"]
-    except KeyError:
-        raise _missing("ref", path) from None
+    except KeyError:  # pragma: no cover
+        raise _missing("ref", path) from None  # pragma: no cover
     try:
         v = _structure_CompleteRequestParamsRef(v, "")
-    except ValidationError as e:
-        raise _at(e, path + "/ref") from None
+    except ValidationError as e:  # pragma: no cover
+        raise _at(e, path + "/ref") from None  # pragma: no cover
     o.ref = v
     o.extra = _extra(d, _K_CompleteRequestParams, path) if len(d) != 2 else {}
     o.__class__ = CompleteRequestParams
@@ -3466,21 +3465,21 @@ def _unstructure_CompleteRequestParams(o: CompleteRequestParams) -> dict[str, An
 
 def _structure_CompleteRequestParamsArgument(d: Any, path: str) -> CompleteRequestParamsArgument:
     if d.__class__ is not dict:
-        d = _as_dict(d, path)
+        d = _as_dict(d, path)  # pragma: no cover
     o = _M_CompleteRequestParamsArgument()
     try:
         v = d["name"]
-    except KeyError:
-        raise _missing("name", path) from None
+    except KeyError:  # pragma: no cover
+        raise _missing("name", path) from None  # pragma: no cover
     if not isinstance(v, str):
-        raise _type_error("string", v, path + "/name")
+        raise _type_error("string", v, path + "/name")  # pragma: no cover
     o.name = v
     try:
         v = d["value"]
-    except KeyError:
-        raise _missing("value", path) from None
+    except KeyError:  # pragma: no cover
+        raise _missing("value", path) from None  # pragma: no cover
     if not isinstance(v, str):
-        raise _type_error("string", v, path + "/value")
+        raise _type_error("string", v, path + "/value")  # pragma: no cover
     o.value = v
     o.extra = _extra(d, _K_CompleteRequestParamsArgument, path) if len(d) != 2 else {}
     o.__class__ = CompleteRequestParamsArgument
@@ -3497,28 +3496,28 @@ def _unstructure_CompleteRequestParamsArgument(o: CompleteRequestParamsArgument)
 
 def _structure_CompleteResult(d: Any, path: str) -> CompleteResult:
     if d.__class__ is not dict:
-        d = _as_dict(d, path)
+        d = _as_dict(d, path)  # pragma: no cover
     o = _M_CompleteResult()
     n = 1
     if "_meta" in d:
         v = d["_meta"]
         n += 1
         if not isinstance(v, dict):
-            raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+            raise _invalid(v, _structure__dict_str_Any, path + "/_meta")  # pragma: no cover
         for k0 in v:
             if not isinstance(k0, str):
-                raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+                raise _invalid(v, _structure__dict_str_Any, path + "/_meta")  # pragma: no cover
         o.meta = v
     else:
         o.meta = OMITTED
     try:
         v = d["completion"]
-    except KeyError:
-        raise _missing("completion", path) from None
+    except KeyError:  # pragma: no cover
+        raise _missing("completion", path) from None  # pragma: no cover
     try:
         v = _structure_CompleteResultCompletion(v, "")
-    except ValidationError as e:
-        raise _at(e, path + "/completion") from None
+    except ValidationError as e:  # pragma: no cover
+        raise _at(e, path + "/completion") from None  # pragma: no cover
     o.completion = v
     o.extra = _extra(d, _K_CompleteResult, path) if len(d) != n else {}
     o.__class__ = CompleteResult
@@ -3539,14 +3538,14 @@ def _unstructure_CompleteResult(o: CompleteResult) -> dict[str, Any]:
 
 def _structure_CompleteResultCompletion(d: Any, path: str) -> CompleteResultCompletion:
     if d.__class__ is not dict:
-        d = _as_dict(d, path)
+        d = _as_dict(d, path)  # pragma: no cover
     o = _M_CompleteResultCompletion()
     n = 1
     if "hasMore" in d:
         v = d["hasMore"]
         n += 1
         if not (v is True or v is False):
-            raise _type_error("boolean", v, path + "/hasMore")
+            raise _type_error("boolean", v, path + "/hasMore")  # pragma: no cover
         o.has_more = v
     else:
         o.has_more = OMITTED
@@ -3554,19 +3553,19 @@ def _structure_CompleteResultCompletion(d: Any, path: str) -> CompleteResultComp
         v = d["total"]
         n += 1
         if not (v.__class__ is int or _is_int(v)):
-            raise _type_error("integer", v, path + "/total")
+            raise _type_error("integer", v, path + "/total")  # pragma: no cover
         o.total = v
     else:
         o.total = OMITTED
     try:
         v = d["values"]
-    except KeyError:
-        raise _missing("values", path) from None
+    except KeyError:  # pragma: no cover
+        raise _missing("values", path) from None  # pragma: no cover
     if not isinstance(v, list):
-        raise _invalid(v, _structure__list_str, path + "/values")
+        raise _invalid(v, _structure__list_str, path + "/values")  # pragma: no cover
     for x0 in v:
         if not isinstance(x0, str):
-            raise _invalid(v, _structure__list_str, path + "/values")
+            raise _invalid(v, _structure__list_str, path + "/values")  # pragma: no cover
     o.values = v
     o.extra = _extra(d, _K_CompleteResultCompletion, path) if len(d) != n else {}
     o.__class__ = CompleteResultCompletion
@@ -3590,23 +3589,23 @@ def _unstructure_CompleteResultCompletion(o: CompleteResultCompletion) -> dict[s
 
 def _structure_CreateMessageRequest(d: Any, path: str) -> CreateMessageRequest:
     if d.__class__ is not dict:
-        d = _as_dict(d, path)
+        d = _as_dict(d, path)  # pragma: no cover
     o = _M_CreateMessageRequest()
     try:
         v = d["method"]
-    except KeyError:
-        raise _missing("method", path) from None
+    except KeyError:  # pragma: no cover
+        raise _missing("method", path) from None  # pragma: no cover
     if v != "sampling/createMessage":
-        raise _type_error("\"sampling/createMessage\"", v, path + "/method")
+        raise _type_error("\"sampling/createMessage\"", v, path + "/method")  # pragma: no cover
     o.method = "sampling/createMessage"
     try:
         v = d["params"]
-    except KeyError:
-        raise _missing("params", path) from None
+    except KeyError:  # pragma: no cover
+        raise _missing("params", path) from None  # pragma: no cover
     try:
         v = _structure_CreateMessageRequestParams(v, "")
-    except ValidationError as e:
-        raise _at(e, path + "/params") from None
+    except ValidationError as e:  # pragma: no cover
+        raise _at(e, path + "/params") from None  # pragma: no cover
     o.params = v
     o.extra = _extra(d, _K_CreateMessageRequest, path) if len(d) != 2 else {}
     o.__class__ = CreateMessageRequest
@@ -3623,43 +3622,43 @@ def _unstructure_CreateMessageRequest(o: CreateMessageRequest) -> dict[str, Any]
 
 def _structure_CreateMessageRequestParams(d: Any, path: str) -> CreateMessageRequestParams:
     if d.__class__ is not dict:
-        d = _as_dict(d, path)
+        d = _as_dict(d, path)  # pragma: no cover
     o = _M_CreateMessageRequestParams()
     n = 2
     if "includeContext" in d:
         v = d["includeContext"]
         n += 1
         if not (isinstance(v, str) and v in {"allServers", "none", "thisServer"}):
-            raise _type_error("one of \"allServers\", \"none\", \"thisServer\"", v, path + "/includeContext")
+            raise _type_error("one of \"allServers\", \"none\", \"thisServer\"", v, path + "/includeContext")  # pragma: no cover
         o.include_context = v
     else:
         o.include_context = OMITTED
     try:
         v = d["maxTokens"]
-    except KeyError:
-        raise _missing("maxTokens", path) from None
+    except KeyError:  # pragma: no cover
+        raise _missing("maxTokens", path) from None  # pragma: no cover
     if not (v.__class__ is int or _is_int(v)):
-        raise _type_error("integer", v, path + "/maxTokens")
+        raise _type_error("integer", v, path + "/maxTokens")  # pragma: no cover
     o.max_tokens = v
     try:
         v = d["messages"]
-    except KeyError:
-        raise _missing("messages", path) from None
+    except KeyError:  # pragma: no cover
+        raise _missing("messages", path) from None  # pragma: no cover
     if not isinstance(v, list):
-        raise _type_error("array", v, path + "/messages")
+        raise _type_error("array", v, path + "/messages")  # pragma: no cover
     try:
         v = [_structure_SamplingMessage(x, "") for x in v]
-    except ValidationError:
-        raise _item_error(v, _structure_SamplingMessage, path + "/messages") from None
+    except ValidationError:  # pragma: no cover
+        raise _item_error(v, _structure_SamplingMessage, path + "/messages") from None  # pragma: no cover
     o.messages = v
     if "metadata" in d:
         v = d["metadata"]
         n += 1
         if not isinstance(v, dict):
-            raise _invalid(v, _structure__dict_str_Any, path + "/metadata")
+            raise _invalid(v, _structure__dict_str_Any, path + "/metadata")  # pragma: no cover
         for k0 in v:
             if not isinstance(k0, str):
-                raise _invalid(v, _structure__dict_str_Any, path + "/metadata")
+                raise _invalid(v, _structure__dict_str_Any, path + "/metadata")  # pragma: no cover
         o.metadata = v
     else:
         o.metadata = OMITTED
@@ -3668,8 +3667,8 @@ def _structure_CreateMessageRequestParams(d: Any, path: str) -> CreateMessageReq
         n += 1
         try:
             v = _structure_ModelPreferences(v, "")
-        except ValidationError as e:
-            raise _at(e, path + "/modelPreferences") from None
+        except ValidationError as e:  # pragma: no cover
+            raise _at(e, path + "/modelPreferences") from None  # pragma: no cover
         o.model_preferences = v
     else:
         o.model_preferences = OMITTED
@@ -3677,10 +3676,10 @@ def _structure_CreateMessageRequestParams(d: Any, path: str) -> CreateMessageReq
         v = d["stopSequences"]
         n += 1
         if not isinstance(v, list):
-            raise _invalid(v, _structure__list_str, path + "/stopSequences")
+            raise _invalid(v, _structure__list_str, path + "/stopSequences")  # pragma: no cover
         for x0 in v:
             if not isinstance(x0, str):
-                raise _invalid(v, _structure__list_str, path + "/stopSequences")
+                raise _invalid(v, _structure__list_str, path + "/stopSequences")  # pragma: no cover
         o.stop_sequences = v
     else:
         o.stop_sequences = OMITTED
@@ -3688,7 +3687,7 @@ def _structure_CreateMessageRequestParams(d: Any, path: str) -> CreateMessageReq
         v = d["systemPrompt"]
         n += 1
         if not isinstance(v, str):
-            raise _type_error("string", v, path + "/systemPrompt")
+            raise _type_error("string", v, path + "/systemPrompt")  # pragma: no cover
         o.system_prompt = v
     else:
         o.system_prompt = OMITTED
@@ -3696,7 +3695,7 @@ def _structure_CreateMessageRequestParams(d: Any, path: str) -> CreateMessageReq
         v = d["temperature"]
         n += 1
         if not (v.__class__ is float or v.__class__ is int or _is_number(v)):
-            raise _type_error("number", v, path + "/temperature")
+            raise _type_error("number", v, path + "/temperature")  # pragma: no cover
         o.temperature = v
     else:
         o.temperature = OMITTED
@@ -3734,48 +3733,48 @@ def _unstructure_CreateMessageRequestParams(o: CreateMessageRequestParams) -> di
 
 def _structure_CreateMessageResult(d: Any, path: str) -> CreateMessageResult:
     if d.__class__ is not dict:
-        d = _as_dict(d, path)
+        d = _as_dict(d, path)  # pragma: no cover
     o = _M_CreateMessageResult()
     n = 3
     if "_meta" in d:
         v = d["_meta"]
         n += 1
         if not isinstance(v, dict):
-            raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+            raise _invalid(v, _structure__dict_str_Any, path + "/_meta")  # pragma: no cover
         for k0 in v:
             if not isinstance(k0, str):
-                raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+                raise _invalid(v, _structure__dict_str_Any, path + "/_meta")  # pragma: no cover
         o.meta = v
     else:
         o.meta = OMITTED
     try:
         v = d["content"]
-    except KeyError:
-        raise _missing("content", path) from None
+    except KeyError:  # pragma: no cover
+        raise _missing("content", path) from None  # pragma: no cover
     try:
         v = _structure_CreateMessageResultContent(v, "")
-    except ValidationError as e:
-        raise _at(e, path + "/content") from None
+    except ValidationError as e:  # pragma: no cover
+        raise _at(e, path + "/content") from None  # pragma: no cover
     o.content = v
     try:
         v = d["model"]
-    except KeyError:
-        raise _missing("model", path) from None
+    except KeyError:  # pragma: no cover
+        raise _missing("model", path) from None  # pragma: no cover
     if not isinstance(v, str):
-        raise _type_error("string", v, path + "/model")
+        raise _type_error("string", v, path + "/model")  # pragma: no cover
     o.model = v
     try:
         v = d["role"]
-    except KeyError:
-        raise _missing("role", path) from None
+    except KeyError:  # pragma: no cover
+        raise _missing("role", path) from None  # pragma: no cover
     if not (isinstance(v, str) and v in {"assistant", "user"}):
-        raise _type_error("one of \"assistant\", \"user\"", v, path + "/role")
+        raise _type_error("one of \"assistant\", \"user\"", v, path + "/role")  # pragma: no cover
     o.role = v
     if "stopReason" in d:
         v = d["stopReason"]
         n += 1
         if not isinstance(v, str):
-            raise _type_error("string", v, path + "/stopReason")
+            raise _type_error("string", v, path + "/stopReason")  # pragma: no cover
         o.stop_reason = v
     else:
         o.stop_reason = OMITTED
@@ -3801,7 +3800,7 @@ def _unstructure_CreateMessageResult(o: CreateMessageResult) -> dict[str, Any]:
 
 def _structure_EmbeddedResource(d: Any, path: str) -> EmbeddedResource:
     if d.__class__ is not dict:
-        d = _as_dict(d, path)
+        d = _as_dict(d, path)  # pragma: no cover
     o = _M_EmbeddedResource()
     n = 2
     if "annotations" in d:
@@ -3809,26 +3808,26 @@ def _structure_EmbeddedResource(d: Any, path: str) -> EmbeddedResource:
         n += 1
         try:
             v = _structure_EmbeddedResourceAnnotations(v, "")
-        except ValidationError as e:
-            raise _at(e, path + "/annotations") from None
+        except ValidationError as e:  # pragma: no cover
+            raise _at(e, path + "/annotations") from None  # pragma: no cover
         o.annotations = v
     else:
         o.annotations = OMITTED
     try:
         v = d["resource"]
-    except KeyError:
-        raise _missing("resource", path) from None
+    except KeyError:  # pragma: no cover
+        raise _missing("resource", path) from None  # pragma: no cover
     try:
         v = _structure_EmbeddedResourceResource(v, "")
-    except ValidationError as e:
-        raise _at(e, path + "/resource") from None
+    except ValidationError as e:  # pragma: no cover
+        raise _at(e, path + "/resource") from None  # pragma: no cover
     o.resource = v
     try:
         v = d["type"]
-    except KeyError:
-        raise _missing("type", path) from None
+    except KeyError:  # pragma: no cover
+        raise _missing("type", path) from None  # pragma: no cover
     if v != "resource":
-        raise _type_error("\"resource\"", v, path + "/type")
+        raise _type_error("\"resource\"", v, path + "/type")  # pragma: no cover
     o.type = "resource"
     o.extra = _extra(d, _K_EmbeddedResource, path) if len(d) != n else {}
     o.__class__ = EmbeddedResource
@@ -3849,7 +3848,7 @@ def _unstructure_EmbeddedResource(o: EmbeddedResource) -> dict[str, Any]:
 
 def _structure_EmbeddedResourceAnnotations(d: Any, path: str) -> EmbeddedResourceAnnotations:
     if d.__class__ is not dict:
-        d = _as_dict(d, path)
+        d = _as_dict(d, path)  # pragma: no cover
     o = _M_EmbeddedResourceAnnotations()
     if not d:
         o.audience = OMITTED
@@ -3862,10 +3861,10 @@ def _structure_EmbeddedResourceAnnotations(d: Any, path: str) -> EmbeddedResourc
         v = d["audience"]
         n += 1
         if not isinstance(v, list):
-            raise _invalid(v, _structure__list_Role, path + "/audience")
+            raise _invalid(v, _structure__list_Role, path + "/audience")  # pragma: no cover
         for x0 in v:
             if not (isinstance(x0, str) and x0 in {"assistant", "user"}):
-                raise _invalid(v, _structure__list_Role, path + "/audience")
+                raise _invalid(v, _structure__list_Role, path + "/audience")  # pragma: no cover
         o.audience = v
     else:
         o.audience = OMITTED
@@ -3873,7 +3872,7 @@ def _structure_EmbeddedResourceAnnotations(d: Any, path: str) -> EmbeddedResourc
         v = d["priority"]
         n += 1
         if not ((v.__class__ is float or v.__class__ is int or _is_number(v)) and v >= 0 and v <= 1):
-            raise _type_error("number in [0, 1]", v, path + "/priority")
+            raise _type_error("number in [0, 1]", v, path + "/priority")  # pragma: no cover
         o.priority = v
     else:
         o.priority = OMITTED
@@ -3899,23 +3898,23 @@ def _unstructure_EmbeddedResourceAnnotations(o: EmbeddedResourceAnnotations) -> 
 
 def _structure_GetPromptRequest(d: Any, path: str) -> GetPromptRequest:
     if d.__class__ is not dict:
-        d = _as_dict(d, path)
+        d = _as_dict(d, path)  # pragma: no cover
     o = _M_GetPromptRequest()
     try:
         v = d["method"]
-    except KeyError:
-        raise _missing("method", path) from None
+    except KeyError:  # pragma: no cover
+        raise _missing("method", path) from None  # pragma: no cover
     if v != "prompts/get":
-        raise _type_error("\"prompts/get\"", v, path + "/method")
+        raise _type_error("\"prompts/get\"", v, path + "/method")  # pragma: no cover
     o.method = "prompts/get"
     try:
         v = d["params"]
-    except KeyError:
-        raise _missing("params", path) from None
+    except KeyError:  # pragma: no cover
+        raise _missing("params", path) from None  # pragma: no cover
     try:
         v = _structure_GetPromptRequestParams(v, "")
-    except ValidationError as e:
-        raise _at(e, path + "/params") from None
+    except ValidationError as e:  # pragma: no cover
+        raise _at(e, path + "/params") from None  # pragma: no cover
     o.params = v
     o.extra = _extra(d, _K_GetPromptRequest, path) if len(d) != 2 else {}
     o.__class__ = GetPromptRequest
@@ -3932,28 +3931,28 @@ def _unstructure_GetPromptRequest(o: GetPromptRequest) -> dict[str, Any]:
 
 def _structure_GetPromptRequestParams(d: Any, path: str) -> GetPromptRequestParams:
     if d.__class__ is not dict:
-        d = _as_dict(d, path)
+        d = _as_dict(d, path)  # pragma: no cover
     o = _M_GetPromptRequestParams()
     n = 1
     if "arguments" in d:
         v = d["arguments"]
         n += 1
         if not isinstance(v, dict):
-            raise _invalid(v, _structure__dict_str_str, path + "/arguments")
+            raise _invalid(v, _structure__dict_str_str, path + "/arguments")  # pragma: no cover
         for k0, x0 in v.items():
             if not isinstance(k0, str):
-                raise _invalid(v, _structure__dict_str_str, path + "/arguments")
+                raise _invalid(v, _structure__dict_str_str, path + "/arguments")  # pragma: no cover
             if not isinstance(x0, str):
-                raise _invalid(v, _structure__dict_str_str, path + "/arguments")
+                raise _invalid(v, _structure__dict_str_str, path + "/arguments")  # pragma: no cover
         o.arguments = v
     else:
         o.arguments = OMITTED
     try:
         v = d["name"]
-    except KeyError:
-        raise _missing("name", path) from None
+    except KeyError:  # pragma: no cover
+        raise _missing("name", path) from None  # pragma: no cover
     if not isinstance(v, str):
-        raise _type_error("string", v, path + "/name")
+        raise _type_error("string", v, path + "/name")  # pragma: no cover
     o.name = v
     o.extra = _extra(d, _K_GetPromptRequestParams, path) if len(d) != n else {}
     o.__class__ = GetPromptRequestParams
@@ -3974,17 +3973,17 @@ def _unstructure_GetPromptRequestParams(o: GetPromptRequestParams) -> dict[str, 
 
 def _structure_GetPromptResult(d: Any, path: str) -> GetPromptResult:
     if d.__class__ is not dict:
-        d = _as_dict(d, path)
+        d = _as_dict(d, path)  # pragma: no cover
     o = _M_GetPromptResult()
     n = 1
     if "_meta" in d:
         v = d["_meta"]
         n += 1
         if not isinstance(v, dict):
-            raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+            raise _invalid(v, _structure__dict_str_Any, path + "/_meta")  # pragma: no cover
         for k0 in v:
             if not isinstance(k0, str):
-                raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+                raise _invalid(v, _structure__dict_str_Any, path + "/_meta")  # pragma: no cover
         o.meta = v
     else:
         o.meta = OMITTED
@@ -3992,20 +3991,20 @@ def _structure_GetPromptResult(d: Any, path: str) -> GetPromptResult:
         v = d["description"]
         n += 1
         if not isinstance(v, str):
-            raise _type_error("string", v, path + "/description")
+            raise _type_error("string", v, path + "/description")  # pragma: no cover
         o.description = v
     else:
         o.description = OMITTED
     try:
         v = d["messages"]
-    except KeyError:
-        raise _missing("messages", path) from None
+    except KeyError:  # pragma: no cover
+        raise _missing("messages", path) from None  # pragma: no cover
     if not isinstance(v, list):
-        raise _type_error("array", v, path + "/messages")
+        raise _type_error("array", v, path + "/messages")  # pragma: no cover
     try:
         v = [_structure_PromptMessage(x, "") for x in v]
-    except ValidationError:
-        raise _item_error(v, _structure_PromptMessage, path + "/messages") from None
+    except ValidationError:  # pragma: no cover
+        raise _item_error(v, _structure_PromptMessage, path + "/messages") from None  # pragma: no cover
     o.messages = v
     o.extra = _extra(d, _K_GetPromptResult, path) if len(d) != n else {}
     o.__class__ = GetPromptResult
@@ -4029,7 +4028,7 @@ def _unstructure_GetPromptResult(o: GetPromptResult) -> dict[str, Any]:
 
 def _structure_ImageContent(d: Any, path: str) -> ImageContent:
     if d.__class__ is not dict:
-        d = _as_dict(d, path)
+        d = _as_dict(d, path)  # pragma: no cover
     o = _M_ImageContent()
     n = 3
     if "annotations" in d:
@@ -4037,31 +4036,31 @@ def _structure_ImageContent(d: Any, path: str) -> ImageContent:
         n += 1
         try:
             v = _structure_ImageContentAnnotations(v, "")
-        except ValidationError as e:
-            raise _at(e, path + "/annotations") from None
+        except ValidationError as e:  # pragma: no cover
+            raise _at(e, path + "/annotations") from None  # pragma: no cover
         o.annotations = v
     else:
         o.annotations = OMITTED
     try:
         v = d["data"]
-    except KeyError:
-        raise _missing("data", path) from None
+    except KeyError:  # pragma: no cover
+        raise _missing("data", path) from None  # pragma: no cover
     if not isinstance(v, str):
-        raise _type_error("string", v, path + "/data")
+        raise _type_error("string", v, path + "/data")  # pragma: no cover
     o.data = v
     try:
         v = d["mimeType"]
-    except KeyError:
-        raise _missing("mimeType", path) from None
+    except KeyError:  # pragma: no cover
+        raise _missing("mimeType", path) from None  # pragma: no cover
     if not isinstance(v, str):
-        raise _type_error("string", v, path + "/mimeType")
+        raise _type_error("string", v, path + "/mimeType")  # pragma: no cover
     o.mime_type = v
     try:
         v = d["type"]
-    except KeyError:
-        raise _missing("type", path) from None
+    except KeyError:  # pragma: no cover
+        raise _missing("type", path) from None  # pragma: no cover
     if v != "image":
-        raise _type_error("\"image\"", v, path + "/type")
+        raise _type_error("\"image\"", v, path + "/type")  # pragma: no cover
     o.type = "image"
     o.extra = _extra(d, _K_ImageContent, path) if len(d) != n else {}
     o.__class__ = ImageContent
@@ -4082,7 +4081,7 @@ def _unstructure_ImageContent(o: ImageContent) -> dict[str, Any]:
 
 def _structure_ImageContentAnnotations(d: Any, path: str) -> ImageContentAnnotations:
     if d.__class__ is not dict:
-        d = _as_dict(d, path)
+        d = _as_dict(d, path)  # pragma: no cover
     o = _M_ImageContentAnnotations()
     if not d:
         o.audience = OMITTED
@@ -4095,10 +4094,10 @@ def _structure_ImageContentAnnotations(d: Any, path: str) -> ImageContentAnnotat
         v = d["audience"]
         n += 1
         if not isinstance(v, list):
-            raise _invalid(v, _structure__list_Role, path + "/audience")
+            raise _invalid(v, _structure__list_Role, path + "/audience")  # pragma: no cover
         for x0 in v:
             if not (isinstance(x0, str) and x0 in {"assistant", "user"}):
-                raise _invalid(v, _structure__list_Role, path + "/audience")
+                raise _invalid(v, _structure__list_Role, path + "/audience")  # pragma: no cover
         o.audience = v
     else:
         o.audience = OMITTED
@@ -4106,7 +4105,7 @@ def _structure_ImageContentAnnotations(d: Any, path: str) -> ImageContentAnnotat
         v = d["priority"]
         n += 1
         if not ((v.__class__ is float or v.__class__ is int or _is_number(v)) and v >= 0 and v <= 1):
-            raise _type_error("number in [0, 1]", v, path + "/priority")
+            raise _type_error("number in [0, 1]", v, path + "/priority")  # pragma: no cover
         o.priority = v
     else:
         o.priority = OMITTED
@@ -4132,21 +4131,21 @@ def _unstructure_ImageContentAnnotations(o: ImageContentAnnotations) -> dict[str
 
 def _structure_Implementation(d: Any, path: str) -> Implementation:
     if d.__class__ is not dict:
-        d = _as_dict(d, path)
+        d = _as_dict(d, path)  # pragma: no cover
     o = _M_Implementation()
     try:
         v = d["name"]
-    except KeyError:
-        raise _missing("name", path) from None
+    except KeyError:  # pragma: no cover
+        raise _missing("name", path) from None  # pragma: no cover
     if not isinstance(v, str):
-        raise _type_error("string", v, path + "/name")
+        raise _type_error("string", v, path + "/name")  # pragma: no cover
     o.name = v
     try:
         v = d["version"]
-    except KeyError:
-        raise _missing("version", path) from None
+    except KeyError:  # pragma: no cover
+        raise _missing("version", path) from None  # pragma: no cover
     if not isinstance(v, str):
-        raise _type_error("string", v, path + "/version")
+        raise _type_error("string", v, path + "/version")  # pragma: no cover
     o.version = v
     o.extra = _extra(d, _K_Implementation, path) if len(d) != 2 else {}
     o.__class__ = Implementation
@@ -4163,23 +4162,23 @@ def _unstructure_Implementation(o: Implementation) -> dict[str, Any]:
 
 def _structure_InitializeRequest(d: Any, path: str) -> InitializeRequest:
     if d.__class__ is not dict:
-        d = _as_dict(d, path)
+        d = _as_dict(d, path)  # pragma: no cover
     o = _M_InitializeRequest()
     try:
         v = d["method"]
-    except KeyError:
-        raise _missing("method", path) from None
+    except KeyError:  # pragma: no cover
+        raise _missing("method", path) from None  # pragma: no cover
     if v != "initialize":
-        raise _type_error("\"initialize\"", v, path + "/method")
+        raise _type_error("\"initialize\"", v, path + "/method")  # pragma: no cover
     o.method = "initialize"
     try:
         v = d["params"]
-    except KeyError:
-        raise _missing("params", path) from None
+    except KeyError:  # pragma: no cover
+        raise _missing("params", path) from None  # pragma: no cover
     try:
         v = _structure_InitializeRequestParams(v, "")
-    except ValidationError as e:
-        raise _at(e, path + "/params") from None
+    except ValidationError as e:  # pragma: no cover
+        raise _at(e, path + "/params") from None  # pragma: no cover
     o.params = v
     o.extra = _extra(d, _K_InitializeRequest, path) if len(d) != 2 else {}
     o.__class__ = InitializeRequest
@@ -4196,32 +4195,32 @@ def _unstructure_InitializeRequest(o: InitializeRequest) -> dict[str, Any]:
 
 def _structure_InitializeRequestParams(d: Any, path: str) -> InitializeRequestParams:
     if d.__class__ is not dict:
-        d = _as_dict(d, path)
+        d = _as_dict(d, path)  # pragma: no cover
     o = _M_InitializeRequestParams()
     try:
         v = d["capabilities"]
-    except KeyError:
-        raise _missing("capabilities", path) from None
+    except KeyError:  # pragma: no cover
+        raise _missing("capabilities", path) from None  # pragma: no cover
     try:
         v = _structure_ClientCapabilities(v, "")
-    except ValidationError as e:
-        raise _at(e, path + "/capabilities") from None
+    except ValidationError as e:  # pragma: no cover
+        raise _at(e, path + "/capabilities") from None  # pragma: no cover
     o.capabilities = v
     try:
         v = d["clientInfo"]
-    except KeyError:
-        raise _missing("clientInfo", path) from None
+    except KeyError:  # pragma: no cover
+        raise _missing("clientInfo", path) from None  # pragma: no cover
     try:
         v = _structure_Implementation(v, "")
-    except ValidationError as e:
-        raise _at(e, path + "/clientInfo") from None
+    except ValidationError as e:  # pragma: no cover
+        raise _at(e, path + "/clientInfo") from None  # pragma: no cover
     o.client_info = v
     try:
         v = d["protocolVersion"]
-    except KeyError:
-        raise _missing("protocolVersion", path) from None
+    except KeyError:  # pragma: no cover
+        raise _missing("protocolVersion", path) from None  # pragma: no cover
     if not isinstance(v, str):
-        raise _type_error("string", v, path + "/protocolVersion")
+        raise _type_error("string", v, path + "/protocolVersion")  # pragma: no cover
     o.protocol_version = v
     o.extra = _extra(d, _K_InitializeRequestParams, path) if len(d) != 3 else {}
     o.__class__ = InitializeRequestParams
@@ -4238,52 +4237,52 @@ def _unstructure_InitializeRequestParams(o: InitializeRequestParams) -> dict[str
 
 def _structure_InitializeResult(d: Any, path: str) -> InitializeResult:
     if d.__class__ is not dict:
-        d = _as_dict(d, path)
+        d = _as_dict(d, path)  # pragma: no cover
     o = _M_InitializeResult()
     n = 3
     if "_meta" in d:
         v = d["_meta"]
         n += 1
         if not isinstance(v, dict):
-            raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+            raise _invalid(v, _structure__dict_str_Any, path + "/_meta")  # pragma: no cover
         for k0 in v:
             if not isinstance(k0, str):
-                raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+                raise _invalid(v, _structure__dict_str_Any, path + "/_meta")  # pragma: no cover
         o.meta = v
     else:
         o.meta = OMITTED
     try:
         v = d["capabilities"]
-    except KeyError:
-        raise _missing("capabilities", path) from None
+    except KeyError:  # pragma: no cover
+        raise _missing("capabilities", path) from None  # pragma: no cover
     try:
         v = _structure_ServerCapabilities(v, "")
-    except ValidationError as e:
-        raise _at(e, path + "/capabilities") from None
+    except ValidationError as e:  # pragma: no cover
+        raise _at(e, path + "/capabilities") from None  # pragma: no cover
     o.capabilities = v
     if "instructions" in d:
         v = d["instructions"]
         n += 1
         if not isinstance(v, str):
-            raise _type_error("string", v, path + "/instructions")
+            raise _type_error("string", v, path + "/instructions")  # pragma: no cover
         o.instructions = v
     else:
         o.instructions = OMITTED
     try:
         v = d["protocolVersion"]
-    except KeyError:
-        raise _missing("protocolVersion", path) from None
+    except KeyError:  # pragma: no cover
+        raise _missing("protocolVersion", path) from None  # pragma: no cover
     if not isinstance(v, str):
-        raise _type_error("string", v, path + "/protocolVersion")
+        raise _type_error("string", v, path + "/protocolVersion")  # pragma: no cover
     o.protocol_version = v
     try:
         v = d["serverInfo"]
-    except KeyError:
-        raise _missing("serverInfo", path) from None
+    except KeyError:  # pragma: no cover
+        raise _missing("serverInfo", path) from None  # pragma: no cover
     try:
         v = _structure_Implementation(v, "")
-    except ValidationError as e:
-        raise _at(e, path + "/serverInfo") from None
+    except ValidationError as e:  # pragma: no cover
+        raise _at(e, path + "/serverInfo") from None  # pragma: no cover
     o.server_info = v
     o.extra = _extra(d, _K_InitializeResult, path) if len(d) != n else {}
     o.__class__ = InitializeResult
@@ -4307,23 +4306,23 @@ def _unstructure_InitializeResult(o: InitializeResult) -> dict[str, Any]:
 
 def _structure_InitializedNotification(d: Any, path: str) -> InitializedNotification:
     if d.__class__ is not dict:
-        d = _as_dict(d, path)
+        d = _as_dict(d, path)  # pragma: no cover
     o = _M_InitializedNotification()
     n = 1
     try:
         v = d["method"]
-    except KeyError:
-        raise _missing("method", path) from None
+    except KeyError:  # pragma: no cover
+        raise _missing("method", path) from None  # pragma: no cover
     if v != "notifications/initialized":
-        raise _type_error("\"notifications/initialized\"", v, path + "/method")
+        raise _type_error("\"notifications/initialized\"", v, path + "/method")  # pragma: no cover
     o.method = "notifications/initialized"
     if "params" in d:
         v = d["params"]
         n += 1
         try:
             v = _structure_InitializedNotificationParams(v, "")
-        except ValidationError as e:
-            raise _at(e, path + "/params") from None
+        except ValidationError as e:  # pragma: no cover
+            raise _at(e, path + "/params") from None  # pragma: no cover
         o.params = v
     else:
         o.params = OMITTED
@@ -4346,7 +4345,7 @@ def _unstructure_InitializedNotification(o: InitializedNotification) -> dict[str
 
 def _structure_InitializedNotificationParams(d: Any, path: str) -> InitializedNotificationParams:
     if d.__class__ is not dict:
-        d = _as_dict(d, path)
+        d = _as_dict(d, path)  # pragma: no cover
     o = _M_InitializedNotificationParams()
     if not d:
         o.meta = OMITTED
@@ -4358,10 +4357,10 @@ def _structure_InitializedNotificationParams(d: Any, path: str) -> InitializedNo
         v = d["_meta"]
         n += 1
         if not isinstance(v, dict):
-            raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+            raise _invalid(v, _structure__dict_str_Any, path + "/_meta")  # pragma: no cover
         for k0 in v:
             if not isinstance(k0, str):
-                raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+                raise _invalid(v, _structure__dict_str_Any, path + "/_meta")  # pragma: no cover
         o.meta = v
     else:
         o.meta = OMITTED
@@ -4384,30 +4383,30 @@ def _unstructure_InitializedNotificationParams(o: InitializedNotificationParams)
 
 def _structure_JSONRPCError(d: Any, path: str) -> JSONRPCError:
     if d.__class__ is not dict:
-        d = _as_dict(d, path)
+        d = _as_dict(d, path)  # pragma: no cover
     o = _M_JSONRPCError()
     try:
         v = d["error"]
-    except KeyError:
-        raise _missing("error", path) from None
+    except KeyError:  # pragma: no cover
+        raise _missing("error", path) from None  # pragma: no cover
     try:
         v = _structure_JSONRPCErrorError(v, "")
-    except ValidationError as e:
-        raise _at(e, path + "/error") from None
+    except ValidationError as e:  # pragma: no cover
+        raise _at(e, path + "/error") from None  # pragma: no cover
     o.error = v
     try:
         v = d["id"]
-    except KeyError:
-        raise _missing("id", path) from None
+    except KeyError:  # pragma: no cover
+        raise _missing("id", path) from None  # pragma: no cover
     if not (isinstance(v, str) or (v.__class__ is int or _is_int(v))):
-        raise _type_error("string or integer", v, path + "/id")
+        raise _type_error("string or integer", v, path + "/id")  # pragma: no cover
     o.id = v
     try:
         v = d["jsonrpc"]
-    except KeyError:
-        raise _missing("jsonrpc", path) from None
+    except KeyError:  # pragma: no cover
+        raise _missing("jsonrpc", path) from None  # pragma: no cover
     if v != "2.0":
-        raise _type_error("\"2.0\"", v, path + "/jsonrpc")
+        raise _type_error("\"2.0\"", v, path + "/jsonrpc")  # pragma: no cover
     o.jsonrpc = "2.0"
     o.extra = _extra(d, _K_JSONRPCError, path) if len(d) != 3 else {}
     o.__class__ = JSONRPCError
@@ -4424,15 +4423,15 @@ def _unstructure_JSONRPCError(o: JSONRPCError) -> dict[str, Any]:
 
 def _structure_JSONRPCErrorError(d: Any, path: str) -> JSONRPCErrorError:
     if d.__class__ is not dict:
-        d = _as_dict(d, path)
+        d = _as_dict(d, path)  # pragma: no cover
     o = _M_JSONRPCErrorError()
     n = 2
     try:
         v = d["code"]
-    except KeyError:
-        raise _missing("code", path) from None
+    except KeyError:  # pragma: no cover
+        raise _missing("code", path) from None  # pragma: no cover
     if not (v.__class__ is int or _is_int(v)):
-        raise _type_error("integer", v, path + "/code")
+        raise _type_error("integer", v, path + "/code")  # pragma: no cover
     o.code = v
     if "data" in d:
         v = d["data"]
@@ -4442,10 +4441,10 @@ def _structure_JSONRPCErrorError(d: Any, path: str) -> JSONRPCErrorError:
         o.data = OMITTED
     try:
         v = d["message"]
-    except KeyError:
-        raise _missing("message", path) from None
+    except KeyError:  # pragma: no cover
+        raise _missing("message", path) from None  # pragma: no cover
     if not isinstance(v, str):
-        raise _type_error("string", v, path + "/message")
+        raise _type_error("string", v, path + "/message")  # pragma: no cover
     o.message = v
     o.extra = _extra(d, _K_JSONRPCErrorError, path) if len(d) != n else {}
     o.__class__ = JSONRPCErrorError
@@ -4466,30 +4465,30 @@ def _unstructure_JSONRPCErrorError(o: JSONRPCErrorError) -> dict[str, Any]:
 
 def _structure_JSONRPCNotification(d: Any, path: str) -> JSONRPCNotification:
     if d.__class__ is not dict:
-        d = _as_dict(d, path)
+        d = _as_dict(d, path)  # pragma: no cover
     o = _M_JSONRPCNotification()
     n = 2
     try:
         v = d["jsonrpc"]
-    except KeyError:
-        raise _missing("jsonrpc", path) from None
+    except KeyError:  # pragma: no cover
+        raise _missing("jsonrpc", path) from None  # pragma: no cover
     if v != "2.0":
-        raise _type_error("\"2.0\"", v, path + "/jsonrpc")
+        raise _type_error("\"2.0\"", v, path + "/jsonrpc")  # pragma: no cover
     o.jsonrpc = "2.0"
     try:
         v = d["method"]
-    except KeyError:
-        raise _missing("method", path) from None
+    except KeyError:  # pragma: no cover
+        raise _missing("method", path) from None  # pragma: no cover
     if not isinstance(v, str):
-        raise _type_error("string", v, path + "/method")
+        raise _type_error("string", v, path + "/method")  # pragma: no cover
     o.method = v
     if "params" in d:
         v = d["params"]
         n += 1
         try:
             v = _structure_JSONRPCNotificationParams(v, "")
-        except ValidationError as e:
-            raise _at(e, path + "/params") from None
+        except ValidationError as e:  # pragma: no cover
+            raise _at(e, path + "/params") from None  # pragma: no cover
         o.params = v
     else:
         o.params = OMITTED
@@ -4512,7 +4511,7 @@ def _unstructure_JSONRPCNotification(o: JSONRPCNotification) -> dict[str, Any]:
 
 def _structure_JSONRPCNotificationParams(d: Any, path: str) -> JSONRPCNotificationParams:
     if d.__class__ is not dict:
-        d = _as_dict(d, path)
+        d = _as_dict(d, path)  # pragma: no cover
     o = _M_JSONRPCNotificationParams()
     if not d:
         o.meta = OMITTED
@@ -4524,10 +4523,10 @@ def _structure_JSONRPCNotificationParams(d: Any, path: str) -> JSONRPCNotificati
         v = d["_meta"]
         n += 1
         if not isinstance(v, dict):
-            raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+            raise _invalid(v, _structure__dict_str_Any, path + "/_meta")  # pragma: no cover
         for k0 in v:
             if not isinstance(k0, str):
-                raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+                raise _invalid(v, _structure__dict_str_Any, path + "/_meta")  # pragma: no cover
         o.meta = v
     else:
         o.meta = OMITTED
@@ -4550,37 +4549,37 @@ def _unstructure_JSONRPCNotificationParams(o: JSONRPCNotificationParams) -> dict
 
 def _structure_JSONRPCRequest(d: Any, path: str) -> JSONRPCRequest:
     if d.__class__ is not dict:
-        d = _as_dict(d, path)
+        d = _as_dict(d, path)  # pragma: no cover
     o = _M_JSONRPCRequest()
     n = 3
     try:
         v = d["id"]
-    except KeyError:
-        raise _missing("id", path) from None
+    except KeyError:  # pragma: no cover
+        raise _missing("id", path) from None  # pragma: no cover
     if not (isinstance(v, str) or (v.__class__ is int or _is_int(v))):
-        raise _type_error("string or integer", v, path + "/id")
+        raise _type_error("string or integer", v, path + "/id")  # pragma: no cover
     o.id = v
     try:
         v = d["jsonrpc"]
-    except KeyError:
-        raise _missing("jsonrpc", path) from None
+    except KeyError:  # pragma: no cover
+        raise _missing("jsonrpc", path) from None  # pragma: no cover
     if v != "2.0":
-        raise _type_error("\"2.0\"", v, path + "/jsonrpc")
+        raise _type_error("\"2.0\"", v, path + "/jsonrpc")  # pragma: no cover
     o.jsonrpc = "2.0"
     try:
         v = d["method"]
-    except KeyError:
-        raise _missing("method", path) from None
+    except KeyError:  # pragma: no cover
+        raise _missing("method", path) from None  # pragma: no cover
     if not isinstance(v, str):
-        raise _type_error("string", v, path + "/method")
+        raise _type_error("string", v, path + "/method")  # pragma: no cover
     o.method = v
     if "params" in d:
         v = d["params"]
         n += 1
         try:
             v = _structure_JSONRPCRequestParams(v, "")
-        except ValidationError as e:
-            raise _at(e, path + "/params") from None
+        except ValidationError as e:  # pragma: no cover
+            raise _at(e, path + "/params") from None  # pragma: no cover
         o.params = v
     else:
         o.params = OMITTED
@@ -4603,7 +4602,7 @@ def _unstructure_JSONRPCRequest(o: JSONRPCRequest) -> dict[str, Any]:
 
 def _structure_JSONRPCRequestParams(d: Any, path: str) -> JSONRPCRequestParams:
     if d.__class__ is not dict:
-        d = _as_dict(d, path)
+        d = _as_dict(d, path)  # pragma: no cover
     o = _M_JSONRPCRequestParams()
     if not d:
         o.meta = OMITTED
@@ -4616,8 +4615,8 @@ def _structure_JSONRPCRequestParams(d: Any, path: str) -> JSONRPCRequestParams:
         n += 1
         try:
             v = _structure_JSONRPCRequestParamsMeta(v, "")
-        except ValidationError as e:
-            raise _at(e, path + "/_meta") from None
+        except ValidationError as e:  # pragma: no cover
+            raise _at(e, path + "/_meta") from None  # pragma: no cover
         o.meta = v
     else:
         o.meta = OMITTED
@@ -4640,7 +4639,7 @@ def _unstructure_JSONRPCRequestParams(o: JSONRPCRequestParams) -> dict[str, Any]
 
 def _structure_JSONRPCRequestParamsMeta(d: Any, path: str) -> JSONRPCRequestParamsMeta:
     if d.__class__ is not dict:
-        d = _as_dict(d, path)
+        d = _as_dict(d, path)  # pragma: no cover
     o = _M_JSONRPCRequestParamsMeta()
     if not d:
         o.progress_token = OMITTED
@@ -4652,7 +4651,7 @@ def _structure_JSONRPCRequestParamsMeta(d: Any, path: str) -> JSONRPCRequestPara
         v = d["progressToken"]
         n += 1
         if not (isinstance(v, str) or (v.__class__ is int or _is_int(v))):
-            raise _type_error("string or integer", v, path + "/progressToken")
+            raise _type_error("string or integer", v, path + "/progressToken")  # pragma: no cover
         o.progress_token = v
     else:
         o.progress_token = OMITTED
@@ -4675,30 +4674,30 @@ def _unstructure_JSONRPCRequestParamsMeta(o: JSONRPCRequestParamsMeta) -> dict[s
 
 def _structure_JSONRPCResponse(d: Any, path: str) -> JSONRPCResponse:
     if d.__class__ is not dict:
-        d = _as_dict(d, path)
+        d = _as_dict(d, path)  # pragma: no cover
     o = _M_JSONRPCResponse()
     try:
         v = d["id"]
-    except KeyError:
-        raise _missing("id", path) from None
+    except KeyError:  # pragma: no cover
+        raise _missing("id", path) from None  # pragma: no cover
     if not (isinstance(v, str) or (v.__class__ is int or _is_int(v))):
-        raise _type_error("string or integer", v, path + "/id")
+        raise _type_error("string or integer", v, path + "/id")  # pragma: no cover
     o.id = v
     try:
         v = d["jsonrpc"]
-    except KeyError:
-        raise _missing("jsonrpc", path) from None
+    except KeyError:  # pragma: no cover
+        raise _missing("jsonrpc", path) from None  # pragma: no cover
     if v != "2.0":
-        raise _type_error("\"2.0\"", v, path + "/jsonrpc")
+        raise _type_error("\"2.0\"", v, path + "/jsonrpc")  # pragma: no cover
     o.jsonrpc = "2.0"
     try:
         v = d["result"]
-    except KeyError:
-        raise _missing("result", path) from None
+    except KeyError:  # pragma: no cover
+        raise _missing("result", path) from None  # pragma: no cover
     try:
         v = _structure_Result(v, "")
-    except ValidationError as e:
-        raise _at(e, path + "/result") from None
+    except ValidationError as e:  # pragma: no cover
+        raise _at(e, path + "/result") from None  # pragma: no cover
     o.result = v
     o.extra = _extra(d, _K_JSONRPCResponse, path) if len(d) != 3 else {}
     o.__class__ = JSONRPCResponse
@@ -4715,23 +4714,23 @@ def _unstructure_JSONRPCResponse(o: JSONRPCResponse) -> dict[str, Any]:
 
 def _structure_ListPromptsRequest(d: Any, path: str) -> ListPromptsRequest:
     if d.__class__ is not dict:
-        d = _as_dict(d, path)
+        d = _as_dict(d, path)  # pragma: no cover
     o = _M_ListPromptsRequest()
     n = 1
     try:
         v = d["method"]
-    except KeyError:
-        raise _missing("method", path) from None
+    except KeyError:  # pragma: no cover
+        raise _missing("method", path) from None  # pragma: no cover
     if v != "prompts/list":
-        raise _type_error("\"prompts/list\"", v, path + "/method")
+        raise _type_error("\"prompts/list\"", v, path + "/method")  # pragma: no cover
     o.method = "prompts/list"
     if "params" in d:
         v = d["params"]
         n += 1
         try:
             v = _structure_ListPromptsRequestParams(v, "")
-        except ValidationError as e:
-            raise _at(e, path + "/params") from None
+        except ValidationError as e:  # pragma: no cover
+            raise _at(e, path + "/params") from None  # pragma: no cover
         o.params = v
     else:
         o.params = OMITTED
@@ -4754,7 +4753,7 @@ def _unstructure_ListPromptsRequest(o: ListPromptsRequest) -> dict[str, Any]:
 
 def _structure_ListPromptsRequestParams(d: Any, path: str) -> ListPromptsRequestParams:
     if d.__class__ is not dict:
-        d = _as_dict(d, path)
+        d = _as_dict(d, path)  # pragma: no cover
     o = _M_ListPromptsRequestParams()
     if not d:
         o.cursor = OMITTED
@@ -4766,7 +4765,7 @@ def _structure_ListPromptsRequestParams(d: Any, path: str) -> ListPromptsRequest
         v = d["cursor"]
         n += 1
         if not isinstance(v, str):
-            raise _type_error("string", v, path + "/cursor")
+            raise _type_error("string", v, path + "/cursor")  # pragma: no cover
         o.cursor = v
     else:
         o.cursor = OMITTED
@@ -4789,17 +4788,17 @@ def _unstructure_ListPromptsRequestParams(o: ListPromptsRequestParams) -> dict[s
 
 def _structure_ListPromptsResult(d: Any, path: str) -> ListPromptsResult:
     if d.__class__ is not dict:
-        d = _as_dict(d, path)
+        d = _as_dict(d, path)  # pragma: no cover
     o = _M_ListPromptsResult()
     n = 1
     if "_meta" in d:
         v = d["_meta"]
         n += 1
         if not isinstance(v, dict):
-            raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+            raise _invalid(v, _structure__dict_str_Any, path + "/_meta")  # pragma: no cover
         for k0 in v:
             if not isinstance(k0, str):
-                raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+                raise _invalid(v, _structure__dict_str_Any, path + "/_meta")  # pragma: no cover
         o.meta = v
     else:
         o.meta = OMITTED
@@ -4807,20 +4806,20 @@ def _structure_ListPromptsResult(d: Any, path: str) -> ListPromptsResult:
         v = d["nextCursor"]
         n += 1
         if not isinstance(v, str):
-            raise _type_error("string", v, path + "/nextCursor")
+            raise _type_error("string", v, path + "/nextCursor")  # pragma: no cover
         o.next_cursor = v
     else:
         o.next_cursor = OMITTED
     try:
         v = d["prompts"]
-    except KeyError:
-        raise _missing("prompts", path) from None
+    except KeyError:  # pragma: no cover
+        raise _missing("prompts", path) from None  # pragma: no cover
     if not isinstance(v, list):
-        raise _type_error("array", v, path + "/prompts")
+        raise _type_error("array", v, path + "/prompts")  # pragma: no cover
     try:
         v = [_structure_Prompt(x, "") for x in v]
-    except ValidationError:
-        raise _item_error(v, _structure_Prompt, path + "/prompts") from None
+    except ValidationError:  # pragma: no cover
+        raise _item_error(v, _structure_Prompt, path + "/prompts") from None  # pragma: no cover
     o.prompts = v
     o.extra = _extra(d, _K_ListPromptsResult, path) if len(d) != n else {}
     o.__class__ = ListPromptsResult
@@ -4844,23 +4843,23 @@ def _unstructure_ListPromptsResult(o: ListPromptsResult) -> dict[str, Any]:
 
 def _structure_ListResourceTemplatesRequest(d: Any, path: str) -> ListResourceTemplatesRequest:
     if d.__class__ is not dict:
-        d = _as_dict(d, path)
+        d = _as_dict(d, path)  # pragma: no cover
     o = _M_ListResourceTemplatesRequest()
     n = 1
     try:
         v = d["method"]
-    except KeyError:
-        raise _missing("method", path) from None
+    except KeyError:  # pragma: no cover
+        raise _missing("method", path) from None  # pragma: no cover
     if v != "resources/templates/list":
-        raise _type_error("\"resources/templates/list\"", v, path + "/method")
+        raise _type_error("\"resources/templates/list\"", v, path + "/method")  # pragma: no cover
     o.method = "resources/templates/list"
     if "params" in d:
         v = d["params"]
         n += 1
         try:
             v = _structure_ListResourceTemplatesRequestParams(v, "")
-        except ValidationError as e:
-            raise _at(e, path + "/params") from None
+        except ValidationError as e:  # pragma: no cover
+            raise _at(e, path + "/params") from None  # pragma: no cover
         o.params = v
     else:
         o.params = OMITTED
@@ -4883,7 +4882,7 @@ def _unstructure_ListResourceTemplatesRequest(o: ListResourceTemplatesRequest) -
 
 def _structure_ListResourceTemplatesRequestParams(d: Any, path: str) -> ListResourceTemplatesRequestParams:
     if d.__class__ is not dict:
-        d = _as_dict(d, path)
+        d = _as_dict(d, path)  # pragma: no cover
     o = _M_ListResourceTemplatesRequestParams()
     if not d:
         o.cursor = OMITTED
@@ -4895,7 +4894,7 @@ def _structure_ListResourceTemplatesRequestParams(d: Any, path: str) -> ListReso
         v = d["cursor"]
         n += 1
         if not isinstance(v, str):
-            raise _type_error("string", v, path + "/cursor")
+            raise _type_error("string", v, path + "/cursor")  # pragma: no cover
         o.cursor = v
     else:
         o.cursor = OMITTED
@@ -4918,17 +4917,17 @@ def _unstructure_ListResourceTemplatesRequestParams(o: ListResourceTemplatesRequ
 
 def _structure_ListResourceTemplatesResult(d: Any, path: str) -> ListResourceTemplatesResult:
     if d.__class__ is not dict:
-        d = _as_dict(d, path)
+        d = _as_dict(d, path)  # pragma: no cover
     o = _M_ListResourceTemplatesResult()
     n = 1
     if "_meta" in d:
         v = d["_meta"]
         n += 1
         if not isinstance(v, dict):
-            raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+            raise _invalid(v, _structure__dict_str_Any, path + "/_meta")  # pragma: no cover
         for k0 in v:
             if not isinstance(k0, str):
-                raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+                raise _invalid(v, _structure__dict_str_Any, path + "/_meta")  # pragma: no cover
         o.meta = v
     else:
         o.meta = OMITTED
@@ -4936,20 +4935,20 @@ def _structure_ListResourceTemplatesResult(d: Any, path: str) -> ListResourceTem
         v = d["nextCursor"]
         n += 1
         if not isinstance(v, str):
-            raise _type_error("string", v, path + "/nextCursor")
+            raise _type_error("string", v, path + "/nextCursor")  # pragma: no cover
         o.next_cursor = v
     else:
         o.next_cursor = OMITTED
     try:
         v = d["resourceTemplates"]
-    except KeyError:
-        raise _missing("resourceTemplates", path) from None
+    except KeyError:  # pragma: no cover
+        raise _missing("resourceTemplates", path) from None  # pragma: no cover
     if not isinstance(v, list):
-        raise _type_error("array", v, path + "/resourceTemplates")
+        raise _type_error("array", v, path + "/resourceTemplates")  # pragma: no cover
     try:
         v = [_structure_ResourceTemplate(x, "") for x in v]
-    except ValidationError:
-        raise _item_error(v, _structure_ResourceTemplate, path + "/resourceTemplates") from None
+    except ValidationError:  # pragma: no cover
+        raise _item_error(v, _structure_ResourceTemplate, path + "/resourceTemplates") from None  # pragma: no cover
     o.resource_templates = v
     o.extra = _extra(d, _K_ListResourceTemplatesResult, path) if len(d) != n else {}
     o.__class__ = ListResourceTemplatesResult
@@ -4973,23 +4972,23 @@ def _unstructure_ListResourceTemplatesResult(o: ListResourceTemplatesResult) -> 
 
 def _structure_ListResourcesRequest(d: Any, path: str) -> ListResourcesRequest:
     if d.__class__ is not dict:
-        d = _as_dict(d, path)
+        d = _as_dict(d, path)  # pragma: no cover
     o = _M_ListResourcesRequest()
     n = 1
     try:
         v = d["method"]
-    except KeyError:
-        raise _missing("method", path) from None
+    except KeyError:  # pragma: no cover
+        raise _missing("method", path) from None  # pragma: no cover
     if v != "resources/list":
-        raise _type_error("\"resources/list\"", v, path + "/method")
+        raise _type_error("\"resources/list\"", v, path + "/method")  # pragma: no cover
     o.method = "resources/list"
     if "params" in d:
         v = d["params"]
         n += 1
         try:
             v = _structure_ListResourcesRequestParams(v, "")
-        except ValidationError as e:
-            raise _at(e, path + "/params") from None
+        except ValidationError as e:  # pragma: no cover
+            raise _at(e, path + "/params") from None  # pragma: no cover
         o.params = v
     else:
         o.params = OMITTED
@@ -5012,7 +5011,7 @@ def _unstructure_ListResourcesRequest(o: ListResourcesRequest) -> dict[str, Any]
 
 def _structure_ListResourcesRequestParams(d: Any, path: str) -> ListResourcesRequestParams:
     if d.__class__ is not dict:
-        d = _as_dict(d, path)
+        d = _as_dict(d, path)  # pragma: no cover
     o = _M_ListResourcesRequestParams()
     if not d:
         o.cursor = OMITTED
@@ -5024,7 +5023,7 @@ def _structure_ListResourcesRequestParams(d: Any, path: str) -> ListResourcesReq
         v = d["cursor"]
         n += 1
         if not isinstance(v, str):
-            raise _type_error("string", v, path + "/cursor")
+            raise _type_error("string", v, path + "/cursor")  # pragma: no cover
         o.cursor = v
     else:
         o.cursor = OMITTED
@@ -5047,17 +5046,17 @@ def _unstructure_ListResourcesRequestParams(o: ListResourcesRequestParams) -> di
 
 def _structure_ListResourcesResult(d: Any, path: str) -> ListResourcesResult:
     if d.__class__ is not dict:
-        d = _as_dict(d, path)
+        d = _as_dict(d, path)  # pragma: no cover
     o = _M_ListResourcesResult()
     n = 1
     if "_meta" in d:
         v = d["_meta"]
         n += 1
         if not isinstance(v, dict):
-            raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+            raise _invalid(v, _structure__dict_str_Any, path + "/_meta")  # pragma: no cover
         for k0 in v:
             if not isinstance(k0, str):
-                raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+                raise _invalid(v, _structure__dict_str_Any, path + "/_meta")  # pragma: no cover
         o.meta = v
     else:
         o.meta = OMITTED
@@ -5065,20 +5064,20 @@ def _structure_ListResourcesResult(d: Any, path: str) -> ListResourcesResult:
         v = d["nextCursor"]
         n += 1
         if not isinstance(v, str):
-            raise _type_error("string", v, path + "/nextCursor")
+            raise _type_error("string", v, path + "/nextCursor")  # pragma: no cover
         o.next_cursor = v
     else:
         o.next_cursor = OMITTED
     try:
         v = d["resources"]
-    except KeyError:
-        raise _missing("resources", path) from None
+    except KeyError:  # pragma: no cover
+        raise _missing("resources", path) from None  # pragma: no cover
     if not isinstance(v, list):
-        raise _type_error("array", v, path + "/resources")
+        raise _type_error("array", v, path + "/resources")  # pragma: no cover
     try:
         v = [_structure_Resource(x, "") for x in v]
-    except ValidationError:
-        raise _item_error(v, _structure_Resource, path + "/resources") from None
+    except ValidationError:  # pragma: no cover
+        raise _item_error(v, _structure_Resource, path + "/resources") from None  # pragma: no cover
     o.resources = v
     o.extra = _extra(d, _K_ListResourcesResult, path) if len(d) != n else {}
     o.__class__ = ListResourcesResult
@@ -5102,23 +5101,23 @@ def _unstructure_ListResourcesResult(o: ListResourcesResult) -> dict[str, Any]:
 
 def _structure_ListRootsRequest(d: Any, path: str) -> ListRootsRequest:
     if d.__class__ is not dict:
-        d = _as_dict(d, path)
+        d = _as_dict(d, path)  # pragma: no cover
     o = _M_ListRootsRequest()
     n = 1
     try:
         v = d["method"]
-    except KeyError:
-        raise _missing("method", path) from None
+    except KeyError:  # pragma: no cover
+        raise _missing("method", path) from None  # pragma: no cover
     if v != "roots/list":
-        raise _type_error("\"roots/list\"", v, path + "/method")
+        raise _type_error("\"roots/list\"", v, path + "/method")  # pragma: no cover
     o.method = "roots/list"
     if "params" in d:
         v = d["params"]
         n += 1
         try:
             v = _structure_ListRootsRequestParams(v, "")
-        except ValidationError as e:
-            raise _at(e, path + "/params") from None
+        except ValidationError as e:  # pragma: no cover
+            raise _at(e, path + "/params") from None  # pragma: no cover
         o.params = v
     else:
         o.params = OMITTED
@@ -5141,7 +5140,7 @@ def _unstructure_ListRootsRequest(o: ListRootsRequest) -> dict[str, Any]:
 
 def _structure_ListRootsRequestParams(d: Any, path: str) -> ListRootsRequestParams:
     if d.__class__ is not dict:
-        d = _as_dict(d, path)
+        d = _as_dict(d, path)  # pragma: no cover
     o = _M_ListRootsRequestParams()
     if not d:
         o.meta = OMITTED
@@ -5154,8 +5153,8 @@ def _structure_ListRootsRequestParams(d: Any, path: str) -> ListRootsRequestPara
         n += 1
         try:
             v = _structure_ListRootsRequestParamsMeta(v, "")
-        except ValidationError as e:
-            raise _at(e, path + "/_meta") from None
+        except ValidationError as e:  # pragma: no cover
+            raise _at(e, path + "/_meta") from None  # pragma: no cover
         o.meta = v
     else:
         o.meta = OMITTED
@@ -5178,7 +5177,7 @@ def _unstructure_ListRootsRequestParams(o: ListRootsRequestParams) -> dict[str, 
 
 def _structure_ListRootsRequestParamsMeta(d: Any, path: str) -> ListRootsRequestParamsMeta:
     if d.__class__ is not dict:
-        d = _as_dict(d, path)
+        d = _as_dict(d, path)  # pragma: no cover
     o = _M_ListRootsRequestParamsMeta()
     if not d:
         o.progress_token = OMITTED
@@ -5190,7 +5189,7 @@ def _structure_ListRootsRequestParamsMeta(d: Any, path: str) -> ListRootsRequest
         v = d["progressToken"]
         n += 1
         if not (isinstance(v, str) or (v.__class__ is int or _is_int(v))):
-            raise _type_error("string or integer", v, path + "/progressToken")
+            raise _type_error("string or integer", v, path + "/progressToken")  # pragma: no cover
         o.progress_token = v
     else:
         o.progress_token = OMITTED
@@ -5213,30 +5212,30 @@ def _unstructure_ListRootsRequestParamsMeta(o: ListRootsRequestParamsMeta) -> di
 
 def _structure_ListRootsResult(d: Any, path: str) -> ListRootsResult:
     if d.__class__ is not dict:
-        d = _as_dict(d, path)
+        d = _as_dict(d, path)  # pragma: no cover
     o = _M_ListRootsResult()
     n = 1
     if "_meta" in d:
         v = d["_meta"]
         n += 1
         if not isinstance(v, dict):
-            raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+            raise _invalid(v, _structure__dict_str_Any, path + "/_meta")  # pragma: no cover
         for k0 in v:
             if not isinstance(k0, str):
-                raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+                raise _invalid(v, _structure__dict_str_Any, path + "/_meta")  # pragma: no cover
         o.meta = v
     else:
         o.meta = OMITTED
     try:
         v = d["roots"]
-    except KeyError:
-        raise _missing("roots", path) from None
+    except KeyError:  # pragma: no cover
+        raise _missing("roots", path) from None  # pragma: no cover
     if not isinstance(v, list):
-        raise _type_error("array", v, path + "/roots")
+        raise _type_error("array", v, path + "/roots")  # pragma: no cover
     try:
         v = [_structure_Root(x, "") for x in v]
-    except ValidationError:
-        raise _item_error(v, _structure_Root, path + "/roots") from None
+    except ValidationError:  # pragma: no cover
+        raise _item_error(v, _structure_Root, path + "/roots") from None  # pragma: no cover
     o.roots = v
     o.extra = _extra(d, _K_ListRootsResult, path) if len(d) != n else {}
     o.__class__ = ListRootsResult
@@ -5257,23 +5256,23 @@ def _unstructure_ListRootsResult(o: ListRootsResult) -> dict[str, Any]:
 
 def _structure_ListToolsRequest(d: Any, path: str) -> ListToolsRequest:
     if d.__class__ is not dict:
-        d = _as_dict(d, path)
+        d = _as_dict(d, path)  # pragma: no cover
     o = _M_ListToolsRequest()
     n = 1
     try:
         v = d["method"]
-    except KeyError:
-        raise _missing("method", path) from None
+    except KeyError:  # pragma: no cover
+        raise _missing("method", path) from None  # pragma: no cover
     if v != "tools/list":
-        raise _type_error("\"tools/list\"", v, path + "/method")
+        raise _type_error("\"tools/list\"", v, path + "/method")  # pragma: no cover
     o.method = "tools/list"
     if "params" in d:
         v = d["params"]
         n += 1
         try:
             v = _structure_ListToolsRequestParams(v, "")
-        except ValidationError as e:
-            raise _at(e, path + "/params") from None
+        except ValidationError as e:  # pragma: no cover
+            raise _at(e, path + "/params") from None  # pragma: no cover
         o.params = v
     else:
         o.params = OMITTED
@@ -5296,7 +5295,7 @@ def _unstructure_ListToolsRequest(o: ListToolsRequest) -> dict[str, Any]:
 
 def _structure_ListToolsRequestParams(d: Any, path: str) -> ListToolsRequestParams:
     if d.__class__ is not dict:
-        d = _as_dict(d, path)
+        d = _as_dict(d, path)  # pragma: no cover
     o = _M_ListToolsRequestParams()
     if not d:
         o.cursor = OMITTED
@@ -5308,7 +5307,7 @@ def _structure_ListToolsRequestParams(d: Any, path: str) -> ListToolsRequestPara
         v = d["cursor"]
         n += 1
         if not isinstance(v, str):
-            raise _type_error("string", v, path + "/cursor")
+            raise _type_error("string", v, path + "/cursor")  # pragma: no cover
         o.cursor = v
     else:
         o.cursor = OMITTED
@@ -5331,17 +5330,17 @@ def _unstructure_ListToolsRequestParams(o: ListToolsRequestParams) -> dict[str, 
 
 def _structure_ListToolsResult(d: Any, path: str) -> ListToolsResult:
     if d.__class__ is not dict:
-        d = _as_dict(d, path)
+        d = _as_dict(d, path)  # pragma: no cover
     o = _M_ListToolsResult()
     n = 1
     if "_meta" in d:
         v = d["_meta"]
         n += 1
         if not isinstance(v, dict):
-            raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+            raise _invalid(v, _structure__dict_str_Any, path + "/_meta")  # pragma: no cover
         for k0 in v:
             if not isinstance(k0, str):
-                raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+                raise _invalid(v, _structure__dict_str_Any, path + "/_meta")  # pragma: no cover
         o.meta = v
     else:
         o.meta = OMITTED
@@ -5349,20 +5348,20 @@ def _structure_ListToolsResult(d: Any, path: str) -> ListToolsResult:
         v = d["nextCursor"]
         n += 1
         if not isinstance(v, str):
-            raise _type_error("string", v, path + "/nextCursor")
+            raise _type_error("string", v, path + "/nextCursor")  # pragma: no cover
         o.next_cursor = v
     else:
         o.next_cursor = OMITTED
     try:
         v = d["tools"]
-    except KeyError:
-        raise _missing("tools", path) from None
+    except KeyError:  # pragma: no cover
+        raise _missing("tools", path) from None  # pragma: no cover
     if not isinstance(v, list):
-        raise _type_error("array", v, path + "/tools")
+        raise _type_error("array", v, path + "/tools")  # pragma: no cover
     try:
         v = [_structure_Tool(x, "") for x in v]
-    except ValidationError:
-        raise _item_error(v, _structure_Tool, path + "/tools") from None
+    except ValidationError:  # pragma: no cover
+        raise _item_error(v, _structure_Tool, path + "/tools") from None  # pragma: no cover
     o.tools = v
     o.extra = _extra(d, _K_ListToolsResult, path) if len(d) != n else {}
     o.__class__ = ListToolsResult
@@ -5386,23 +5385,23 @@ def _unstructure_ListToolsResult(o: ListToolsResult) -> dict[str, Any]:
 
 def _structure_LoggingMessageNotification(d: Any, path: str) -> LoggingMessageNotification:
     if d.__class__ is not dict:
-        d = _as_dict(d, path)
+        d = _as_dict(d, path)  # pragma: no cover
     o = _M_LoggingMessageNotification()
     try:
         v = d["method"]
-    except KeyError:
-        raise _missing("method", path) from None
+    except KeyError:  # pragma: no cover
+        raise _missing("method", path) from None  # pragma: no cover
     if v != "notifications/message":
-        raise _type_error("\"notifications/message\"", v, path + "/method")
+        raise _type_error("\"notifications/message\"", v, path + "/method")  # pragma: no cover
     o.method = "notifications/message"
     try:
         v = d["params"]
-    except KeyError:
-        raise _missing("params", path) from None
+    except KeyError:  # pragma: no cover
+        raise _missing("params", path) from None  # pragma: no cover
     try:
         v = _structure_LoggingMessageNotificationParams(v, "")
-    except ValidationError as e:
-        raise _at(e, path + "/params") from None
+    except ValidationError as e:  # pragma: no cover
+        raise _at(e, path + "/params") from None  # pragma: no cover
     o.params = v
     o.extra = _extra(d, _K_LoggingMessageNotification, path) if len(d) != 2 else {}
     o.__class__ = LoggingMessageNotification
@@ -5419,26 +5418,26 @@ def _unstructure_LoggingMessageNotification(o: LoggingMessageNotification) -> di
 
 def _structure_LoggingMessageNotificationParams(d: Any, path: str) -> LoggingMessageNotificationParams:
     if d.__class__ is not dict:
-        d = _as_dict(d, path)
+        d = _as_dict(d, path)  # pragma: no cover
     o = _M_LoggingMessageNotificationParams()
     n = 2
     try:
         v = d["data"]
-    except KeyError:
-        raise _missing("data", path) from None
+    except KeyError:  # pragma: no cover
+        raise _missing("data", path) from None  # pragma: no cover
     o.data = v
     try:
         v = d["level"]
-    except KeyError:
-        raise _missing("level", path) from None
+    except KeyError:  # pragma: no cover
+        raise _missing("level", path) from None  # pragma: no cover
     if not (isinstance(v, str) and v in {"alert", "critical", "debug", "emergency", "error", "info", "notice", "warning"}):
-        raise _type_error("one of \"alert\", \"critical\", \"debug\", \"emergency\", \"error\", \"info\", \"notice\", \"warning\"", v, path + "/level")
+        raise _type_error("one of \"alert\", \"critical\", \"debug\", \"emergency\", \"error\", \"info\", \"notice\", \"warning\"", v, path + "/level")  # pragma: no cover
     o.level = v
     if "logger" in d:
         v = d["logger"]
         n += 1
         if not isinstance(v, str):
-            raise _type_error("string", v, path + "/logger")
+            raise _type_error("string", v, path + "/logger")  # pragma: no cover
         o.logger = v
     else:
         o.logger = OMITTED
@@ -5461,7 +5460,7 @@ def _unstructure_LoggingMessageNotificationParams(o: LoggingMessageNotificationP
 
 def _structure_ModelHint(d: Any, path: str) -> ModelHint:
     if d.__class__ is not dict:
-        d = _as_dict(d, path)
+        d = _as_dict(d, path)  # pragma: no cover
     o = _M_ModelHint()
     if not d:
         o.name = OMITTED
@@ -5473,7 +5472,7 @@ def _structure_ModelHint(d: Any, path: str) -> ModelHint:
         v = d["name"]
         n += 1
         if not isinstance(v, str):
-            raise _type_error("string", v, path + "/name")
+            raise _type_error("string", v, path + "/name")  # pragma: no cover
         o.name = v
     else:
         o.name = OMITTED
@@ -5496,7 +5495,7 @@ def _unstructure_ModelHint(o: ModelHint) -> dict[str, Any]:
 
 def _structure_ModelPreferences(d: Any, path: str) -> ModelPreferences:
     if d.__class__ is not dict:
-        d = _as_dict(d, path)
+        d = _as_dict(d, path)  # pragma: no cover
     o = _M_ModelPreferences()
     if not d:
         o.cost_priority = OMITTED
@@ -5511,7 +5510,7 @@ def _structure_ModelPreferences(d: Any, path: str) -> ModelPreferences:
         v = d["costPriority"]
         n += 1
         if not ((v.__class__ is float or v.__class__ is int or _is_number(v)) and v >= 0 and v <= 1):
-            raise _type_error("number in [0, 1]", v, path + "/costPriority")
+            raise _type_error("number in [0, 1]", v, path + "/costPriority")  # pragma: no cover
         o.cost_priority = v
     else:
         o.cost_priority = OMITTED
@@ -5519,11 +5518,11 @@ def _structure_ModelPreferences(d: Any, path: str) -> ModelPreferences:
         v = d["hints"]
         n += 1
         if not isinstance(v, list):
-            raise _type_error("array", v, path + "/hints")
+            raise _type_error("array", v, path + "/hints")  # pragma: no cover
         try:
             v = [_structure_ModelHint(x, "") for x in v]
-        except ValidationError:
-            raise _item_error(v, _structure_ModelHint, path + "/hints") from None
+        except ValidationError:  # pragma: no cover
+            raise _item_error(v, _structure_ModelHint, path + "/hints") from None  # pragma: no cover
         o.hints = v
     else:
         o.hints = OMITTED
@@ -5531,7 +5530,7 @@ def _structure_ModelPreferences(d: Any, path: str) -> ModelPreferences:
         v = d["intelligencePriority"]
         n += 1
         if not ((v.__class__ is float or v.__class__ is int or _is_number(v)) and v >= 0 and v <= 1):
-            raise _type_error("number in [0, 1]", v, path + "/intelligencePriority")
+            raise _type_error("number in [0, 1]", v, path + "/intelligencePriority")  # pragma: no cover
         o.intelligence_priority = v
     else:
         o.intelligence_priority = OMITTED
@@ -5539,7 +5538,7 @@ def _structure_ModelPreferences(d: Any, path: str) -> ModelPreferences:
         v = d["speedPriority"]
         n += 1
         if not ((v.__class__ is float or v.__class__ is int or _is_number(v)) and v >= 0 and v <= 1):
-            raise _type_error("number in [0, 1]", v, path + "/speedPriority")
+            raise _type_error("number in [0, 1]", v, path + "/speedPriority")  # pragma: no cover
         o.speed_priority = v
     else:
         o.speed_priority = OMITTED
@@ -5571,23 +5570,23 @@ def _unstructure_ModelPreferences(o: ModelPreferences) -> dict[str, Any]:
 
 def _structure_Notification(d: Any, path: str) -> Notification:
     if d.__class__ is not dict:
-        d = _as_dict(d, path)
+        d = _as_dict(d, path)  # pragma: no cover
     o = _M_Notification()
     n = 1
     try:
         v = d["method"]
-    except KeyError:
-        raise _missing("method", path) from None
+    except KeyError:  # pragma: no cover
+        raise _missing("method", path) from None  # pragma: no cover
     if not isinstance(v, str):
-        raise _type_error("string", v, path + "/method")
+        raise _type_error("string", v, path + "/method")  # pragma: no cover
     o.method = v
     if "params" in d:
         v = d["params"]
         n += 1
         try:
             v = _structure_NotificationParams(v, "")
-        except ValidationError as e:
-            raise _at(e, path + "/params") from None
+        except ValidationError as e:  # pragma: no cover
+            raise _at(e, path + "/params") from None  # pragma: no cover
         o.params = v
     else:
         o.params = OMITTED
@@ -5610,7 +5609,7 @@ def _unstructure_Notification(o: Notification) -> dict[str, Any]:
 
 def _structure_NotificationParams(d: Any, path: str) -> NotificationParams:
     if d.__class__ is not dict:
-        d = _as_dict(d, path)
+        d = _as_dict(d, path)  # pragma: no cover
     o = _M_NotificationParams()
     if not d:
         o.meta = OMITTED
@@ -5622,10 +5621,10 @@ def _structure_NotificationParams(d: Any, path: str) -> NotificationParams:
         v = d["_meta"]
         n += 1
         if not isinstance(v, dict):
-            raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+            raise _invalid(v, _structure__dict_str_Any, path + "/_meta")  # pragma: no cover
         for k0 in v:
             if not isinstance(k0, str):
-                raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+                raise _invalid(v, _structure__dict_str_Any, path + "/_meta")  # pragma: no cover
         o.meta = v
     else:
         o.meta = OMITTED
@@ -5648,23 +5647,23 @@ def _unstructure_NotificationParams(o: NotificationParams) -> dict[str, Any]:
 
 def _structure_PaginatedRequest(d: Any, path: str) -> PaginatedRequest:
     if d.__class__ is not dict:
-        d = _as_dict(d, path)
+        d = _as_dict(d, path)  # pragma: no cover
     o = _M_PaginatedRequest()
     n = 1
     try:
         v = d["method"]
-    except KeyError:
-        raise _missing("method", path) from None
+    except KeyError:  # pragma: no cover
+        raise _missing("method", path) from None  # pragma: no cover
     if not isinstance(v, str):
-        raise _type_error("string", v, path + "/method")
+        raise _type_error("string", v, path + "/method")  # pragma: no cover
     o.method = v
     if "params" in d:
         v = d["params"]
         n += 1
         try:
             v = _structure_PaginatedRequestParams(v, "")
-        except ValidationError as e:
-            raise _at(e, path + "/params") from None
+        except ValidationError as e:  # pragma: no cover
+            raise _at(e, path + "/params") from None  # pragma: no cover
         o.params = v
     else:
         o.params = OMITTED
@@ -5687,7 +5686,7 @@ def _unstructure_PaginatedRequest(o: PaginatedRequest) -> dict[str, Any]:
 
 def _structure_PaginatedRequestParams(d: Any, path: str) -> PaginatedRequestParams:
     if d.__class__ is not dict:
-        d = _as_dict(d, path)
+        d = _as_dict(d, path)  # pragma: no cover
     o = _M_PaginatedRequestParams()
     if not d:
         o.cursor = OMITTED
@@ -5699,7 +5698,7 @@ def _structure_PaginatedRequestParams(d: Any, path: str) -> PaginatedRequestPara
         v = d["cursor"]
         n += 1
         if not isinstance(v, str):
-            raise _type_error("string", v, path + "/cursor")
+            raise _type_error("string", v, path + "/cursor")  # pragma: no cover
         o.cursor = v
     else:
         o.cursor = OMITTED
@@ -5722,7 +5721,7 @@ def _unstructure_PaginatedRequestParams(o: PaginatedRequestParams) -> dict[str, 
 
 def _structure_PaginatedResult(d: Any, path: str) -> PaginatedResult:
     if d.__class__ is not dict:
-        d = _as_dict(d, path)
+        d = _as_dict(d, path)  # pragma: no cover
     o = _M_PaginatedResult()
     if not d:
         o.meta = OMITTED
@@ -5735,10 +5734,10 @@ def _structure_PaginatedResult(d: Any, path: str) -> PaginatedResult:
         v = d["_meta"]
         n += 1
         if not isinstance(v, dict):
-            raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+            raise _invalid(v, _structure__dict_str_Any, path + "/_meta")  # pragma: no cover
         for k0 in v:
             if not isinstance(k0, str):
-                raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+                raise _invalid(v, _structure__dict_str_Any, path + "/_meta")  # pragma: no cover
         o.meta = v
     else:
         o.meta = OMITTED
@@ -5746,7 +5745,7 @@ def _structure_PaginatedResult(d: Any, path: str) -> PaginatedResult:
         v = d["nextCursor"]
         n += 1
         if not isinstance(v, str):
-            raise _type_error("string", v, path + "/nextCursor")
+            raise _type_error("string", v, path + "/nextCursor")  # pragma: no cover
         o.next_cursor = v
     else:
         o.next_cursor = OMITTED
@@ -5772,23 +5771,23 @@ def _unstructure_PaginatedResult(o: PaginatedResult) -> dict[str, Any]:
 
 def _structure_PingRequest(d: Any, path: str) -> PingRequest:
     if d.__class__ is not dict:
-        d = _as_dict(d, path)
+        d = _as_dict(d, path)  # pragma: no cover
     o = _M_PingRequest()
     n = 1
     try:
         v = d["method"]
-    except KeyError:
-        raise _missing("method", path) from None
+    except KeyError:  # pragma: no cover
+        raise _missing("method", path) from None  # pragma: no cover
     if v != "ping":
-        raise _type_error("\"ping\"", v, path + "/method")
+        raise _type_error("\"ping\"", v, path + "/method")  # pragma: no cover
     o.method = "ping"
     if "params" in d:
         v = d["params"]
         n += 1
         try:
             v = _structure_PingRequestParams(v, "")
-        except ValidationError as e:
-            raise _at(e, path + "/params") from None
+        except ValidationError as e:  # pragma: no cover
+            raise _at(e, path + "/params") from None  # pragma: no cover
         o.params = v
     else:
         o.params = OMITTED
@@ -5811,7 +5810,7 @@ def _unstructure_PingRequest(o: PingRequest) -> dict[str, Any]:
 
 def _structure_PingRequestParams(d: Any, path: str) -> PingRequestParams:
     if d.__class__ is not dict:
-        d = _as_dict(d, path)
+        d = _as_dict(d, path)  # pragma: no cover
     o = _M_PingRequestParams()
     if not d:
         o.meta = OMITTED
@@ -5824,8 +5823,8 @@ def _structure_PingRequestParams(d: Any, path: str) -> PingRequestParams:
         n += 1
         try:
             v = _structure_PingRequestParamsMeta(v, "")
-        except ValidationError as e:
-            raise _at(e, path + "/_meta") from None
+        except ValidationError as e:  # pragma: no cover
+            raise _at(e, path + "/_meta") from None  # pragma: no cover
         o.meta = v
     else:
         o.meta = OMITTED
@@ -5848,7 +5847,7 @@ def _unstructure_PingRequestParams(o: PingRequestParams) -> dict[str, Any]:
 
 def _structure_PingRequestParamsMeta(d: Any, path: str) -> PingRequestParamsMeta:
     if d.__class__ is not dict:
-        d = _as_dict(d, path)
+        d = _as_dict(d, path)  # pragma: no cover
     o = _M_PingRequestParamsMeta()
     if not d:
         o.progress_token = OMITTED
@@ -5860,7 +5859,7 @@ def _structure_PingRequestParamsMeta(d: Any, path: str) -> PingRequestParamsMeta
         v = d["progressToken"]
         n += 1
         if not (isinstance(v, str) or (v.__class__ is int or _is_int(v))):
-            raise _type_error("string or integer", v, path + "/progressToken")
+            raise _type_error("string or integer", v, path + "/progressToken")  # pragma: no cover
         o.progress_token = v
     else:
         o.progress_token = OMITTED
@@ -5883,23 +5882,23 @@ def _unstructure_PingRequestParamsMeta(o: PingRequestParamsMeta) -> dict[str, An
 
 def _structure_ProgressNotification(d: Any, path: str) -> ProgressNotification:
     if d.__class__ is not dict:
-        d = _as_dict(d, path)
+        d = _as_dict(d, path)  # pragma: no cover
     o = _M_ProgressNotification()
     try:
         v = d["method"]
-    except KeyError:
-        raise _missing("method", path) from None
+    except KeyError:  # pragma: no cover
+        raise _missing("method", path) from None  # pragma: no cover
     if v != "notifications/progress":
-        raise _type_error("\"notifications/progress\"", v, path + "/method")
+        raise _type_error("\"notifications/progress\"", v, path + "/method")  # pragma: no cover
     o.method = "notifications/progress"
     try:
         v = d["params"]
-    except KeyError:
-        raise _missing("params", path) from None
+    except KeyError:  # pragma: no cover
+        raise _missing("params", path) from None  # pragma: no cover
     try:
         v = _structure_ProgressNotificationParams(v, "")
-    except ValidationError as e:
-        raise _at(e, path + "/params") from None
+    except ValidationError as e:  # pragma: no cover
+        raise _at(e, path + "/params") from None  # pragma: no cover
     o.params = v
     o.extra = _extra(d, _K_ProgressNotification, path) if len(d) != 2 else {}
     o.__class__ = ProgressNotification
@@ -5916,28 +5915,28 @@ def _unstructure_ProgressNotification(o: ProgressNotification) -> dict[str, Any]
 
 def _structure_ProgressNotificationParams(d: Any, path: str) -> ProgressNotificationParams:
     if d.__class__ is not dict:
-        d = _as_dict(d, path)
+        d = _as_dict(d, path)  # pragma: no cover
     o = _M_ProgressNotificationParams()
     n = 2
     try:
         v = d["progress"]
-    except KeyError:
-        raise _missing("progress", path) from None
+    except KeyError:  # pragma: no cover
+        raise _missing("progress", path) from None  # pragma: no cover
     if not (v.__class__ is float or v.__class__ is int or _is_number(v)):
-        raise _type_error("number", v, path + "/progress")
+        raise _type_error("number", v, path + "/progress")  # pragma: no cover
     o.progress = v
     try:
         v = d["progressToken"]
-    except KeyError:
-        raise _missing("progressToken", path) from None
+    except KeyError:  # pragma: no cover
+        raise _missing("progressToken", path) from None  # pragma: no cover
     if not (isinstance(v, str) or (v.__class__ is int or _is_int(v))):
-        raise _type_error("string or integer", v, path + "/progressToken")
+        raise _type_error("string or integer", v, path + "/progressToken")  # pragma: no cover
     o.progress_token = v
     if "total" in d:
         v = d["total"]
         n += 1
         if not (v.__class__ is float or v.__class__ is int or _is_number(v)):
-            raise _type_error("number", v, path + "/total")
+            raise _type_error("number", v, path + "/total")  # pragma: no cover
         o.total = v
     else:
         o.total = OMITTED
@@ -5960,18 +5959,18 @@ def _unstructure_ProgressNotificationParams(o: ProgressNotificationParams) -> di
 
 def _structure_Prompt(d: Any, path: str) -> Prompt:
     if d.__class__ is not dict:
-        d = _as_dict(d, path)
+        d = _as_dict(d, path)  # pragma: no cover
     o = _M_Prompt()
     n = 1
     if "arguments" in d:
         v = d["arguments"]
         n += 1
         if not isinstance(v, list):
-            raise _type_error("array", v, path + "/arguments")
+            raise _type_error("array", v, path + "/arguments")  # pragma: no cover
         try:
             v = [_structure_PromptArgument(x, "") for x in v]
-        except ValidationError:
-            raise _item_error(v, _structure_PromptArgument, path + "/arguments") from None
+        except ValidationError:  # pragma: no cover
+            raise _item_error(v, _structure_PromptArgument, path + "/arguments") from None  # pragma: no cover
         o.arguments = v
     else:
         o.arguments = OMITTED
@@ -5979,16 +5978,16 @@ def _structure_Prompt(d: Any, path: str) -> Prompt:
         v = d["description"]
         n += 1
         if not isinstance(v, str):
-            raise _type_error("string", v, path + "/description")
+            raise _type_error("string", v, path + "/description")  # pragma: no cover
         o.description = v
     else:
         o.description = OMITTED
     try:
         v = d["name"]
-    except KeyError:
-        raise _missing("name", path) from None
+    except KeyError:  # pragma: no cover
+        raise _missing("name", path) from None  # pragma: no cover
     if not isinstance(v, str):
-        raise _type_error("string", v, path + "/name")
+        raise _type_error("string", v, path + "/name")  # pragma: no cover
     o.name = v
     o.extra = _extra(d, _K_Prompt, path) if len(d) != n else {}
     o.__class__ = Prompt
@@ -6012,29 +6011,29 @@ def _unstructure_Prompt(o: Prompt) -> dict[str, Any]:
 
 def _structure_PromptArgument(d: Any, path: str) -> PromptArgument:
     if d.__class__ is not dict:
-        d = _as_dict(d, path)
+        d = _as_dict(d, path)  # pragma: no cover
     o = _M_PromptArgument()
     n = 1
     if "description" in d:
         v = d["description"]
         n += 1
         if not isinstance(v, str):
-            raise _type_error("string", v, path + "/description")
+            raise _type_error("string", v, path + "/description")  # pragma: no cover
         o.description = v
     else:
         o.description = OMITTED
     try:
         v = d["name"]
-    except KeyError:
-        raise _missing("name", path) from None
+    except KeyError:  # pragma: no cover
+        raise _missing("name", path) from None  # pragma: no cover
     if not isinstance(v, str):
-        raise _type_error("string", v, path + "/name")
+        raise _type_error("string", v, path + "/name")  # pragma: no cover
     o.name = v
     if "required" in d:
         v = d["required"]
         n += 1
         if not (v is True or v is False):
-            raise _type_error("boolean", v, path + "/required")
+            raise _type_error("boolean", v, path + "/required")  # pragma: no cover
         o.required = v
     else:
         o.required = OMITTED
@@ -6060,23 +6059,23 @@ def _unstructure_PromptArgument(o: PromptArgument) -> dict[str, Any]:
 
 def _structure_PromptListChangedNotification(d: Any, path: str) -> PromptListChangedNotification:
     if d.__class__ is not dict:
-        d = _as_dict(d, path)
+        d = _as_dict(d, path)  # pragma: no cover
     o = _M_PromptListChangedNotification()
     n = 1
     try:
         v = d["method"]
-    except KeyError:
-        raise _missing("method", path) from None
+    except KeyError:  # pragma: no cover
+        raise _missing("method", path) from None  # pragma: no cover
     if v != "notifications/prompts/list_changed":
-        raise _type_error("\"notifications/prompts/list_changed\"", v, path + "/method")
+        raise _type_error("\"notifications/prompts/list_changed\"", v, path + "/method")  # pragma: no cover
     o.method = "notifications/prompts/list_changed"
     if "params" in d:
         v = d["params"]
         n += 1
         try:
             v = _structure_PromptListChangedNotificationParams(v, "")
-        except ValidationError as e:
-            raise _at(e, path + "/params") from None
+        except ValidationError as e:  # pragma: no cover
+            raise _at(e, path + "/params") from None  # pragma: no cover
         o.params = v
     else:
         o.params = OMITTED
@@ -6099,7 +6098,7 @@ def _unstructure_PromptListChangedNotification(o: PromptListChangedNotification)
 
 def _structure_PromptListChangedNotificationParams(d: Any, path: str) -> PromptListChangedNotificationParams:
     if d.__class__ is not dict:
-        d = _as_dict(d, path)
+        d = _as_dict(d, path)  # pragma: no cover
     o = _M_PromptListChangedNotificationParams()
     if not d:
         o.meta = OMITTED
@@ -6111,10 +6110,10 @@ def _structure_PromptListChangedNotificationParams(d: Any, path: str) -> PromptL
         v = d["_meta"]
         n += 1
         if not isinstance(v, dict):
-            raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+            raise _invalid(v, _structure__dict_str_Any, path + "/_meta")  # pragma: no cover
         for k0 in v:
             if not isinstance(k0, str):
-                raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+                raise _invalid(v, _structure__dict_str_Any, path + "/_meta")  # pragma: no cover
         o.meta = v
     else:
         o.meta = OMITTED
@@ -6137,23 +6136,23 @@ def _unstructure_PromptListChangedNotificationParams(o: PromptListChangedNotific
 
 def _structure_PromptMessage(d: Any, path: str) -> PromptMessage:
     if d.__class__ is not dict:
-        d = _as_dict(d, path)
+        d = _as_dict(d, path)  # pragma: no cover
     o = _M_PromptMessage()
     try:
         v = d["content"]
-    except KeyError:
-        raise _missing("content", path) from None
+    except KeyError:  # pragma: no cover
+        raise _missing("content", path) from None  # pragma: no cover
     try:
         v = _structure_PromptMessageContent(v, "")
-    except ValidationError as e:
-        raise _at(e, path + "/content") from None
+    except ValidationError as e:  # pragma: no cover
+        raise _at(e, path + "/content") from None  # pragma: no cover
     o.content = v
     try:
         v = d["role"]
-    except KeyError:
-        raise _missing("role", path) from None
+    except KeyError:  # pragma: no cover
+        raise _missing("role", path) from None  # pragma: no cover
     if not (isinstance(v, str) and v in {"assistant", "user"}):
-        raise _type_error("one of \"assistant\", \"user\"", v, path + "/role")
+        raise _type_error("one of \"assistant\", \"user\"", v, path + "/role")  # pragma: no cover
     o.role = v
     o.extra = _extra(d, _K_PromptMessage, path) if len(d) != 2 else {}
     o.__class__ = PromptMessage
@@ -6170,21 +6169,21 @@ def _unstructure_PromptMessage(o: PromptMessage) -> dict[str, Any]:
 
 def _structure_PromptReference(d: Any, path: str) -> PromptReference:
     if d.__class__ is not dict:
-        d = _as_dict(d, path)
+        d = _as_dict(d, path)  # pragma: no cover
     o = _M_PromptReference()
     try:
         v = d["name"]
-    except KeyError:
-        raise _missing("name", path) from None
+    except KeyError:  # pragma: no cover
+        raise _missing("name", path) from None  # pragma: no cover
     if not isinstance(v, str):
-        raise _type_error("string", v, path + "/name")
+        raise _type_error("string", v, path + "/name")  # pragma: no cover
     o.name = v
     try:
         v = d["type"]
-    except KeyError:
-        raise _missing("type", path) from None
+    except KeyError:  # pragma: no cover
+        raise _missing("type", path) from None  # pragma: no cover
     if v != "ref/prompt":
-        raise _type_error("\"ref/prompt\"", v, path + "/type")
+        raise _type_error("\"ref/prompt\"", v, path + "/type")  # pragma: no cover
     o.type = "ref/prompt"
     o.extra = _extra(d, _K_PromptReference, path) if len(d) != 2 else {}
     o.__class__ = PromptReference
@@ -6201,23 +6200,23 @@ def _unstructure_PromptReference(o: PromptReference) -> dict[str, Any]:
 
 def _structure_ReadResourceRequest(d: Any, path: str) -> ReadResourceRequest:
     if d.__class__ is not dict:
-        d = _as_dict(d, path)
+        d = _as_dict(d, path)  # pragma: no cover
     o = _M_ReadResourceRequest()
     try:
         v = d["method"]
-    except KeyError:
-        raise _missing("method", path) from None
+    except KeyError:  # pragma: no cover
+        raise _missing("method", path) from None  # pragma: no cover
     if v != "resources/read":
-        raise _type_error("\"resources/read\"", v, path + "/method")
+        raise _type_error("\"resources/read\"", v, path + "/method")  # pragma: no cover
     o.method = "resources/read"
     try:
         v = d["params"]
-    except KeyError:
-        raise _missing("params", path) from None
+    except KeyError:  # pragma: no cover
+        raise _missing("params", path) from None  # pragma: no cover
     try:
         v = _structure_ReadResourceRequestParams(v, "")
-    except ValidationError as e:
-        raise _at(e, path + "/params") from None
+    except ValidationError as e:  # pragma: no cover
+        raise _at(e, path + "/params") from None  # pragma: no cover
     o.params = v
     o.extra = _extra(d, _K_ReadResourceRequest, path) if len(d) != 2 else {}
     o.__class__ = ReadResourceRequest
@@ -6234,14 +6233,14 @@ def _unstructure_ReadResourceRequest(o: ReadResourceRequest) -> dict[str, Any]:
 
 def _structure_ReadResourceRequestParams(d: Any, path: str) -> ReadResourceRequestParams:
     if d.__class__ is not dict:
-        d = _as_dict(d, path)
+        d = _as_dict(d, path)  # pragma: no cover
     o = _M_ReadResourceRequestParams()
     try:
         v = d["uri"]
-    except KeyError:
-        raise _missing("uri", path) from None
+    except KeyError:  # pragma: no cover
+        raise _missing("uri", path) from None  # pragma: no cover
     if not isinstance(v, str):
-        raise _type_error("string", v, path + "/uri")
+        raise _type_error("string", v, path + "/uri")  # pragma: no cover
     o.uri = v
     o.extra = _extra(d, _K_ReadResourceRequestParams, path) if len(d) != 1 else {}
     o.__class__ = ReadResourceRequestParams
@@ -6258,30 +6257,30 @@ def _unstructure_ReadResourceRequestParams(o: ReadResourceRequestParams) -> dict
 
 def _structure_ReadResourceResult(d: Any, path: str) -> ReadResourceResult:
     if d.__class__ is not dict:
-        d = _as_dict(d, path)
+        d = _as_dict(d, path)  # pragma: no cover
     o = _M_ReadResourceResult()
     n = 1
     if "_meta" in d:
         v = d["_meta"]
         n += 1
         if not isinstance(v, dict):
-            raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+            raise _invalid(v, _structure__dict_str_Any, path + "/_meta")  # pragma: no cover
         for k0 in v:
             if not isinstance(k0, str):
-                raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+                raise _invalid(v, _structure__dict_str_Any, path + "/_meta")  # pragma: no cover
         o.meta = v
     else:
         o.meta = OMITTED
     try:
         v = d["contents"]
-    except KeyError:
-        raise _missing("contents", path) from None
+    except KeyError:  # pragma: no cover
+        raise _missing("contents", path) from None  # pragma: no cover
     if not isinstance(v, list):
-        raise _type_error("array", v, path + "/contents")
+        raise _type_error("array", v, path + "/contents")  # pragma: no cover
     try:
         v = [_structure_ReadResourceResultContentsItem(x, "") for x in v]
-    except ValidationError:
-        raise _item_error(v, _structure_ReadResourceResultContentsItem, path + "/contents") from None
+    except ValidationError:  # pragma: no cover
+        raise _item_error(v, _structure_ReadResourceResultContentsItem, path + "/contents") from None  # pragma: no cover
     o.contents = v
     o.extra = _extra(d, _K_ReadResourceResult, path) if len(d) != n else {}
     o.__class__ = ReadResourceResult
@@ -6302,23 +6301,23 @@ def _unstructure_ReadResourceResult(o: ReadResourceResult) -> dict[str, Any]:
 
 def _structure_Request(d: Any, path: str) -> Request:
     if d.__class__ is not dict:
-        d = _as_dict(d, path)
+        d = _as_dict(d, path)  # pragma: no cover
     o = _M_Request()
     n = 1
     try:
         v = d["method"]
-    except KeyError:
-        raise _missing("method", path) from None
+    except KeyError:  # pragma: no cover
+        raise _missing("method", path) from None  # pragma: no cover
     if not isinstance(v, str):
-        raise _type_error("string", v, path + "/method")
+        raise _type_error("string", v, path + "/method")  # pragma: no cover
     o.method = v
     if "params" in d:
         v = d["params"]
         n += 1
         try:
             v = _structure_RequestParams(v, "")
-        except ValidationError as e:
-            raise _at(e, path + "/params") from None
+        except ValidationError as e:  # pragma: no cover
+            raise _at(e, path + "/params") from None  # pragma: no cover
         o.params = v
     else:
         o.params = OMITTED
@@ -6341,7 +6340,7 @@ def _unstructure_Request(o: Request) -> dict[str, Any]:
 
 def _structure_RequestParams(d: Any, path: str) -> RequestParams:
     if d.__class__ is not dict:
-        d = _as_dict(d, path)
+        d = _as_dict(d, path)  # pragma: no cover
     o = _M_RequestParams()
     if not d:
         o.meta = OMITTED
@@ -6354,8 +6353,8 @@ def _structure_RequestParams(d: Any, path: str) -> RequestParams:
         n += 1
         try:
             v = _structure_RequestParamsMeta(v, "")
-        except ValidationError as e:
-            raise _at(e, path + "/_meta") from None
+        except ValidationError as e:  # pragma: no cover
+            raise _at(e, path + "/_meta") from None  # pragma: no cover
         o.meta = v
     else:
         o.meta = OMITTED
@@ -6378,7 +6377,7 @@ def _unstructure_RequestParams(o: RequestParams) -> dict[str, Any]:
 
 def _structure_RequestParamsMeta(d: Any, path: str) -> RequestParamsMeta:
     if d.__class__ is not dict:
-        d = _as_dict(d, path)
+        d = _as_dict(d, path)  # pragma: no cover
     o = _M_RequestParamsMeta()
     if not d:
         o.progress_token = OMITTED
@@ -6390,7 +6389,7 @@ def _structure_RequestParamsMeta(d: Any, path: str) -> RequestParamsMeta:
         v = d["progressToken"]
         n += 1
         if not (isinstance(v, str) or (v.__class__ is int or _is_int(v))):
-            raise _type_error("string or integer", v, path + "/progressToken")
+            raise _type_error("string or integer", v, path + "/progressToken")  # pragma: no cover
         o.progress_token = v
     else:
         o.progress_token = OMITTED
@@ -6413,7 +6412,7 @@ def _unstructure_RequestParamsMeta(o: RequestParamsMeta) -> dict[str, Any]:
 
 def _structure_Resource(d: Any, path: str) -> Resource:
     if d.__class__ is not dict:
-        d = _as_dict(d, path)
+        d = _as_dict(d, path)  # pragma: no cover
     o = _M_Resource()
     n = 2
     if "annotations" in d:
@@ -6421,8 +6420,8 @@ def _structure_Resource(d: Any, path: str) -> Resource:
         n += 1
         try:
             v = _structure_ResourceAnnotations(v, "")
-        except ValidationError as e:
-            raise _at(e, path + "/annotations") from None
+        except ValidationError as e:  # pragma: no cover
+            raise _at(e, path + "/annotations") from None  # pragma: no cover
         o.annotations = v
     else:
         o.annotations = OMITTED
@@ -6430,7 +6429,7 @@ def _structure_Resource(d: Any, path: str) -> Resource:
         v = d["description"]
         n += 1
         if not isinstance(v, str):
-            raise _type_error("string", v, path + "/description")
+            raise _type_error("string", v, path + "/description")  # pragma: no cover
         o.description = v
     else:
         o.description = OMITTED
@@ -6438,31 +6437,31 @@ def _structure_Resource(d: Any, path: str) -> Resource:
         v = d["mimeType"]
         n += 1
         if not isinstance(v, str):
-            raise _type_error("string", v, path + "/mimeType")
+            raise _type_error("string", v, path + "/mimeType")  # pragma: no cover
         o.mime_type = v
     else:
         o.mime_type = OMITTED
     try:
         v = d["name"]
-    except KeyError:
-        raise _missing("name", path) from None
+    except KeyError:  # pragma: no cover
+        raise _missing("name", path) from None  # pragma: no cover
     if not isinstance(v, str):
-        raise _type_error("string", v, path + "/name")
+        raise _type_error("string", v, path + "/name")  # pragma: no cover
     o.name = v
     if "size" in d:
         v = d["size"]
         n += 1
         if not (v.__class__ is int or _is_int(v)):
-            raise _type_error("integer", v, path + "/size")
+            raise _type_error("integer", v, path + "/size")  # pragma: no cover
         o.size = v
     else:
         o.size = OMITTED
     try:
         v = d["uri"]
-    except KeyError:
-        raise _missing("uri", path) from None
+    except KeyError:  # pragma: no cover
+        raise _missing("uri", path) from None  # pragma: no cover
     if not isinstance(v, str):
-        raise _type_error("string", v, path + "/uri")
+        raise _type_error("string", v, path + "/uri")  # pragma: no cover
     o.uri = v
     o.extra = _extra(d, _K_Resource, path) if len(d) != n else {}
     o.__class__ = Resource
@@ -6492,7 +6491,7 @@ def _unstructure_Resource(o: Resource) -> dict[str, Any]:
 
 def _structure_ResourceAnnotations(d: Any, path: str) -> ResourceAnnotations:
     if d.__class__ is not dict:
-        d = _as_dict(d, path)
+        d = _as_dict(d, path)  # pragma: no cover
     o = _M_ResourceAnnotations()
     if not d:
         o.audience = OMITTED
@@ -6505,10 +6504,10 @@ def _structure_ResourceAnnotations(d: Any, path: str) -> ResourceAnnotations:
         v = d["audience"]
         n += 1
         if not isinstance(v, list):
-            raise _invalid(v, _structure__list_Role, path + "/audience")
+            raise _invalid(v, _structure__list_Role, path + "/audience")  # pragma: no cover
         for x0 in v:
             if not (isinstance(x0, str) and x0 in {"assistant", "user"}):
-                raise _invalid(v, _structure__list_Role, path + "/audience")
+                raise _invalid(v, _structure__list_Role, path + "/audience")  # pragma: no cover
         o.audience = v
     else:
         o.audience = OMITTED
@@ -6516,7 +6515,7 @@ def _structure_ResourceAnnotations(d: Any, path: str) -> ResourceAnnotations:
         v = d["priority"]
         n += 1
         if not ((v.__class__ is float or v.__class__ is int or _is_number(v)) and v >= 0 and v <= 1):
-            raise _type_error("number in [0, 1]", v, path + "/priority")
+            raise _type_error("number in [0, 1]", v, path + "/priority")  # pragma: no cover
         o.priority = v
     else:
         o.priority = OMITTED
@@ -6542,23 +6541,23 @@ def _unstructure_ResourceAnnotations(o: ResourceAnnotations) -> dict[str, Any]:
 
 def _structure_ResourceContents(d: Any, path: str) -> ResourceContents:
     if d.__class__ is not dict:
-        d = _as_dict(d, path)
+        d = _as_dict(d, path)  # pragma: no cover
     o = _M_ResourceContents()
     n = 1
     if "mimeType" in d:
         v = d["mimeType"]
         n += 1
         if not isinstance(v, str):
-            raise _type_error("string", v, path + "/mimeType")
+            raise _type_error("string", v, path + "/mimeType")  # pragma: no cover
         o.mime_type = v
     else:
         o.mime_type = OMITTED
     try:
         v = d["uri"]
-    except KeyError:
-        raise _missing("uri", path) from None
+    except KeyError:  # pragma: no cover
+        raise _missing("uri", path) from None  # pragma: no cover
     if not isinstance(v, str):
-        raise _type_error("string", v, path + "/uri")
+        raise _type_error("string", v, path + "/uri")  # pragma: no cover
     o.uri = v
     o.extra = _extra(d, _K_ResourceContents, path) if len(d) != n else {}
     o.__class__ = ResourceContents
@@ -6579,23 +6578,23 @@ def _unstructure_ResourceContents(o: ResourceContents) -> dict[str, Any]:
 
 def _structure_ResourceListChangedNotification(d: Any, path: str) -> ResourceListChangedNotification:
     if d.__class__ is not dict:
-        d = _as_dict(d, path)
+        d = _as_dict(d, path)  # pragma: no cover
     o = _M_ResourceListChangedNotification()
     n = 1
     try:
         v = d["method"]
-    except KeyError:
-        raise _missing("method", path) from None
+    except KeyError:  # pragma: no cover
+        raise _missing("method", path) from None  # pragma: no cover
     if v != "notifications/resources/list_changed":
-        raise _type_error("\"notifications/resources/list_changed\"", v, path + "/method")
+        raise _type_error("\"notifications/resources/list_changed\"", v, path + "/method")  # pragma: no cover
     o.method = "notifications/resources/list_changed"
     if "params" in d:
         v = d["params"]
         n += 1
         try:
             v = _structure_ResourceListChangedNotificationParams(v, "")
-        except ValidationError as e:
-            raise _at(e, path + "/params") from None
+        except ValidationError as e:  # pragma: no cover
+            raise _at(e, path + "/params") from None  # pragma: no cover
         o.params = v
     else:
         o.params = OMITTED
@@ -6618,7 +6617,7 @@ def _unstructure_ResourceListChangedNotification(o: ResourceListChangedNotificat
 
 def _structure_ResourceListChangedNotificationParams(d: Any, path: str) -> ResourceListChangedNotificationParams:
     if d.__class__ is not dict:
-        d = _as_dict(d, path)
+        d = _as_dict(d, path)  # pragma: no cover
     o = _M_ResourceListChangedNotificationParams()
     if not d:
         o.meta = OMITTED
@@ -6630,10 +6629,10 @@ def _structure_ResourceListChangedNotificationParams(d: Any, path: str) -> Resou
         v = d["_meta"]
         n += 1
         if not isinstance(v, dict):
-            raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+            raise _invalid(v, _structure__dict_str_Any, path + "/_meta")  # pragma: no cover
         for k0 in v:
             if not isinstance(k0, str):
-                raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+                raise _invalid(v, _structure__dict_str_Any, path + "/_meta")  # pragma: no cover
         o.meta = v
     else:
         o.meta = OMITTED
@@ -6656,21 +6655,21 @@ def _unstructure_ResourceListChangedNotificationParams(o: ResourceListChangedNot
 
 def _structure_ResourceReference(d: Any, path: str) -> ResourceReference:
     if d.__class__ is not dict:
-        d = _as_dict(d, path)
+        d = _as_dict(d, path)  # pragma: no cover
     o = _M_ResourceReference()
     try:
         v = d["type"]
-    except KeyError:
-        raise _missing("type", path) from None
+    except KeyError:  # pragma: no cover
+        raise _missing("type", path) from None  # pragma: no cover
     if v != "ref/resource":
-        raise _type_error("\"ref/resource\"", v, path + "/type")
+        raise _type_error("\"ref/resource\"", v, path + "/type")  # pragma: no cover
     o.type = "ref/resource"
     try:
         v = d["uri"]
-    except KeyError:
-        raise _missing("uri", path) from None
+    except KeyError:  # pragma: no cover
+        raise _missing("uri", path) from None  # pragma: no cover
     if not isinstance(v, str):
-        raise _type_error("string", v, path + "/uri")
+        raise _type_error("string", v, path + "/uri")  # pragma: no cover
     o.uri = v
     o.extra = _extra(d, _K_ResourceReference, path) if len(d) != 2 else {}
     o.__class__ = ResourceReference
@@ -6687,7 +6686,7 @@ def _unstructure_ResourceReference(o: ResourceReference) -> dict[str, Any]:
 
 def _structure_ResourceTemplate(d: Any, path: str) -> ResourceTemplate:
     if d.__class__ is not dict:
-        d = _as_dict(d, path)
+        d = _as_dict(d, path)  # pragma: no cover
     o = _M_ResourceTemplate()
     n = 2
     if "annotations" in d:
@@ -6695,8 +6694,8 @@ def _structure_ResourceTemplate(d: Any, path: str) -> ResourceTemplate:
         n += 1
         try:
             v = _structure_ResourceTemplateAnnotations(v, "")
-        except ValidationError as e:
-            raise _at(e, path + "/annotations") from None
+        except ValidationError as e:  # pragma: no cover
+            raise _at(e, path + "/annotations") from None  # pragma: no cover
         o.annotations = v
     else:
         o.annotations = OMITTED
@@ -6704,7 +6703,7 @@ def _structure_ResourceTemplate(d: Any, path: str) -> ResourceTemplate:
         v = d["description"]
         n += 1
         if not isinstance(v, str):
-            raise _type_error("string", v, path + "/description")
+            raise _type_error("string", v, path + "/description")  # pragma: no cover
         o.description = v
     else:
         o.description = OMITTED
@@ -6712,23 +6711,23 @@ def _structure_ResourceTemplate(d: Any, path: str) -> ResourceTemplate:
         v = d["mimeType"]
         n += 1
         if not isinstance(v, str):
-            raise _type_error("string", v, path + "/mimeType")
+            raise _type_error("string", v, path + "/mimeType")  # pragma: no cover
         o.mime_type = v
     else:
         o.mime_type = OMITTED
     try:
         v = d["name"]
-    except KeyError:
-        raise _missing("name", path) from None
+    except KeyError:  # pragma: no cover
+        raise _missing("name", path) from None  # pragma: no cover
     if not isinstance(v, str):
-        raise _type_error("string", v, path + "/name")
+        raise _type_error("string", v, path + "/name")  # pragma: no cover
     o.name = v
     try:
         v = d["uriTemplate"]
-    except KeyError:
-        raise _missing("uriTemplate", path) from None
+    except KeyError:  # pragma: no cover
+        raise _missing("uriTemplate", path) from None  # pragma: no cover
     if not isinstance(v, str):
-        raise _type_error("string", v, path + "/uriTemplate")
+        raise _type_error("string", v, path + "/uriTemplate")  # pragma: no cover
     o.uri_template = v
     o.extra = _extra(d, _K_ResourceTemplate, path) if len(d) != n else {}
     o.__class__ = ResourceTemplate
@@ -6755,7 +6754,7 @@ def _unstructure_ResourceTemplate(o: ResourceTemplate) -> dict[str, Any]:
 
 def _structure_ResourceTemplateAnnotations(d: Any, path: str) -> ResourceTemplateAnnotations:
     if d.__class__ is not dict:
-        d = _as_dict(d, path)
+        d = _as_dict(d, path)  # pragma: no cover
     o = _M_ResourceTemplateAnnotations()
     if not d:
         o.audience = OMITTED
@@ -6768,10 +6767,10 @@ def _structure_ResourceTemplateAnnotations(d: Any, path: str) -> ResourceTemplat
         v = d["audience"]
         n += 1
         if not isinstance(v, list):
-            raise _invalid(v, _structure__list_Role, path + "/audience")
+            raise _invalid(v, _structure__list_Role, path + "/audience")  # pragma: no cover
         for x0 in v:
             if not (isinstance(x0, str) and x0 in {"assistant", "user"}):
-                raise _invalid(v, _structure__list_Role, path + "/audience")
+                raise _invalid(v, _structure__list_Role, path + "/audience")  # pragma: no cover
         o.audience = v
     else:
         o.audience = OMITTED
@@ -6779,7 +6778,7 @@ def _structure_ResourceTemplateAnnotations(d: Any, path: str) -> ResourceTemplat
         v = d["priority"]
         n += 1
         if not ((v.__class__ is float or v.__class__ is int or _is_number(v)) and v >= 0 and v <= 1):
-            raise _type_error("number in [0, 1]", v, path + "/priority")
+            raise _type_error("number in [0, 1]", v, path + "/priority")  # pragma: no cover
         o.priority = v
     else:
         o.priority = OMITTED
@@ -6805,23 +6804,23 @@ def _unstructure_ResourceTemplateAnnotations(o: ResourceTemplateAnnotations) -> 
 
 def _structure_ResourceUpdatedNotification(d: Any, path: str) -> ResourceUpdatedNotification:
     if d.__class__ is not dict:
-        d = _as_dict(d, path)
+        d = _as_dict(d, path)  # pragma: no cover
     o = _M_ResourceUpdatedNotification()
     try:
         v = d["method"]
-    except KeyError:
-        raise _missing("method", path) from None
+    except KeyError:  # pragma: no cover
+        raise _missing("method", path) from None  # pragma: no cover
     if v != "notifications/resources/updated":
-        raise _type_error("\"notifications/resources/updated\"", v, path + "/method")
+        raise _type_error("\"notifications/resources/updated\"", v, path + "/method")  # pragma: no cover
     o.method = "notifications/resources/updated"
     try:
         v = d["params"]
-    except KeyError:
-        raise _missing("params", path) from None
+    except KeyError:  # pragma: no cover
+        raise _missing("params", path) from None  # pragma: no cover
     try:
         v = _structure_ResourceUpdatedNotificationParams(v, "")
-    except ValidationError as e:
-        raise _at(e, path + "/params") from None
+    except ValidationError as e:  # pragma: no cover
+        raise _at(e, path + "/params") from None  # pragma: no cover
     o.params = v
     o.extra = _extra(d, _K_ResourceUpdatedNotification, path) if len(d) != 2 else {}
     o.__class__ = ResourceUpdatedNotification
@@ -6838,14 +6837,14 @@ def _unstructure_ResourceUpdatedNotification(o: ResourceUpdatedNotification) -> 
 
 def _structure_ResourceUpdatedNotificationParams(d: Any, path: str) -> ResourceUpdatedNotificationParams:
     if d.__class__ is not dict:
-        d = _as_dict(d, path)
+        d = _as_dict(d, path)  # pragma: no cover
     o = _M_ResourceUpdatedNotificationParams()
     try:
         v = d["uri"]
-    except KeyError:
-        raise _missing("uri", path) from None
+    except KeyError:  # pragma: no cover
+        raise _missing("uri", path) from None  # pragma: no cover
     if not isinstance(v, str):
-        raise _type_error("string", v, path + "/uri")
+        raise _type_error("string", v, path + "/uri")  # pragma: no cover
     o.uri = v
     o.extra = _extra(d, _K_ResourceUpdatedNotificationParams, path) if len(d) != 1 else {}
     o.__class__ = ResourceUpdatedNotificationParams
@@ -6862,7 +6861,7 @@ def _unstructure_ResourceUpdatedNotificationParams(o: ResourceUpdatedNotificatio
 
 def _structure_Result(d: Any, path: str) -> Result:
     if d.__class__ is not dict:
-        d = _as_dict(d, path)
+        d = _as_dict(d, path)  # pragma: no cover
     o = _M_Result()
     if not d:
         o.meta = OMITTED
@@ -6874,10 +6873,10 @@ def _structure_Result(d: Any, path: str) -> Result:
         v = d["_meta"]
         n += 1
         if not isinstance(v, dict):
-            raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+            raise _invalid(v, _structure__dict_str_Any, path + "/_meta")  # pragma: no cover
         for k0 in v:
             if not isinstance(k0, str):
-                raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+                raise _invalid(v, _structure__dict_str_Any, path + "/_meta")  # pragma: no cover
         o.meta = v
     else:
         o.meta = OMITTED
@@ -6900,23 +6899,23 @@ def _unstructure_Result(o: Result) -> dict[str, Any]:
 
 def _structure_Root(d: Any, path: str) -> Root:
     if d.__class__ is not dict:
-        d = _as_dict(d, path)
+        d = _as_dict(d, path)  # pragma: no cover
     o = _M_Root()
     n = 1
     if "name" in d:
         v = d["name"]
         n += 1
         if not isinstance(v, str):
-            raise _type_error("string", v, path + "/name")
+            raise _type_error("string", v, path + "/name")  # pragma: no cover
         o.name = v
     else:
         o.name = OMITTED
     try:
         v = d["uri"]
-    except KeyError:
-        raise _missing("uri", path) from None
+    except KeyError:  # pragma: no cover
+        raise _missing("uri", path) from None  # pragma: no cover
     if not isinstance(v, str):
-        raise _type_error("string", v, path + "/uri")
+        raise _type_error("string", v, path + "/uri")  # pragma: no cover
     o.uri = v
     o.extra = _extra(d, _K_Root, path) if len(d) != n else {}
     o.__class__ = Root
@@ -6937,23 +6936,23 @@ def _unstructure_Root(o: Root) -> dict[str, Any]:
 
 def _structure_RootsListChangedNotification(d: Any, path: str) -> RootsListChangedNotification:
     if d.__class__ is not dict:
-        d = _as_dict(d, path)
+        d = _as_dict(d, path)  # pragma: no cover
     o = _M_RootsListChangedNotification()
     n = 1
     try:
         v = d["method"]
-    except KeyError:
-        raise _missing("method", path) from None
+    except KeyError:  # pragma: no cover
+        raise _missing("method", path) from None  # pragma: no cover
     if v != "notifications/roots/list_changed":
-        raise _type_error("\"notifications/roots/list_changed\"", v, path + "/method")
+        raise _type_error("\"notifications/roots/list_changed\"", v, path + "/method")  # pragma: no cover
     o.method = "notifications/roots/list_changed"
     if "params" in d:
         v = d["params"]
         n += 1
         try:
             v = _structure_RootsListChangedNotificationParams(v, "")
-        except ValidationError as e:
-            raise _at(e, path + "/params") from None
+        except ValidationError as e:  # pragma: no cover
+            raise _at(e, path + "/params") from None  # pragma: no cover
         o.params = v
     else:
         o.params = OMITTED
@@ -6976,7 +6975,7 @@ def _unstructure_RootsListChangedNotification(o: RootsListChangedNotification) -
 
 def _structure_RootsListChangedNotificationParams(d: Any, path: str) -> RootsListChangedNotificationParams:
     if d.__class__ is not dict:
-        d = _as_dict(d, path)
+        d = _as_dict(d, path)  # pragma: no cover
     o = _M_RootsListChangedNotificationParams()
     if not d:
         o.meta = OMITTED
@@ -6988,10 +6987,10 @@ def _structure_RootsListChangedNotificationParams(d: Any, path: str) -> RootsLis
         v = d["_meta"]
         n += 1
         if not isinstance(v, dict):
-            raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+            raise _invalid(v, _structure__dict_str_Any, path + "/_meta")  # pragma: no cover
         for k0 in v:
             if not isinstance(k0, str):
-                raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+                raise _invalid(v, _structure__dict_str_Any, path + "/_meta")  # pragma: no cover
         o.meta = v
     else:
         o.meta = OMITTED
@@ -7014,23 +7013,23 @@ def _unstructure_RootsListChangedNotificationParams(o: RootsListChangedNotificat
 
 def _structure_SamplingMessage(d: Any, path: str) -> SamplingMessage:
     if d.__class__ is not dict:
-        d = _as_dict(d, path)
+        d = _as_dict(d, path)  # pragma: no cover
     o = _M_SamplingMessage()
     try:
         v = d["content"]
-    except KeyError:
-        raise _missing("content", path) from None
+    except KeyError:  # pragma: no cover
+        raise _missing("content", path) from None  # pragma: no cover
     try:
         v = _structure_SamplingMessageContent(v, "")
-    except ValidationError as e:
-        raise _at(e, path + "/content") from None
+    except ValidationError as e:  # pragma: no cover
+        raise _at(e, path + "/content") from None  # pragma: no cover
     o.content = v
     try:
         v = d["role"]
-    except KeyError:
-        raise _missing("role", path) from None
+    except KeyError:  # pragma: no cover
+        raise _missing("role", path) from None  # pragma: no cover
     if not (isinstance(v, str) and v in {"assistant", "user"}):
-        raise _type_error("one of \"assistant\", \"user\"", v, path + "/role")
+        raise _type_error("one of \"assistant\", \"user\"", v, path + "/role")  # pragma: no cover
     o.role = v
     o.extra = _extra(d, _K_SamplingMessage, path) if len(d) != 2 else {}
     o.__class__ = SamplingMessage
@@ -7047,7 +7046,7 @@ def _unstructure_SamplingMessage(o: SamplingMessage) -> dict[str, Any]:
 
 def _structure_ServerCapabilities(d: Any, path: str) -> ServerCapabilities:
     if d.__class__ is not dict:
-        d = _as_dict(d, path)
+        d = _as_dict(d, path)  # pragma: no cover
     o = _M_ServerCapabilities()
     if not d:
         o.experimental = OMITTED
@@ -7063,15 +7062,15 @@ def _structure_ServerCapabilities(d: Any, path: str) -> ServerCapabilities:
         v = d["experimental"]
         n += 1
         if not isinstance(v, dict):
-            raise _invalid(v, _structure__dict_str_dict_str_Any, path + "/experimental")
+            raise _invalid(v, _structure__dict_str_dict_str_Any, path + "/experimental")  # pragma: no cover
         for k0, x0 in v.items():
             if not isinstance(k0, str):
-                raise _invalid(v, _structure__dict_str_dict_str_Any, path + "/experimental")
+                raise _invalid(v, _structure__dict_str_dict_str_Any, path + "/experimental")  # pragma: no cover
             if not isinstance(x0, dict):
-                raise _invalid(v, _structure__dict_str_dict_str_Any, path + "/experimental")
+                raise _invalid(v, _structure__dict_str_dict_str_Any, path + "/experimental")  # pragma: no cover
             for k1 in x0:
                 if not isinstance(k1, str):
-                    raise _invalid(v, _structure__dict_str_dict_str_Any, path + "/experimental")
+                    raise _invalid(v, _structure__dict_str_dict_str_Any, path + "/experimental")  # pragma: no cover
         o.experimental = v
     else:
         o.experimental = OMITTED
@@ -7079,10 +7078,10 @@ def _structure_ServerCapabilities(d: Any, path: str) -> ServerCapabilities:
         v = d["logging"]
         n += 1
         if not isinstance(v, dict):
-            raise _invalid(v, _structure__dict_str_Any, path + "/logging")
+            raise _invalid(v, _structure__dict_str_Any, path + "/logging")  # pragma: no cover
         for k0 in v:
             if not isinstance(k0, str):
-                raise _invalid(v, _structure__dict_str_Any, path + "/logging")
+                raise _invalid(v, _structure__dict_str_Any, path + "/logging")  # pragma: no cover
         o.logging = v
     else:
         o.logging = OMITTED
@@ -7091,8 +7090,8 @@ def _structure_ServerCapabilities(d: Any, path: str) -> ServerCapabilities:
         n += 1
         try:
             v = _structure_ServerCapabilitiesPrompts(v, "")
-        except ValidationError as e:
-            raise _at(e, path + "/prompts") from None
+        except ValidationError as e:  # pragma: no cover
+            raise _at(e, path + "/prompts") from None  # pragma: no cover
         o.prompts = v
     else:
         o.prompts = OMITTED
@@ -7101,8 +7100,8 @@ def _structure_ServerCapabilities(d: Any, path: str) -> ServerCapabilities:
         n += 1
         try:
             v = _structure_ServerCapabilitiesResources(v, "")
-        except ValidationError as e:
-            raise _at(e, path + "/resources") from None
+        except ValidationError as e:  # pragma: no cover
+            raise _at(e, path + "/resources") from None  # pragma: no cover
         o.resources = v
     else:
         o.resources = OMITTED
@@ -7111,8 +7110,8 @@ def _structure_ServerCapabilities(d: Any, path: str) -> ServerCapabilities:
         n += 1
         try:
             v = _structure_ServerCapabilitiesTools(v, "")
-        except ValidationError as e:
-            raise _at(e, path + "/tools") from None
+        except ValidationError as e:  # pragma: no cover
+            raise _at(e, path + "/tools") from None  # pragma: no cover
         o.tools = v
     else:
         o.tools = OMITTED
@@ -7147,7 +7146,7 @@ def _unstructure_ServerCapabilities(o: ServerCapabilities) -> dict[str, Any]:
 
 def _structure_ServerCapabilitiesPrompts(d: Any, path: str) -> ServerCapabilitiesPrompts:
     if d.__class__ is not dict:
-        d = _as_dict(d, path)
+        d = _as_dict(d, path)  # pragma: no cover
     o = _M_ServerCapabilitiesPrompts()
     if not d:
         o.list_changed = OMITTED
@@ -7159,7 +7158,7 @@ def _structure_ServerCapabilitiesPrompts(d: Any, path: str) -> ServerCapabilitie
         v = d["listChanged"]
         n += 1
         if not (v is True or v is False):
-            raise _type_error("boolean", v, path + "/listChanged")
+            raise _type_error("boolean", v, path + "/listChanged")  # pragma: no cover
         o.list_changed = v
     else:
         o.list_changed = OMITTED
@@ -7182,7 +7181,7 @@ def _unstructure_ServerCapabilitiesPrompts(o: ServerCapabilitiesPrompts) -> dict
 
 def _structure_ServerCapabilitiesResources(d: Any, path: str) -> ServerCapabilitiesResources:
     if d.__class__ is not dict:
-        d = _as_dict(d, path)
+        d = _as_dict(d, path)  # pragma: no cover
     o = _M_ServerCapabilitiesResources()
     if not d:
         o.list_changed = OMITTED
@@ -7195,7 +7194,7 @@ def _structure_ServerCapabilitiesResources(d: Any, path: str) -> ServerCapabilit
         v = d["listChanged"]
         n += 1
         if not (v is True or v is False):
-            raise _type_error("boolean", v, path + "/listChanged")
+            raise _type_error("boolean", v, path + "/listChanged")  # pragma: no cover
         o.list_changed = v
     else:
         o.list_changed = OMITTED
@@ -7203,7 +7202,7 @@ def _structure_ServerCapabilitiesResources(d: Any, path: str) -> ServerCapabilit
         v = d["subscribe"]
         n += 1
         if not (v is True or v is False):
-            raise _type_error("boolean", v, path + "/subscribe")
+            raise _type_error("boolean", v, path + "/subscribe")  # pragma: no cover
         o.subscribe = v
     else:
         o.subscribe = OMITTED
@@ -7229,7 +7228,7 @@ def _unstructure_ServerCapabilitiesResources(o: ServerCapabilitiesResources) -> 
 
 def _structure_ServerCapabilitiesTools(d: Any, path: str) -> ServerCapabilitiesTools:
     if d.__class__ is not dict:
-        d = _as_dict(d, path)
+        d = _as_dict(d, path)  # pragma: no cover
     o = _M_ServerCapabilitiesTools()
     if not d:
         o.list_changed = OMITTED
@@ -7241,7 +7240,7 @@ def _structure_ServerCapabilitiesTools(d: Any, path: str) -> ServerCapabilitiesT
         v = d["listChanged"]
         n += 1
         if not (v is True or v is False):
-            raise _type_error("boolean", v, path + "/listChanged")
+            raise _type_error("boolean", v, path + "/listChanged")  # pragma: no cover
         o.list_changed = v
     else:
         o.list_changed = OMITTED
@@ -7264,23 +7263,23 @@ def _unstructure_ServerCapabilitiesTools(o: ServerCapabilitiesTools) -> dict[str
 
 def _structure_SetLevelRequest(d: Any, path: str) -> SetLevelRequest:
     if d.__class__ is not dict:
-        d = _as_dict(d, path)
+        d = _as_dict(d, path)  # pragma: no cover
     o = _M_SetLevelRequest()
     try:
         v = d["method"]
-    except KeyError:
-        raise _missing("method", path) from None
+    except KeyError:  # pragma: no cover
+        raise _missing("method", path) from None  # pragma: no cover
     if v != "logging/setLevel":
-        raise _type_error("\"logging/setLevel\"", v, path + "/method")
+        raise _type_error("\"logging/setLevel\"", v, path + "/method")  # pragma: no cover
     o.method = "logging/setLevel"
     try:
         v = d["params"]
-    except KeyError:
-        raise _missing("params", path) from None
+    except KeyError:  # pragma: no cover
+        raise _missing("params", path) from None  # pragma: no cover
     try:
         v = _structure_SetLevelRequestParams(v, "")
-    except ValidationError as e:
-        raise _at(e, path + "/params") from None
+    except ValidationError as e:  # pragma: no cover
+        raise _at(e, path + "/params") from None  # pragma: no cover
     o.params = v
     o.extra = _extra(d, _K_SetLevelRequest, path) if len(d) != 2 else {}
     o.__class__ = SetLevelRequest
@@ -7297,14 +7296,14 @@ def _unstructure_SetLevelRequest(o: SetLevelRequest) -> dict[str, Any]:
 
 def _structure_SetLevelRequestParams(d: Any, path: str) -> SetLevelRequestParams:
     if d.__class__ is not dict:
-        d = _as_dict(d, path)
+        d = _as_dict(d, path)  # pragma: no cover
     o = _M_SetLevelRequestParams()
     try:
         v = d["level"]
-    except KeyError:
-        raise _missing("level", path) from None
+    except KeyError:  # pragma: no cover
+        raise _missing("level", path) from None  # pragma: no cover
     if not (isinstance(v, str) and v in {"alert", "critical", "debug", "emergency", "error", "info", "notice", "warning"}):
-        raise _type_error("one of \"alert\", \"critical\", \"debug\", \"emergency\", \"error\", \"info\", \"notice\", \"warning\"", v, path + "/level")
+        raise _type_error("one of \"alert\", \"critical\", \"debug\", \"emergency\", \"error\", \"info\", \"notice\", \"warning\"", v, path + "/level")  # pragma: no cover
     o.level = v
     o.extra = _extra(d, _K_SetLevelRequestParams, path) if len(d) != 1 else {}
     o.__class__ = SetLevelRequestParams
@@ -7321,23 +7320,23 @@ def _unstructure_SetLevelRequestParams(o: SetLevelRequestParams) -> dict[str, An
 
 def _structure_SubscribeRequest(d: Any, path: str) -> SubscribeRequest:
     if d.__class__ is not dict:
-        d = _as_dict(d, path)
+        d = _as_dict(d, path)  # pragma: no cover
     o = _M_SubscribeRequest()
     try:
         v = d["method"]
-    except KeyError:
-        raise _missing("method", path) from None
+    except KeyError:  # pragma: no cover
+        raise _missing("method", path) from None  # pragma: no cover
     if v != "resources/subscribe":
-        raise _type_error("\"resources/subscribe\"", v, path + "/method")
+        raise _type_error("\"resources/subscribe\"", v, path + "/method")  # pragma: no cover
     o.method = "resources/subscribe"
     try:
         v = d["params"]
-    except KeyError:
-        raise _missing("params", path) from None
+    except KeyError:  # pragma: no cover
+        raise _missing("params", path) from None  # pragma: no cover
     try:
         v = _structure_SubscribeRequestParams(v, "")
-    except ValidationError as e:
-        raise _at(e, path + "/params") from None
+    except ValidationError as e:  # pragma: no cover
+        raise _at(e, path + "/params") from None  # pragma: no cover
     o.params = v
     o.extra = _extra(d, _K_SubscribeRequest, path) if len(d) != 2 else {}
     o.__class__ = SubscribeRequest
@@ -7354,14 +7353,14 @@ def _unstructure_SubscribeRequest(o: SubscribeRequest) -> dict[str, Any]:
 
 def _structure_SubscribeRequestParams(d: Any, path: str) -> SubscribeRequestParams:
     if d.__class__ is not dict:
-        d = _as_dict(d, path)
+        d = _as_dict(d, path)  # pragma: no cover
     o = _M_SubscribeRequestParams()
     try:
         v = d["uri"]
-    except KeyError:
-        raise _missing("uri", path) from None
+    except KeyError:  # pragma: no cover
+        raise _missing("uri", path) from None  # pragma: no cover
     if not isinstance(v, str):
-        raise _type_error("string", v, path + "/uri")
+        raise _type_error("string", v, path + "/uri")  # pragma: no cover
     o.uri = v
     o.extra = _extra(d, _K_SubscribeRequestParams, path) if len(d) != 1 else {}
     o.__class__ = SubscribeRequestParams
@@ -7378,7 +7377,7 @@ def _unstructure_SubscribeRequestParams(o: SubscribeRequestParams) -> dict[str, 
 
 def _structure_TextContent(d: Any, path: str) -> TextContent:
     if d.__class__ is not dict:
-        d = _as_dict(d, path)
+        d = _as_dict(d, path)  # pragma: no cover
     o = _M_TextContent()
     n = 2
     if "annotations" in d:
@@ -7386,24 +7385,24 @@ def _structure_TextContent(d: Any, path: str) -> TextContent:
         n += 1
         try:
             v = _structure_TextContentAnnotations(v, "")
-        except ValidationError as e:
-            raise _at(e, path + "/annotations") from None
+        except ValidationError as e:  # pragma: no cover
+            raise _at(e, path + "/annotations") from None  # pragma: no cover
         o.annotations = v
     else:
         o.annotations = OMITTED
     try:
         v = d["text"]
-    except KeyError:
-        raise _missing("text", path) from None
+    except KeyError:  # pragma: no cover
+        raise _missing("text", path) from None  # pragma: no cover
     if not isinstance(v, str):
-        raise _type_error("string", v, path + "/text")
+        raise _type_error("string", v, path + "/text")  # pragma: no cover
     o.text = v
     try:
         v = d["type"]
-    except KeyError:
-        raise _missing("type", path) from None
+    except KeyError:  # pragma: no cover
+        raise _missing("type", path) from None  # pragma: no cover
     if v != "text":
-        raise _type_error("\"text\"", v, path + "/type")
+        raise _type_error("\"text\"", v, path + "/type")  # pragma: no cover
     o.type = "text"
     o.extra = _extra(d, _K_TextContent, path) if len(d) != n else {}
     o.__class__ = TextContent
@@ -7424,7 +7423,7 @@ def _unstructure_TextContent(o: TextContent) -> dict[str, Any]:
 
 def _structure_TextContentAnnotations(d: Any, path: str) -> TextContentAnnotations:
     if d.__class__ is not dict:
-        d = _as_dict(d, path)
+        d = _as_dict(d, path)  # pragma: no cover
     o = _M_TextContentAnnotations()
     if not d:
         o.audience = OMITTED
@@ -7437,10 +7436,10 @@ def _structure_TextContentAnnotations(d: Any, path: str) -> TextContentAnnotatio
         v = d["audience"]
         n += 1
         if not isinstance(v, list):
-            raise _invalid(v, _structure__list_Role, path + "/audience")
+            raise _invalid(v, _structure__list_Role, path + "/audience")  # pragma: no cover
         for x0 in v:
             if not (isinstance(x0, str) and x0 in {"assistant", "user"}):
-                raise _invalid(v, _structure__list_Role, path + "/audience")
+                raise _invalid(v, _structure__list_Role, path + "/audience")  # pragma: no cover
         o.audience = v
     else:
         o.audience = OMITTED
@@ -7448,7 +7447,7 @@ def _structure_TextContentAnnotations(d: Any, path: str) -> TextContentAnnotatio
         v = d["priority"]
         n += 1
         if not ((v.__class__ is float or v.__class__ is int or _is_number(v)) and v >= 0 and v <= 1):
-            raise _type_error("number in [0, 1]", v, path + "/priority")
+            raise _type_error("number in [0, 1]", v, path + "/priority")  # pragma: no cover
         o.priority = v
     else:
         o.priority = OMITTED
@@ -7474,30 +7473,30 @@ def _unstructure_TextContentAnnotations(o: TextContentAnnotations) -> dict[str, 
 
 def _structure_TextResourceContents(d: Any, path: str) -> TextResourceContents:
     if d.__class__ is not dict:
-        d = _as_dict(d, path)
+        d = _as_dict(d, path)  # pragma: no cover
     o = _M_TextResourceContents()
     n = 2
     if "mimeType" in d:
         v = d["mimeType"]
         n += 1
         if not isinstance(v, str):
-            raise _type_error("string", v, path + "/mimeType")
+            raise _type_error("string", v, path + "/mimeType")  # pragma: no cover
         o.mime_type = v
     else:
         o.mime_type = OMITTED
     try:
         v = d["text"]
-    except KeyError:
-        raise _missing("text", path) from None
+    except KeyError:  # pragma: no cover
+        raise _missing("text", path) from None  # pragma: no cover
     if not isinstance(v, str):
-        raise _type_error("string", v, path + "/text")
+        raise _type_error("string", v, path + "/text")  # pragma: no cover
     o.text = v
     try:
         v = d["uri"]
-    except KeyError:
-        raise _missing("uri", path) from None
+    except KeyError:  # pragma: no cover
+        raise _missing("uri", path) from None  # pragma: no cover
     if not isinstance(v, str):
-        raise _type_error("string", v, path + "/uri")
+        raise _type_error("string", v, path + "/uri")  # pragma: no cover
     o.uri = v
     o.extra = _extra(d, _K_TextResourceContents, path) if len(d) != n else {}
     o.__class__ = TextResourceContents
@@ -7518,32 +7517,32 @@ def _unstructure_TextResourceContents(o: TextResourceContents) -> dict[str, Any]
 
 def _structure_Tool(d: Any, path: str) -> Tool:
     if d.__class__ is not dict:
-        d = _as_dict(d, path)
+        d = _as_dict(d, path)  # pragma: no cover
     o = _M_Tool()
     n = 2
     if "description" in d:
         v = d["description"]
         n += 1
         if not isinstance(v, str):
-            raise _type_error("string", v, path + "/description")
+            raise _type_error("string", v, path + "/description")  # pragma: no cover
         o.description = v
     else:
         o.description = OMITTED
     try:
         v = d["inputSchema"]
-    except KeyError:
-        raise _missing("inputSchema", path) from None
+    except KeyError:  # pragma: no cover
+        raise _missing("inputSchema", path) from None  # pragma: no cover
     try:
         v = _structure_ToolInputSchema(v, "")
-    except ValidationError as e:
-        raise _at(e, path + "/inputSchema") from None
+    except ValidationError as e:  # pragma: no cover
+        raise _at(e, path + "/inputSchema") from None  # pragma: no cover
     o.input_schema = v
     try:
         v = d["name"]
-    except KeyError:
-        raise _missing("name", path) from None
+    except KeyError:  # pragma: no cover
+        raise _missing("name", path) from None  # pragma: no cover
     if not isinstance(v, str):
-        raise _type_error("string", v, path + "/name")
+        raise _type_error("string", v, path + "/name")  # pragma: no cover
     o.name = v
     o.extra = _extra(d, _K_Tool, path) if len(d) != n else {}
     o.__class__ = Tool
@@ -7564,22 +7563,22 @@ def _unstructure_Tool(o: Tool) -> dict[str, Any]:
 
 def _structure_ToolInputSchema(d: Any, path: str) -> ToolInputSchema:
     if d.__class__ is not dict:
-        d = _as_dict(d, path)
+        d = _as_dict(d, path)  # pragma: no cover
     o = _M_ToolInputSchema()
     n = 1
     if "properties" in d:
         v = d["properties"]
         n += 1
         if not isinstance(v, dict):
-            raise _invalid(v, _structure__dict_str_dict_str_Any, path + "/properties")
+            raise _invalid(v, _structure__dict_str_dict_str_Any, path + "/properties")  # pragma: no cover
         for k0, x0 in v.items():
             if not isinstance(k0, str):
-                raise _invalid(v, _structure__dict_str_dict_str_Any, path + "/properties")
+                raise _invalid(v, _structure__dict_str_dict_str_Any, path + "/properties")  # pragma: no cover
             if not isinstance(x0, dict):
-                raise _invalid(v, _structure__dict_str_dict_str_Any, path + "/properties")
+                raise _invalid(v, _structure__dict_str_dict_str_Any, path + "/properties")  # pragma: no cover
             for k1 in x0:
                 if not isinstance(k1, str):
-                    raise _invalid(v, _structure__dict_str_dict_str_Any, path + "/properties")
+                    raise _invalid(v, _structure__dict_str_dict_str_Any, path + "/properties")  # pragma: no cover
         o.properties = v
     else:
         o.properties = OMITTED
@@ -7587,19 +7586,19 @@ def _structure_ToolInputSchema(d: Any, path: str) -> ToolInputSchema:
         v = d["required"]
         n += 1
         if not isinstance(v, list):
-            raise _invalid(v, _structure__list_str, path + "/required")
+            raise _invalid(v, _structure__list_str, path + "/required")  # pragma: no cover
         for x0 in v:
             if not isinstance(x0, str):
-                raise _invalid(v, _structure__list_str, path + "/required")
+                raise _invalid(v, _structure__list_str, path + "/required")  # pragma: no cover
         o.required = v
     else:
         o.required = OMITTED
     try:
         v = d["type"]
-    except KeyError:
-        raise _missing("type", path) from None
+    except KeyError:  # pragma: no cover
+        raise _missing("type", path) from None  # pragma: no cover
     if v != "object":
-        raise _type_error("\"object\"", v, path + "/type")
+        raise _type_error("\"object\"", v, path + "/type")  # pragma: no cover
     o.type = "object"
     o.extra = _extra(d, _K_ToolInputSchema, path) if len(d) != n else {}
     o.__class__ = ToolInputSchema
@@ -7623,23 +7622,23 @@ def _unstructure_ToolInputSchema(o: ToolInputSchema) -> dict[str, Any]:
 
 def _structure_ToolListChangedNotification(d: Any, path: str) -> ToolListChangedNotification:
     if d.__class__ is not dict:
-        d = _as_dict(d, path)
+        d = _as_dict(d, path)  # pragma: no cover
     o = _M_ToolListChangedNotification()
     n = 1
     try:
         v = d["method"]
-    except KeyError:
-        raise _missing("method", path) from None
+    except KeyError:  # pragma: no cover
+        raise _missing("method", path) from None  # pragma: no cover
     if v != "notifications/tools/list_changed":
-        raise _type_error("\"notifications/tools/list_changed\"", v, path + "/method")
+        raise _type_error("\"notifications/tools/list_changed\"", v, path + "/method")  # pragma: no cover
     o.method = "notifications/tools/list_changed"
     if "params" in d:
         v = d["params"]
         n += 1
         try:
             v = _structure_ToolListChangedNotificationParams(v, "")
-        except ValidationError as e:
-            raise _at(e, path + "/params") from None
+        except ValidationError as e:  # pragma: no cover
+            raise _at(e, path + "/params") from None  # pragma: no cover
         o.params = v
     else:
         o.params = OMITTED
@@ -7662,7 +7661,7 @@ def _unstructure_ToolListChangedNotification(o: ToolListChangedNotification) -> 
 
 def _structure_ToolListChangedNotificationParams(d: Any, path: str) -> ToolListChangedNotificationParams:
     if d.__class__ is not dict:
-        d = _as_dict(d, path)
+        d = _as_dict(d, path)  # pragma: no cover
     o = _M_ToolListChangedNotificationParams()
     if not d:
         o.meta = OMITTED
@@ -7674,10 +7673,10 @@ def _structure_ToolListChangedNotificationParams(d: Any, path: str) -> ToolListC
         v = d["_meta"]
         n += 1
         if not isinstance(v, dict):
-            raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+            raise _invalid(v, _structure__dict_str_Any, path + "/_meta")  # pragma: no cover
         for k0 in v:
             if not isinstance(k0, str):
-                raise _invalid(v, _structure__dict_str_Any, path + "/_meta")
+                raise _invalid(v, _structure__dict_str_Any, path + "/_meta")  # pragma: no cover
         o.meta = v
     else:
         o.meta = OMITTED
@@ -7700,23 +7699,23 @@ def _unstructure_ToolListChangedNotificationParams(o: ToolListChangedNotificatio
 
 def _structure_UnsubscribeRequest(d: Any, path: str) -> UnsubscribeRequest:
     if d.__class__ is not dict:
-        d = _as_dict(d, path)
+        d = _as_dict(d, path)  # pragma: no cover
     o = _M_UnsubscribeRequest()
     try:
         v = d["method"]
-    except KeyError:
-        raise _missing("method", path) from None
+    except KeyError:  # pragma: no cover
+        raise _missing("method", path) from None  # pragma: no cover
     if v != "resources/unsubscribe":
-        raise _type_error("\"resources/unsubscribe\"", v, path + "/method")
+        raise _type_error("\"resources/unsubscribe\"", v, path + "/method")  # pragma: no cover
     o.method = "resources/unsubscribe"
     try:
         v = d["params"]
-    except KeyError:
-        raise _missing("params", path) from None
+    except KeyError:  # pragma: no cover
+        raise _missing("params", path) from None  # pragma: no cover
     try:
         v = _structure_UnsubscribeRequestParams(v, "")
-    except ValidationError as e:
-        raise _at(e, path + "/params") from None
+    except ValidationError as e:  # pragma: no cover
+        raise _at(e, path + "/params") from None  # pragma: no cover
     o.params = v
     o.extra = _extra(d, _K_UnsubscribeRequest, path) if len(d) != 2 else {}
     o.__class__ = UnsubscribeRequest
@@ -7733,14 +7732,14 @@ def _unstructure_UnsubscribeRequest(o: UnsubscribeRequest) -> dict[str, Any]:
 
 def _structure_UnsubscribeRequestParams(d: Any, path: str) -> UnsubscribeRequestParams:
     if d.__class__ is not dict:
-        d = _as_dict(d, path)
+        d = _as_dict(d, path)  # pragma: no cover
     o = _M_UnsubscribeRequestParams()
     try:
         v = d["uri"]
-    except KeyError:
-        raise _missing("uri", path) from None
+    except KeyError:  # pragma: no cover
+        raise _missing("uri", path) from None  # pragma: no cover
     if not isinstance(v, str):
-        raise _type_error("string", v, path + "/uri")
+        raise _type_error("string", v, path + "/uri")  # pragma: no cover
     o.uri = v
     o.extra = _extra(d, _K_UnsubscribeRequestParams, path) if len(d) != 1 else {}
     o.__class__ = UnsubscribeRequestParams
@@ -7764,8 +7763,8 @@ def _structure_CallToolResultContentItem(d: Any, path: str) -> Any:
             return _structure_EmbeddedResource(d, path)
         if t == "text":
             return _structure_TextContent(d, path)
-        raise _tag_error(t, "type", ("image", "resource", "text",), path)
-    raise _type_error("object", d, path)
+        raise _tag_error(t, "type", ("image", "resource", "text",), path)  # pragma: no cover
+    raise _type_error("object", d, path)  # pragma: no cover
 
 
 def _structure_ClientNotification(d: Any, path: str) -> Any:
@@ -7779,8 +7778,8 @@ def _structure_ClientNotification(d: Any, path: str) -> Any:
             return _structure_ProgressNotification(d, path)
         if t == "notifications/roots/list_changed":
             return _structure_RootsListChangedNotification(d, path)
-        raise _tag_error(t, "method", ("notifications/cancelled", "notifications/initialized", "notifications/progress", "notifications/roots/list_changed",), path)
-    raise _type_error("object", d, path)
+        raise _tag_error(t, "method", ("notifications/cancelled", "notifications/initialized", "notifications/progress", "notifications/roots/list_changed",), path)  # pragma: no cover
+    raise _type_error("object", d, path)  # pragma: no cover
 
 
 def _structure_ClientRequest(d: Any, path: str) -> Any:
@@ -7790,8 +7789,8 @@ def _structure_ClientRequest(d: Any, path: str) -> Any:
             fn = _TAGS_ClientRequest.get(t)
             if fn is not None:
                 return fn(d, path)
-        raise _tag_error(t, "method", ("completion/complete", "initialize", "logging/setLevel", "ping", "prompts/get", "prompts/list", "resources/list", "resources/read", "resources/subscribe", "resources/templates/list", "resources/unsubscribe", "tools/call", "tools/list",), path)
-    raise _type_error("object", d, path)
+        raise _tag_error(t, "method", ("completion/complete", "initialize", "logging/setLevel", "ping", "prompts/get", "prompts/list", "resources/list", "resources/read", "resources/subscribe", "resources/templates/list", "resources/unsubscribe", "tools/call", "tools/list",), path)  # pragma: no cover
+    raise _type_error("object", d, path)  # pragma: no cover
 
 
 def _structure_ClientResult(d: Any, path: str) -> Any:
@@ -7799,15 +7798,15 @@ def _structure_ClientResult(d: Any, path: str) -> Any:
         if "content" in d:
             try:
                 return _structure_CreateMessageResult(d, path)
-            except ValidationError as e:
-                return _retry(d, path, e, (_structure_ListRootsResult, _structure_Result,))
+            except ValidationError as e:  # pragma: no cover
+                return _retry(d, path, e, (_structure_ListRootsResult, _structure_Result,))  # pragma: no cover
         if "roots" in d:
             try:
                 return _structure_ListRootsResult(d, path)
-            except ValidationError as e:
-                return _retry(d, path, e, (_structure_CreateMessageResult, _structure_Result,))
+            except ValidationError as e:  # pragma: no cover
+                return _retry(d, path, e, (_structure_CreateMessageResult, _structure_Result,))  # pragma: no cover
         return _structure_Result(d, path)
-    raise _type_error("object", d, path)
+    raise _type_error("object", d, path)  # pragma: no cover
 
 
 def _structure_CompleteRequestParamsRef(d: Any, path: str) -> Any:
@@ -7817,8 +7816,8 @@ def _structure_CompleteRequestParamsRef(d: Any, path: str) -> Any:
             return _structure_PromptReference(d, path)
         if t == "ref/resource":
             return _structure_ResourceReference(d, path)
-        raise _tag_error(t, "type", ("ref/prompt", "ref/resource",), path)
-    raise _type_error("object", d, path)
+        raise _tag_error(t, "type", ("ref/prompt", "ref/resource",), path)  # pragma: no cover
+    raise _type_error("object", d, path)  # pragma: no cover
 
 
 def _structure_CreateMessageResultContent(d: Any, path: str) -> Any:
@@ -7828,66 +7827,66 @@ def _structure_CreateMessageResultContent(d: Any, path: str) -> Any:
             return _structure_ImageContent(d, path)
         if t == "text":
             return _structure_TextContent(d, path)
-        raise _tag_error(t, "type", ("image", "text",), path)
-    raise _type_error("object", d, path)
+        raise _tag_error(t, "type", ("image", "text",), path)  # pragma: no cover
+    raise _type_error("object", d, path)  # pragma: no cover
 
 
 def _structure_Cursor(d: Any, path: str) -> Any:
     if not isinstance(d, str):
-        raise _type_error("string", d, path)
+        raise _type_error("string", d, path)  # pragma: no cover
     return d
 
 
 def _structure_EmbeddedResourceResource(d: Any, path: str) -> Any:
     if isinstance(d, dict):
         if "uri" not in d:
-            raise _missing("uri", path)
+            raise _missing("uri", path)  # pragma: no cover
         if "text" in d:
             try:
                 return _structure_TextResourceContents(d, path)
-            except ValidationError as e:
-                return _retry(d, path, e, (_structure_BlobResourceContents,))
+            except ValidationError as e:  # pragma: no cover
+                return _retry(d, path, e, (_structure_BlobResourceContents,))  # pragma: no cover
         if "blob" in d:
             try:
                 return _structure_BlobResourceContents(d, path)
-            except ValidationError as e:
-                return _retry(d, path, e, (_structure_TextResourceContents,))
-        raise _no_member("EmbeddedResourceResource", d, path)
-    raise _type_error("object", d, path)
+            except ValidationError as e:  # pragma: no cover
+                return _retry(d, path, e, (_structure_TextResourceContents,))  # pragma: no cover
+        raise _no_member("EmbeddedResourceResource", d, path)  # pragma: no cover
+    raise _type_error("object", d, path)  # pragma: no cover
 
 
 def _structure_JSONRPCMessage(d: Any, path: str) -> Any:
     if isinstance(d, dict):
         if "jsonrpc" not in d:
-            raise _missing("jsonrpc", path)
+            raise _missing("jsonrpc", path)  # pragma: no cover
         if "result" in d:
             try:
                 return _structure_JSONRPCResponse(d, path)
-            except ValidationError as e:
-                return _retry(d, path, e, (_structure_JSONRPCRequest, _structure_JSONRPCError, _structure_JSONRPCNotification,))
+            except ValidationError as e:  # pragma: no cover
+                return _retry(d, path, e, (_structure_JSONRPCRequest, _structure_JSONRPCError, _structure_JSONRPCNotification,))  # pragma: no cover
         if "error" in d:
             try:
                 return _structure_JSONRPCError(d, path)
-            except ValidationError as e:
-                return _retry(d, path, e, (_structure_JSONRPCRequest, _structure_JSONRPCResponse, _structure_JSONRPCNotification,))
+            except ValidationError as e:  # pragma: no cover
+                return _retry(d, path, e, (_structure_JSONRPCRequest, _structure_JSONRPCResponse, _structure_JSONRPCNotification,))  # pragma: no cover
         if "id" in d:
             try:
                 return _structure_JSONRPCRequest(d, path)
-            except ValidationError as e:
-                return _retry(d, path, e, (_structure_JSONRPCResponse, _structure_JSONRPCError, _structure_JSONRPCNotification,))
+            except ValidationError as e:  # pragma: no cover
+                return _retry(d, path, e, (_structure_JSONRPCResponse, _structure_JSONRPCError, _structure_JSONRPCNotification,))  # pragma: no cover
         return _structure_JSONRPCNotification(d, path)
-    raise _type_error("object", d, path)
+    raise _type_error("object", d, path)  # pragma: no cover
 
 
 def _structure_LoggingLevel(d: Any, path: str) -> Any:
     if not (isinstance(d, str) and d in {"alert", "critical", "debug", "emergency", "error", "info", "notice", "warning"}):
-        raise _type_error("one of \"alert\", \"critical\", \"debug\", \"emergency\", \"error\", \"info\", \"notice\", \"warning\"", d, path)
+        raise _type_error("one of \"alert\", \"critical\", \"debug\", \"emergency\", \"error\", \"info\", \"notice\", \"warning\"", d, path)  # pragma: no cover
     return d
 
 
 def _structure_ProgressToken(d: Any, path: str) -> Any:
     if not (isinstance(d, str) or (d.__class__ is int or _is_int(d))):
-        raise _type_error("string or integer", d, path)
+        raise _type_error("string or integer", d, path)  # pragma: no cover
     return d
 
 
@@ -7900,37 +7899,37 @@ def _structure_PromptMessageContent(d: Any, path: str) -> Any:
             return _structure_EmbeddedResource(d, path)
         if t == "text":
             return _structure_TextContent(d, path)
-        raise _tag_error(t, "type", ("image", "resource", "text",), path)
-    raise _type_error("object", d, path)
+        raise _tag_error(t, "type", ("image", "resource", "text",), path)  # pragma: no cover
+    raise _type_error("object", d, path)  # pragma: no cover
 
 
 def _structure_ReadResourceResultContentsItem(d: Any, path: str) -> Any:
     if isinstance(d, dict):
         if "uri" not in d:
-            raise _missing("uri", path)
+            raise _missing("uri", path)  # pragma: no cover
         if "text" in d:
             try:
                 return _structure_TextResourceContents(d, path)
-            except ValidationError as e:
-                return _retry(d, path, e, (_structure_BlobResourceContents,))
+            except ValidationError as e:  # pragma: no cover
+                return _retry(d, path, e, (_structure_BlobResourceContents,))  # pragma: no cover
         if "blob" in d:
             try:
                 return _structure_BlobResourceContents(d, path)
-            except ValidationError as e:
-                return _retry(d, path, e, (_structure_TextResourceContents,))
-        raise _no_member("ReadResourceResultContentsItem", d, path)
-    raise _type_error("object", d, path)
+            except ValidationError as e:  # pragma: no cover
+                return _retry(d, path, e, (_structure_TextResourceContents,))  # pragma: no cover
+        raise _no_member("ReadResourceResultContentsItem", d, path)  # pragma: no cover
+    raise _type_error("object", d, path)  # pragma: no cover
 
 
 def _structure_RequestId(d: Any, path: str) -> Any:
     if not (isinstance(d, str) or (d.__class__ is int or _is_int(d))):
-        raise _type_error("string or integer", d, path)
+        raise _type_error("string or integer", d, path)  # pragma: no cover
     return d
 
 
 def _structure_Role(d: Any, path: str) -> Any:
     if not (isinstance(d, str) and d in {"assistant", "user"}):
-        raise _type_error("one of \"assistant\", \"user\"", d, path)
+        raise _type_error("one of \"assistant\", \"user\"", d, path)  # pragma: no cover
     return d
 
 
@@ -7941,8 +7940,8 @@ def _structure_SamplingMessageContent(d: Any, path: str) -> Any:
             return _structure_ImageContent(d, path)
         if t == "text":
             return _structure_TextContent(d, path)
-        raise _tag_error(t, "type", ("image", "text",), path)
-    raise _type_error("object", d, path)
+        raise _tag_error(t, "type", ("image", "text",), path)  # pragma: no cover
+    raise _type_error("object", d, path)  # pragma: no cover
 
 
 def _structure_ServerNotification(d: Any, path: str) -> Any:
@@ -7952,8 +7951,8 @@ def _structure_ServerNotification(d: Any, path: str) -> Any:
             fn = _TAGS_ServerNotification.get(t)
             if fn is not None:
                 return fn(d, path)
-        raise _tag_error(t, "method", ("notifications/cancelled", "notifications/message", "notifications/progress", "notifications/prompts/list_changed", "notifications/resources/list_changed", "notifications/resources/updated", "notifications/tools/list_changed",), path)
-    raise _type_error("object", d, path)
+        raise _tag_error(t, "method", ("notifications/cancelled", "notifications/message", "notifications/progress", "notifications/prompts/list_changed", "notifications/resources/list_changed", "notifications/resources/updated", "notifications/tools/list_changed",), path)  # pragma: no cover
+    raise _type_error("object", d, path)  # pragma: no cover
 
 
 def _structure_ServerRequest(d: Any, path: str) -> Any:
@@ -7965,8 +7964,8 @@ def _structure_ServerRequest(d: Any, path: str) -> Any:
             return _structure_ListRootsRequest(d, path)
         if t == "sampling/createMessage":
             return _structure_CreateMessageRequest(d, path)
-        raise _tag_error(t, "method", ("ping", "roots/list", "sampling/createMessage",), path)
-    raise _type_error("object", d, path)
+        raise _tag_error(t, "method", ("ping", "roots/list", "sampling/createMessage",), path)  # pragma: no cover
+    raise _type_error("object", d, path)  # pragma: no cover
 
 
 def _structure_ServerResult(d: Any, path: str) -> Any:
@@ -7974,96 +7973,96 @@ def _structure_ServerResult(d: Any, path: str) -> Any:
         if "capabilities" in d:
             try:
                 return _structure_InitializeResult(d, path)
-            except ValidationError as e:
-                return _retry(d, path, e, (_structure_ListResourcesResult, _structure_ListResourceTemplatesResult, _structure_ReadResourceResult, _structure_ListPromptsResult, _structure_GetPromptResult, _structure_ListToolsResult, _structure_CallToolResult, _structure_CompleteResult, _structure_Result,))
+            except ValidationError as e:  # pragma: no cover
+                return _retry(d, path, e, (_structure_ListResourcesResult, _structure_ListResourceTemplatesResult, _structure_ReadResourceResult, _structure_ListPromptsResult, _structure_GetPromptResult, _structure_ListToolsResult, _structure_CallToolResult, _structure_CompleteResult, _structure_Result,))  # pragma: no cover
         if "resources" in d:
             try:
                 return _structure_ListResourcesResult(d, path)
-            except ValidationError as e:
-                return _retry(d, path, e, (_structure_InitializeResult, _structure_ListResourceTemplatesResult, _structure_ReadResourceResult, _structure_ListPromptsResult, _structure_GetPromptResult, _structure_ListToolsResult, _structure_CallToolResult, _structure_CompleteResult, _structure_Result,))
+            except ValidationError as e:  # pragma: no cover
+                return _retry(d, path, e, (_structure_InitializeResult, _structure_ListResourceTemplatesResult, _structure_ReadResourceResult, _structure_ListPromptsResult, _structure_GetPromptResult, _structure_ListToolsResult, _structure_CallToolResult, _structure_CompleteResult, _structure_Result,))  # pragma: no cover
         if "resourceTemplates" in d:
             try:
                 return _structure_ListResourceTemplatesResult(d, path)
-            except ValidationError as e:
-                return _retry(d, path, e, (_structure_InitializeResult, _structure_ListResourcesResult, _structure_ReadResourceResult, _structure_ListPromptsResult, _structure_GetPromptResult, _structure_ListToolsResult, _structure_CallToolResult, _structure_CompleteResult, _structure_Result,))
+            except ValidationError as e:  # pragma: no cover
+                return _retry(d, path, e, (_structure_InitializeResult, _structure_ListResourcesResult, _structure_ReadResourceResult, _structure_ListPromptsResult, _structure_GetPromptResult, _structure_ListToolsResult, _structure_CallToolResult, _structure_CompleteResult, _structure_Result,))  # pragma: no cover
         if "contents" in d:
             try:
                 return _structure_ReadResourceResult(d, path)
-            except ValidationError as e:
-                return _retry(d, path, e, (_structure_InitializeResult, _structure_ListResourcesResult, _structure_ListResourceTemplatesResult, _structure_ListPromptsResult, _structure_GetPromptResult, _structure_ListToolsResult, _structure_CallToolResult, _structure_CompleteResult, _structure_Result,))
+            except ValidationError as e:  # pragma: no cover
+                return _retry(d, path, e, (_structure_InitializeResult, _structure_ListResourcesResult, _structure_ListResourceTemplatesResult, _structure_ListPromptsResult, _structure_GetPromptResult, _structure_ListToolsResult, _structure_CallToolResult, _structure_CompleteResult, _structure_Result,))  # pragma: no cover
         if "prompts" in d:
             try:
                 return _structure_ListPromptsResult(d, path)
-            except ValidationError as e:
-                return _retry(d, path, e, (_structure_InitializeResult, _structure_ListResourcesResult, _structure_ListResourceTemplatesResult, _structure_ReadResourceResult, _structure_GetPromptResult, _structure_ListToolsResult, _structure_CallToolResult, _structure_CompleteResult, _structure_Result,))
+            except ValidationError as e:  # pragma: no cover
+                return _retry(d, path, e, (_structure_InitializeResult, _structure_ListResourcesResult, _structure_ListResourceTemplatesResult, _structure_ReadResourceResult, _structure_GetPromptResult, _structure_ListToolsResult, _structure_CallToolResult, _structure_CompleteResult, _structure_Result,))  # pragma: no cover
         if "messages" in d:
             try:
                 return _structure_GetPromptResult(d, path)
-            except ValidationError as e:
-                return _retry(d, path, e, (_structure_InitializeResult, _structure_ListResourcesResult, _structure_ListResourceTemplatesResult, _structure_ReadResourceResult, _structure_ListPromptsResult, _structure_ListToolsResult, _structure_CallToolResult, _structure_CompleteResult, _structure_Result,))
+            except ValidationError as e:  # pragma: no cover
+                return _retry(d, path, e, (_structure_InitializeResult, _structure_ListResourcesResult, _structure_ListResourceTemplatesResult, _structure_ReadResourceResult, _structure_ListPromptsResult, _structure_ListToolsResult, _structure_CallToolResult, _structure_CompleteResult, _structure_Result,))  # pragma: no cover
         if "tools" in d:
             try:
                 return _structure_ListToolsResult(d, path)
-            except ValidationError as e:
-                return _retry(d, path, e, (_structure_InitializeResult, _structure_ListResourcesResult, _structure_ListResourceTemplatesResult, _structure_ReadResourceResult, _structure_ListPromptsResult, _structure_GetPromptResult, _structure_CallToolResult, _structure_CompleteResult, _structure_Result,))
+            except ValidationError as e:  # pragma: no cover
+                return _retry(d, path, e, (_structure_InitializeResult, _structure_ListResourcesResult, _structure_ListResourceTemplatesResult, _structure_ReadResourceResult, _structure_ListPromptsResult, _structure_GetPromptResult, _structure_CallToolResult, _structure_CompleteResult, _structure_Result,))  # pragma: no cover
         if "content" in d:
             try:
                 return _structure_CallToolResult(d, path)
-            except ValidationError as e:
-                return _retry(d, path, e, (_structure_InitializeResult, _structure_ListResourcesResult, _structure_ListResourceTemplatesResult, _structure_ReadResourceResult, _structure_ListPromptsResult, _structure_GetPromptResult, _structure_ListToolsResult, _structure_CompleteResult, _structure_Result,))
+            except ValidationError as e:  # pragma: no cover
+                return _retry(d, path, e, (_structure_InitializeResult, _structure_ListResourcesResult, _structure_ListResourceTemplatesResult, _structure_ReadResourceResult, _structure_ListPromptsResult, _structure_GetPromptResult, _structure_ListToolsResult, _structure_CompleteResult, _structure_Result,))  # pragma: no cover
         if "completion" in d:
             try:
                 return _structure_CompleteResult(d, path)
-            except ValidationError as e:
-                return _retry(d, path, e, (_structure_InitializeResult, _structure_ListResourcesResult, _structure_ListResourceTemplatesResult, _structure_ReadResourceResult, _structure_ListPromptsResult, _structure_GetPromptResult, _structure_ListToolsResult, _structure_CallToolResult, _structure_Result,))
+            except ValidationError as e:  # pragma: no cover
+                return _retry(d, path, e, (_structure_InitializeResult, _structure_ListResourcesResult, _structure_ListResourceTemplatesResult, _structure_ReadResourceResult, _structure_ListPromptsResult, _structure_GetPromptResult, _structure_ListToolsResult, _structure_CallToolResult, _structure_Result,))  # pragma: no cover
         return _structure_Result(d, path)
-    raise _type_error("object", d, path)
+    raise _type_error("object", d, path)  # pragma: no cover
 
 
 def _structure__dict_str_Any(d: Any, path: str) -> Any:
     if not isinstance(d, dict):
-        raise _type_error("object", d, path)
+        raise _type_error("object", d, path)  # pragma: no cover
     for k in d:
         if not isinstance(k, str):
-            raise _key_error(k, path)
+            raise _key_error(k, path)  # pragma: no cover
     return d
 
 
 def _structure__dict_str_dict_str_Any(d: Any, path: str) -> Any:
     if not isinstance(d, dict):
-        raise _type_error("object", d, path)
+        raise _type_error("object", d, path)  # pragma: no cover
     _check_keys(d, path)
     try:
         d = {k: _structure__dict_str_Any(x, "") for k, x in d.items()}
-    except ValidationError:
-        raise _entry_error(d, _structure__dict_str_Any, path) from None
+    except ValidationError:  # pragma: no cover
+        raise _entry_error(d, _structure__dict_str_Any, path) from None  # pragma: no cover
     return d
 
 
 def _structure__dict_str_str(d: Any, path: str) -> Any:
     if not isinstance(d, dict):
-        raise _type_error("object", d, path)
+        raise _type_error("object", d, path)  # pragma: no cover
     for k, x in d.items():
         if not isinstance(k, str) or not (isinstance(x, str)):
-            raise _bad_entry(d, lambda x: isinstance(x, str), "string", path)
+            raise _bad_entry(d, lambda x: isinstance(x, str), "string", path)  # pragma: no cover
     return d
 
 
 def _structure__list_Role(d: Any, path: str) -> Any:
     if not isinstance(d, list):
-        raise _type_error("array", d, path)
+        raise _type_error("array", d, path)  # pragma: no cover
     for x in d:
         if not (isinstance(x, str) and x in {"assistant", "user"}):
-            raise _bad_item(d, lambda x: (isinstance(x, str) and x in {"assistant", "user"}), "one of \"assistant\", \"user\"", path)
+            raise _bad_item(d, lambda x: (isinstance(x, str) and x in {"assistant", "user"}), "one of \"assistant\", \"user\"", path)  # pragma: no cover
     return d
 
 
 def _structure__list_str(d: Any, path: str) -> Any:
     if not isinstance(d, list):
-        raise _type_error("array", d, path)
+        raise _type_error("array", d, path)  # pragma: no cover
     for x in d:
         if not isinstance(x, str):
-            raise _bad_item(d, lambda x: isinstance(x, str), "string", path)
+            raise _bad_item(d, lambda x: isinstance(x, str), "string", path)  # pragma: no cover
     return d
 
 
