@@ -665,3 +665,36 @@ def test_discover_result_helper_defaults() -> None:
     assert result["ttlMs"] == 0
     assert result["cacheScope"] == "public"
     assert result["resultType"] == "complete"
+
+
+@pytest.mark.parametrize(
+    "meta",
+    [
+        {META_CAPABILITIES: []},
+        {META_CAPABILITIES: None},
+        {META_CLIENT_INFO: ["x"]},
+        {META_LOG_LEVEL: "loud"},
+        {META_LOG_LEVEL: []},
+    ],
+    ids=["caps-list", "caps-null", "info-list", "level-unknown", "level-list"],
+)
+@pytest.mark.xfail(
+    reason="BUG: a stateless client sends application-given _meta values that every server "
+    "must refuse with -32602 (clientCapabilities or clientInfo not an object, an unknown "
+    "logLevel); the send side does not check what the receive side checks",
+    strict=True,
+)
+def test_client_checks_the_applications_meta(meta: dict[str, Any]) -> None:
+    client = Connection(Role.CLIENT, versions=[MODERN])
+    _refused(client, Request(id=1, method="tools/list", params={"_meta": meta}), PARAMS)
+
+
+def test_client_replaces_a_meta_that_is_not_an_object() -> None:
+    """Current behaviour (debatable): an application ``_meta`` that is not an object is
+    silently replaced by the filled one instead of being refused."""
+    pair = stateless_pair(server_capabilities={"tools": {}})
+    data = pair.client.send(Request(id=1, method="tools/list", params={"_meta": "x"}))
+    pair.server.receive_data(data)
+    event = pair.server.next_event()
+    assert isinstance(event, Request)
+    assert event.params["_meta"][META_VERSION] == MODERN
