@@ -16,6 +16,7 @@ __all__ = [
     "LOG_RANK",
     "Fault",
     "elicitation_fault",
+    "input_required_fault",
     "initialize_params_fault",
     "is_id",
     "is_number",
@@ -135,4 +136,50 @@ def progress_params_fault(spec: VersionSpec | None, params: Any) -> Fault | None
             return _PARAMS, f"Invalid params: progress has no message in {spec.version}"
         if type(params["message"]) is not str:
             return _PARAMS, "Invalid params: message must be a string"
+    return None
+
+
+_INPUT_CAPABILITY: Final = {
+    "elicitation/create": "elicitation",
+    "sampling/createMessage": "sampling",
+    "roots/list": "roots",
+}
+
+
+def input_required_fault(
+    spec: VersionSpec, method: str, result: Mapping[str, Any], caps: Mapping[str, Any]
+) -> Fault | None:
+    """An ``input_required`` result (2026-07-28): only for the methods that allow it; at
+    least one of ``inputRequests`` (an object of known input requests, each for a client
+    capability in ``caps``, the request's) and ``requestState`` (a string)."""
+    rule = spec.methods.get(method)
+    if rule is None or not rule.input_required:
+        return ErrorCode.INVALID_REQUEST, f"{method} cannot answer input_required"
+    if "inputRequests" not in result and "requestState" not in result:
+        return ErrorCode.INVALID_REQUEST, "input_required needs inputRequests or requestState"
+    if "requestState" in result and type(result["requestState"]) is not str:
+        return ErrorCode.INVALID_REQUEST, "requestState must be a string"
+    requests = result.get("inputRequests")
+    if requests is None:
+        return None
+    if type(requests) is not dict:
+        return ErrorCode.INVALID_REQUEST, "inputRequests must be an object"
+    for key, item in requests.items():
+        inner = item.get("method") if type(item) is dict else None
+        capability = _INPUT_CAPABILITY.get(inner) if type(inner) is str else None
+        if capability is None:
+            return ErrorCode.INVALID_REQUEST, f"inputRequests[{key!r}] has no known method"
+        if capability not in caps:
+            return ErrorCode.MISSING_REQUIRED_CLIENT_CAPABILITY, (
+                f"inputRequests[{key!r}] asks for {inner}, but the request did not declare "
+                f"the client capability {capability!r}"
+            )
+        if inner == "elicitation/create":
+            fault = elicitation_fault(spec, item.get("params"), caps)
+        elif inner == "sampling/createMessage":
+            fault = sampling_fault(spec, item.get("params"), caps)
+        else:
+            fault = None
+        if fault is not None:
+            return fault
     return None

@@ -26,6 +26,7 @@ from ._checks import (
     Fault,
     elicitation_fault,
     initialize_params_fault,
+    input_required_fault,
     is_id,
     listen_params_fault,
     progress_params_fault,
@@ -78,12 +79,6 @@ _LISTEN_FLAGS: Final = {
     "toolsListChanged": "notifications/tools/list_changed",
     "promptsListChanged": "notifications/prompts/list_changed",
     "resourcesListChanged": "notifications/resources/list_changed",
-}
-# The client capability each kind of input request needs (2026-07-28).
-_INPUT_CAPABILITY: Final = {
-    "elicitation/create": "elicitation",
-    "sampling/createMessage": "sampling",
-    "roots/list": "roots",
 }
 _DIRECTION_OF: Final = {
     Role.CLIENT: Direction.CLIENT_TO_SERVER,
@@ -624,20 +619,12 @@ class Connection:
             )
         method, params, _ = pending
         assert self._spec is not None
-        rule = self._spec.methods.get(method)
-        if rule is None or not rule.input_required:
+        meta = params.get("_meta") if params else None
+        caps = meta.get(META_CAPABILITIES) if type(meta) is dict else None
+        fault = input_required_fault(self._spec, method, result, caps or {})
+        if fault is not None:
             return InvalidMessage(
-                code=_INVALID,
-                message=f"Invalid response: {method} cannot answer input_required",
-                reply=None,
-                id=rid,
-            )
-        if "inputRequests" not in result and "requestState" not in result:
-            return InvalidMessage(
-                code=_INVALID,
-                message="Invalid response: input_required needs inputRequests or requestState",
-                reply=None,
-                id=rid,
+                code=_INVALID, message=f"Invalid response: {fault[1]}", reply=None, id=rid
             )
         return InputRequired(
             id=rid, result=result, request=Request(id=rid, method=method, params=params)
@@ -676,6 +663,8 @@ class Connection:
         events = batch.events
         if not events:
             raise LocalProtocolError("a batch must not be empty")
+        if any(type(e) not in (Request, Notification, Response, ErrorResponse) for e in events):
+            raise LocalProtocolError("a batch holds only requests, notifications and answers")
         if len({type(e) in (Request, Notification) for e in events}) > 1:
             raise LocalProtocolError("a batch holds requests and notifications, or responses")
         ids = [
@@ -899,7 +888,11 @@ class Connection:
                 result = {**result, "resultType": "complete"}
                 msg = Response(id=rid, result=result)  # type: ignore[arg-type]
             elif result_type == "input_required":
-                self._check_input_required(rid, method, result)  # type: ignore[arg-type]
+                assert self._spec is not None
+                caps = self._request_caps[rid][0]  # type: ignore[index]
+                fault = input_required_fault(self._spec, method, result, caps)
+                if fault is not None:
+                    raise LocalProtocolError(fault[1], fault[0])
             elif result_type != "complete":
                 raise LocalProtocolError(f"unknown resultType {result_type!r}")
             if method == "server/discover":
@@ -962,42 +955,6 @@ class Connection:
                 self._initialize_result(result, sent=True)
             else:
                 self._after_success(method, pending[1])
-
-    def _check_input_required(self, rid: RequestId, method: str, result: Mapping[str, Any]) -> None:
-        assert self._spec is not None
-        rule = self._spec.methods.get(method)
-        if rule is None or not rule.input_required:
-            raise LocalProtocolError(f"{method} cannot answer input_required")
-        requests = result.get("inputRequests")
-        if requests is None and "requestState" not in result:
-            raise LocalProtocolError("input_required needs inputRequests or requestState")
-        state = result.get("requestState")
-        if state is not None and type(state) is not str:
-            raise LocalProtocolError("requestState must be a string")
-        if requests is None:
-            return
-        if type(requests) is not dict:
-            raise LocalProtocolError("inputRequests must be an object")
-        caps = self._request_caps[rid][0]
-        for key, item in requests.items():
-            inner = item.get("method") if type(item) is dict else None
-            capability = _INPUT_CAPABILITY.get(inner) if type(inner) is str else None
-            if capability is None:
-                raise LocalProtocolError(f"inputRequests[{key!r}] has no known method")
-            if capability not in caps:
-                raise LocalProtocolError(
-                    f"inputRequests[{key!r}] asks for {inner}, but the request did not declare "
-                    f"the client capability {capability!r}",
-                    ErrorCode.MISSING_REQUIRED_CLIENT_CAPABILITY,
-                )
-            if inner == "elicitation/create":
-                fault = elicitation_fault(self._spec, item.get("params"), caps)
-            elif inner == "sampling/createMessage":
-                fault = sampling_fault(self._spec, item.get("params"), caps)
-            else:
-                fault = None
-            if fault is not None:
-                raise LocalProtocolError(fault[1], fault[0])
 
     # ------------------------------------------------------------------ shared checks
 
@@ -1142,10 +1099,14 @@ class Connection:
                 levels = [
                     p[1]["_meta"].get(META_LOG_LEVEL)
                     for p in self._ours.values()
-                    if p[1] and type(p[1].get("_meta")) is dict
+                    if p[0] != "subscriptions/listen" and p[1] and type(p[1].get("_meta")) is dict
                 ]
-            else:
-                levels = [info[1] for info in requests.values()]
+            else:  # n/message never goes on a listen stream
+                levels = [
+                    info[1]
+                    for rid, info in requests.items()
+                    if self._theirs[rid][0] != "subscriptions/listen"
+                ]
             levels = [lv for lv in levels if type(lv) is str and lv in LOG_RANK]
             if not levels:
                 return (
@@ -1170,6 +1131,9 @@ class Connection:
         entry = (self._our_tokens if sender is self._peer else self._their_tokens).get(token)
         if entry is None:
             return _INVALID, f"Invalid request: progressToken {token!r} names no request in flight"
+        requests = self._ours if sender is self._peer else self._theirs
+        if requests[entry[0]][0] == "subscriptions/listen":
+            return _INVALID, "Invalid request: notifications/progress never goes on a listen stream"
         last = entry[1]
         progress = params["progress"]
         if last is not None and progress <= last:
