@@ -1,8 +1,8 @@
 """The asyncio adapter: an MCP client and server on asyncio streams.
 
-All protocol work happens in :mod:`mcp_sansio.session`; this module moves bytes, keeps one
-timer for the session's deadlines, and runs handlers as tasks. A complete example, a server
-and a client in one process over TCP on 127.0.0.1::
+All protocol work happens in the sessions of ``mcp_sansio.session``; this module moves
+bytes, keeps one timer for the session's deadlines, and runs handlers as tasks. A complete
+example, a server and a client in one process over TCP on 127.0.0.1::
 
     import asyncio
 
@@ -59,6 +59,7 @@ from . import requests
 from ._errors import ErrorCode
 from ._events import Notification
 from ._versions import Era
+from .server import Server
 from .session import (
     DEFAULT,
     DEFAULT_MAX_INPUT_ROUNDS,
@@ -424,9 +425,10 @@ class _Peer:
 
 
 class Context(ContextBase):
-    """What a handler gets as its first argument (see :class:`~mcp_sansio.session.ContextBase`
-    for :attr:`params`, :meth:`progress`, :meth:`log`, :meth:`resource_updated`,
-    :meth:`list_changed` and the rest). The methods that wait for the client are coroutines.
+    """What a handler gets as its first argument: the request (:attr:`method`,
+    :attr:`params`, :attr:`request_id`, :attr:`cancelled`) and ways to talk back. The
+    methods that send (:meth:`progress`, :meth:`log`, :meth:`resource_updated`,
+    :meth:`list_changed`) are plain; those that wait for the client are coroutines.
 
     In a server handler, :meth:`elicit`, :meth:`sample` and :meth:`list_roots` send a
     request to the client in the initialize era; in 2026-07-28 they make the session answer
@@ -503,7 +505,7 @@ class Client:
         ``handler(context, params) -> result`` (plain or ``async``). They also answer the
         ``input_required`` requests of 2026-07-28.
     :param timeout: the default timeout of a request, in seconds (``None``: none).
-    :param options: other keywords of :class:`~mcp_sansio.session.ClientSession`
+    :param options: other keywords of ``mcp_sansio.session.ClientSession``
         (``capabilities=``, ``client_info=``, ``probe_timeout=``, ``max_input_rounds=``,
         ``max_message_size=``, …).
     """
@@ -567,7 +569,7 @@ class Client:
         :param env: its environment (default: this process's).
         :param cwd: its working directory.
         :param stderr: where its stderr goes: ``None`` (default) passes it through to ours;
-            a file descriptor, :data:`subprocess.DEVNULL` or a file with a ``fileno()``
+            a file descriptor, ``subprocess.DEVNULL`` or a file with a ``fileno()``
             receives it; any other object with ``write()`` (``io.BytesIO``,
             ``io.StringIO``) gets a copy as it arrives.
         :param shutdown_timeout: on close, how long to wait for the server to exit after
@@ -652,7 +654,7 @@ class Client:
 
     async def _watch(self, process: asyncio.subprocess.Process, peer: _Peer) -> None:
         # When the server dies but something else holds its stdout open, EOF never comes.
-        await process.wait()
+        await _exited(process, None, poll=0.25)
         await peer.wait_read(1.0)
         peer.end_reading()
 
@@ -674,6 +676,12 @@ class Client:
         for task in self._background:
             task.cancel()
         await asyncio.gather(*self._background, return_exceptions=True)
+        if process is not None:
+            # Its pipes stay open while a child of the server holds them; asyncio offers no
+            # public way to close them but the transport.
+            transport = getattr(process, "_transport", None)
+            if transport is not None:
+                transport.close()
         if writer is not None:
             with contextlib.suppress(OSError, RuntimeError):
                 await writer.wait_closed()
@@ -714,7 +722,7 @@ class Client:
 
     @property
     def era(self) -> Era | None:
-        """The era of the session: :attr:`Era.INITIALIZE` or :attr:`Era.STATELESS`."""
+        """The era of the session: ``Era.INITIALIZE`` or ``Era.STATELESS``."""
         return self.session.connection.era
 
     @property
@@ -866,26 +874,42 @@ async def _stop_process(process: asyncio.subprocess.Process, timeout: float) -> 
         if stop is not None:
             with contextlib.suppress(ProcessLookupError):
                 stop()
-        try:
-            await asyncio.wait_for(process.wait(), timeout if stop is not process.kill else None)
+        if await _exited(process, timeout if stop is not process.kill else None):
             return
-        except asyncio.TimeoutError:
-            continue
+
+
+async def _exited(
+    process: asyncio.subprocess.Process, timeout: float | None, poll: float = 0.05
+) -> bool:
+    """Wait until ``process`` exits, at most ``timeout`` seconds; whether it did. (Its
+    ``wait()`` also waits until its pipes close, which a child of it may delay forever.)"""
+    loop = asyncio.get_running_loop()
+    end = None if timeout is None else loop.time() + timeout
+    waiting = loop.create_task(process.wait())
+    try:
+        while process.returncode is None:
+            step = poll if end is None else min(poll, end - loop.time())
+            if step <= 0:
+                return False
+            await asyncio.wait({waiting}, timeout=step)
+        return True
+    finally:
+        waiting.cancel()
 
 
 # ---------------------------------------------------------------------- server
 
 
 async def serve_stream(
-    server: Any,
+    server: Server,
     reader: asyncio.StreamReader,
     writer: asyncio.StreamWriter,
     **session_options: Any,
 ) -> None:
-    """Serve ``server`` (a :class:`~mcp_sansio.server.Server`) on one connection until the
+    """Serve ``server`` (a ``mcp_sansio.server.Server``) on one connection until the
     client closes it; then close ``writer``.
 
-    :param session_options: keywords of :class:`~mcp_sansio.session.ServerSession`
+    :param session_options: keywords of ``mcp_sansio.session.ServerSession``
         (``versions=``, ``timeout=`` for requests to the client, ``state_keys=``,
         ``max_message_size=``, …).
     """
@@ -893,7 +917,7 @@ async def serve_stream(
 
 
 async def _serve(
-    server: Any, reader: _Reader, writer: _Writer, session_options: Mapping[str, Any]
+    server: Server, reader: _Reader, writer: _Writer, session_options: Mapping[str, Any]
 ) -> None:
     peer = _Peer(ServerSession(server, **session_options), reader, writer)
     peer.start()
@@ -907,7 +931,7 @@ async def _serve(
             await writer.wait_closed()
 
 
-async def serve_stdio(server: Any, **session_options: Any) -> None:
+async def serve_stdio(server: Server, **session_options: Any) -> None:
     """Serve ``server`` on this process's stdin and stdout until stdin closes. Nothing else
     may write to stdout meanwhile (log to stderr). ``session_options`` as for
     :func:`serve_stream`."""
@@ -943,7 +967,7 @@ class Listener:
     :func:`serve_tcp` and :func:`serve_unix`. An async context manager: leaving it closes
     the socket and the connections."""
 
-    def __init__(self, server: Any, session_options: Mapping[str, Any]) -> None:
+    def __init__(self, server: Server, session_options: Mapping[str, Any]) -> None:
         self._server = server
         self._options = dict(session_options)
         self._connections: set[asyncio.Task[Any]] = set()
@@ -1010,7 +1034,7 @@ class Listener:
 
 
 async def serve_tcp(
-    server: Any, host: str = "127.0.0.1", port: int = 0, **session_options: Any
+    server: Server, host: str = "127.0.0.1", port: int = 0, **session_options: Any
 ) -> Listener:
     """Listen on TCP ``host:port`` (default: loopback, a free port: see
     :attr:`Listener.port`) and serve ``server`` on each connection, one session each.
@@ -1022,7 +1046,9 @@ async def serve_tcp(
     return listener
 
 
-async def serve_unix(server: Any, path: str | os.PathLike[str], **session_options: Any) -> Listener:
+async def serve_unix(
+    server: Server, path: str | os.PathLike[str], **session_options: Any
+) -> Listener:
     """Listen on the Unix socket ``path`` and serve ``server`` on each connection.
     ``session_options`` as for :func:`serve_stream`."""
     listener = Listener(server, session_options)
