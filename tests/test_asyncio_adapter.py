@@ -16,6 +16,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import textwrap
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
@@ -159,6 +160,13 @@ def build_server(probe: Probe | None = None) -> Server:
         "Kill the server process, mid-request."
         await ctx.sleep(arguments.get("delay", 0))
         os._exit(3)
+
+    @server.tool()
+    def die_leaving_a_child(ctx: Context, arguments: dict[str, Any]) -> str:
+        "Exit, leaving a child that holds stdout open (so the client sees no EOF)."
+        child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+        Path(arguments["pidfile"]).write_text(str(child.pid))
+        os._exit(4)
 
     @server.resource("test://static", mime_type="text/plain")
     def static(ctx: Context, uri: str) -> str:
@@ -605,6 +613,26 @@ def tool_call(request_id: int, name: str, arguments: dict[str, Any]) -> dict[str
     return {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}
 
 
+def test_server_dies_but_its_stdout_stays_open(tmp_path: Path) -> None:
+    """EOF never comes (a child holds the pipe): the client notices the exit anyway."""
+    pidfile = tmp_path / "child.pid"
+
+    async def main() -> None:
+        async with connected("stdio", LEGACY) as client:
+            started = time.monotonic()
+            with pytest.raises(ConnectionLost):
+                await client.call_tool("die_leaving_a_child", {"pidfile": str(pidfile)})
+            assert time.monotonic() - started < 5
+        assert client.process is not None
+        assert client.process.returncode == 4
+
+    try:
+        run(main)
+    finally:
+        with contextlib.suppress(FileNotFoundError, ProcessLookupError, ValueError):
+            os.kill(int(pidfile.read_text()), signal.SIGKILL)
+
+
 def test_garbage_to_the_server() -> None:
     async def main() -> None:
         a, b = socket.socketpair()
@@ -778,6 +806,20 @@ def test_stdio_shutdown_escalates(mode: str, returncode: int) -> None:
     run(main)
 
 
+def test_stdio_giving_up_on_a_server_that_never_answers() -> None:
+    async def main() -> None:
+        command = [sys.executable, "-c", "import time; time.sleep(30)"]
+        client = Client.connect_stdio(command, shutdown_timeout=0.2)
+        started = time.monotonic()
+        with pytest.raises(asyncio.TimeoutError):
+            await asyncio.wait_for(client.open(), 0.5)
+        assert time.monotonic() - started < 3
+        assert client.process is not None
+        assert client.process.returncode == -signal.SIGTERM
+
+    run(main)
+
+
 def test_stdio_server_that_fails_to_start() -> None:
     async def main() -> None:
         command = [sys.executable, "-c", "import sys; sys.exit(2)"]
@@ -850,3 +892,13 @@ def test_one_listener_many_clients() -> None:
             await asyncio.open_connection("127.0.0.1", port)
 
     run(main)
+
+
+def test_the_module_docstring_example_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    import mcp_sansio.asyncio
+
+    doc = mcp_sansio.asyncio.__doc__
+    assert doc is not None
+    example = textwrap.dedent(doc.split("::\n", 1)[1].split("\nEverything")[0])
+    run(lambda: asyncio.to_thread(exec, example, {"__name__": "example"}))
+    assert capsys.readouterr().out == "2026-07-28\nhi\n"
