@@ -359,11 +359,6 @@ def test_a_batch_holds_no_invalid_message() -> None:
 @pytest.mark.parametrize(
     "member", [ConnectionClosed(), Batch(events=())], ids=["ConnectionClosed", "Batch"]
 )
-@pytest.mark.xfail(
-    reason="BUG: a Batch holding an event that is not a message (ConnectionClosed, a nested "
-    "Batch) makes send() raise AttributeError (`e.id`) instead of LocalProtocolError",
-    strict=True,
-)
 def test_a_batch_holds_only_messages(member: Any) -> None:
     pair = _pair()
     _refused(pair.client, Batch(events=(member,)))

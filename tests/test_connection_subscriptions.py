@@ -229,11 +229,6 @@ def test_several_listens_at_once() -> None:
     _both_refuse(pair, _note("notifications/prompts/list_changed", a.id))
 
 
-@pytest.mark.xfail(
-    reason="BUG: notifications/progress is accepted on a listen stream (for the listen "
-    "request's own progressToken); PROTOCOL.md b: n/progress never goes on listen streams",
-    strict=True,
-)
 def test_no_progress_on_a_listen_stream() -> None:
     pair = _pair()
     params = {"notifications": {"toolsListChanged": True}, "_meta": {"progressToken": "p"}}
@@ -245,11 +240,6 @@ def test_no_progress_on_a_listen_stream() -> None:
     _both_refuse(pair, progress)
 
 
-@pytest.mark.xfail(
-    reason="BUG: notifications/message is accepted when the only request in flight that set "
-    "logLevel is a listen; PROTOCOL.md b: n/message never goes on listen streams",
-    strict=True,
-)
 def test_no_log_messages_on_a_listen_stream() -> None:
     pair = _pair()
     params = {"notifications": {"toolsListChanged": True}, "_meta": {META_LOG_LEVEL: "debug"}}
