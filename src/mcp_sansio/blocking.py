@@ -418,12 +418,16 @@ class _Endpoint:
             self.session.take_finished()  # their waiters poll ``call.done``
             _purge_finished(self.session)
 
-    def _wait(self, call: Call) -> Any:
+    def _wait(self, call: Call, job: Job | None = None) -> Any:
         """Pump until ``call`` is over; return its result or raise its error. If the wait is
-        interrupted (KeyboardInterrupt, an exception from a callback), the call is
-        cancelled (``notifications/cancelled``) and the exception goes on."""
+        interrupted (KeyboardInterrupt, an exception from a callback), or the peer cancels
+        ``job`` (the request whose handler made the call), the call is cancelled
+        (``notifications/cancelled``) and the exception goes on."""
         try:
             while not call.done and not self._eof:
+                if job is not None and job.cancelled:
+                    self._write(self.session.cancel(call, "its request was cancelled"))
+                    break
                 self._pump()
         except BaseException:
             self._write(self.session.cancel(call, "the caller gave up"))
@@ -440,8 +444,9 @@ class Context(ContextBase):
     :attr:`cancelled`, …) and ways to talk back. :meth:`progress`, :meth:`log`,
     :meth:`resource_updated` and :meth:`list_changed` write at once; :meth:`elicit`,
     :meth:`sample` and :meth:`list_roots` block until the client answers, pumping the
-    connection meanwhile (other requests wait their turn). Only a server handler can ask
-    the client.
+    connection meanwhile (other requests wait their turn); if the client cancels this
+    request meanwhile, the question is cancelled too and they raise
+    :class:`McpError`. Only a server handler can ask the client.
     """
 
     def __init__(self, endpoint: _Endpoint, job: Job) -> None:
@@ -455,7 +460,7 @@ class Context(ContextBase):
         call, answer = self._ask(method, params)
         if call is None:
             return answer  # type: ignore[no-any-return]
-        return self._endpoint._wait(call)  # type: ignore[no-any-return]
+        return self._endpoint._wait(call, self.job)  # type: ignore[no-any-return]
 
     def elicit(
         self,
