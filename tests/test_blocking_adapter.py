@@ -294,6 +294,23 @@ class RawPeer:
         )
         assert self.recv()["method"] == "notifications/initialized"
 
+    def discover(self) -> None:
+        """Play a 2026-07-28 server's answer to the client's ``server/discover``."""
+        request = self.recv()
+        assert request["method"] == "server/discover"
+        self.send(
+            {
+                "id": request["id"],
+                "result": {
+                    "supportedVersions": ["2026-07-28"],
+                    "capabilities": {"tools": {"listChanged": True}},
+                    "_meta": {
+                        "io.modelcontextprotocol/serverInfo": {"name": "raw", "version": "0"}
+                    },
+                },
+            }
+        )
+
     def initialize(self) -> None:
         """Play an initialize-era client's part of the handshake."""
         self.send(
@@ -466,6 +483,28 @@ def test_resource_subscription(versions: list[str] | None) -> None:
             assert len([n for n in notes if n.method == "notifications/resources/updated"]) == 1
 
 
+def test_listen_without_acknowledgement() -> None:
+    seen: list[Any] = []
+
+    def script(peer: RawPeer) -> None:
+        peer.discover()
+        listen = peer.recv()
+        seen.append(listen["method"])
+        seen.append(peer.recv())  # its cancellation, after the client's timeout
+        listen = peer.recv()
+        peer.send({"id": listen["id"], "error": {"code": -32601, "message": "no streams"}})
+        with contextlib.suppress(EOFError):
+            peer.recv()
+
+    with raw_server(script) as sock, Client(SocketStream(sock), versions=["2026-07-28"]) as client:
+        with pytest.raises(RequestTimeout):
+            client.listen(tools=True, timeout=0.2)
+        with pytest.raises(McpError, match="no streams"):
+            client.listen(tools=True)
+    assert seen[0] == "subscriptions/listen"
+    assert seen[1]["method"] == "notifications/cancelled"
+
+
 def test_listen_refused_in_the_initialize_era() -> None:
     with (
         connect("socketpair", ["2025-11-25"]) as client,
@@ -537,8 +576,10 @@ def test_server_closes_mid_request_socket() -> None:
         assert peer.recv()["method"] == "tools/call"  # ... and hang up
 
     with raw_server(script) as sock, Client(SocketStream(sock), versions=["2025-11-25"]) as client:
+        assert not client.closed
         with pytest.raises(ConnectionLost):
             client.call_tool("anything")
+        assert client.closed
         assert client.poll(0.1) is False
 
 
@@ -681,6 +722,22 @@ def test_server_queues_requests_while_a_handler_waits() -> None:
     assert EVENTS == []  # slow never ran
 
 
+def test_a_cancelled_request_stops_waiting_for_the_client() -> None:
+    """Initialize era: the client cancels ``ask`` while the server waits for its
+    elicitation: the server cancels the elicitation and is free at once."""
+    with raw_client() as peer:
+        peer.initialize()
+        peer.send({"id": 1, "method": "tools/call", "params": {"name": "ask", "arguments": {}}})
+        elicitation = peer.recv()
+        assert elicitation["method"] == "elicitation/create"
+        peer.send({"method": "notifications/cancelled", "params": {"requestId": 1}})
+        cancel = peer.recv()
+        assert cancel["method"] == "notifications/cancelled"
+        assert cancel["params"]["requestId"] == elicitation["id"]
+        peer.send({"id": 2, "method": "ping"})
+        assert peer.recv() == {"jsonrpc": "2.0", "id": 2, "result": {}}  # no answer to 1
+
+
 def test_odd_handler_values_are_answered_with_errors() -> None:
     with connect("socketpair", ["2025-11-25"]) as client:
         with pytest.raises(McpError) as info:
@@ -719,6 +776,11 @@ def test_stdio_shutdown(mode: str, returncode: int) -> None:
     assert time.monotonic() - started < 4
     with pytest.raises(ConnectionLost):
         client.ping()
+
+
+def test_connect_to_nothing() -> None:
+    with tempfile.TemporaryDirectory() as tmp, pytest.raises(FileNotFoundError):
+        Client.connect_unix(os.path.join(tmp, "absent.sock"))
 
 
 def test_stdio_server_that_exits_at_once() -> None:
