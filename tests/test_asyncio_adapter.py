@@ -497,6 +497,30 @@ def test_reset_on_progress_with_a_hard_maximum(versions: list[str]) -> None:
     run(main)
 
 
+def test_no_busy_timer_after_an_input_required_round() -> None:
+    """After a 2026 call that went through input_required, its first deadline must not
+    keep the timer firing (the session keeps the call under its first id)."""
+
+    async def main() -> None:
+        async with connected("memory", MODERN, timeout=0.2) as client:
+            session = client.session
+            expiries = 0
+            expire = session.expire
+
+            def counting(now: float) -> Any:
+                nonlocal expiries
+                expiries += 1
+                return expire(now)
+
+            session.expire = counting  # type: ignore[method-assign]
+            assert text(await client.call_tool("ask_name")) == "hello Ada"
+            await asyncio.sleep(0.6)
+            assert expiries <= 2
+            assert text(await client.call_tool("echo", {"text": "ok"})) == "ok"
+
+    run(main)
+
+
 # ---------------------------------------------------------------------- notifications
 
 
@@ -729,6 +753,22 @@ def test_a_peer_that_never_answers() -> None:
         await raw.close()
         # The probe timed out; the client fell back to initialize, which timed out too.
         assert [m.get("method") for m in raw.received][:2] == ["server/discover", "initialize"]
+
+    run(main)
+
+
+def test_a_malformed_initialize_result() -> None:
+    """The connection breaks (RemoteProtocolError): opening fails, nothing hangs."""
+
+    def answer(raw: RawServer, message: dict[str, Any]) -> None:
+        result = {"protocolVersion": "2025-11-25", "capabilities": {}}  # no serverInfo
+        raw.send(raw_lines({"jsonrpc": "2.0", "id": message["id"], "result": result}))
+
+    async def main() -> None:
+        raw = RawServer(answer)
+        with pytest.raises(ConnectionLost, match="serverInfo"):
+            await Client(*await raw.start(), versions=LEGACY).open()
+        await raw.close()
 
     run(main)
 
