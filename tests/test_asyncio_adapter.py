@@ -439,6 +439,36 @@ def test_caller_cancellation_cancels_the_request(versions: list[str]) -> None:
     run(main)
 
 
+def test_cancellation_reaches_the_clients_handler() -> None:
+    """The other way round: the client gives up on a tool that is asking it a question; the
+    server's handler is cancelled, so its question is cancelled too, and the client's
+    handler task with it (initialize era: the question is a server->client request)."""
+
+    async def main() -> None:
+        asked, cancelled = asyncio.Event(), asyncio.Event()
+
+        async def elicit(ctx: Context, params: dict[str, Any]) -> dict[str, Any]:
+            asked.set()
+            try:
+                await asyncio.sleep(3600)
+            except asyncio.CancelledError:
+                cancelled.set()
+                raise
+            return {"action": "decline"}
+
+        handlers = {"elicitation/create": elicit}
+        async with connected("memory", LEGACY, handlers=handlers) as client:
+            task = asyncio.create_task(client.call_tool("ask_name"))
+            await asyncio.wait_for(asked.wait(), 5)
+            task.cancel()
+            await asyncio.wait_for(cancelled.wait(), 5)
+            with pytest.raises(asyncio.CancelledError):
+                await task
+            assert client.session.jobs == ()
+
+    run(main)
+
+
 @TWO_ERAS
 def test_progress_callback(versions: list[str]) -> None:
     async def main() -> None:
@@ -785,9 +815,11 @@ def test_a_peer_that_stops_answering() -> None:
                 await client.list_tools()
             with pytest.raises(RequestTimeout):
                 await client.ping(timeout=0.1)
+            with pytest.raises(asyncio.TimeoutError):  # the caller gives up first
+                await asyncio.wait_for(client.ping(timeout=None), 0.1)
         await raw.close()
         cancelled = [m for m in raw.received if m.get("method") == "notifications/cancelled"]
-        assert [m["params"]["requestId"] for m in cancelled] == [1, 2]
+        assert [m["params"]["requestId"] for m in cancelled] == [1, 2, 3]
 
     run(main)
 
