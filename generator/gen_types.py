@@ -455,8 +455,12 @@ class Model:
 
     # -- schemas to types
 
-    def _resolve(self, schema: Any, ctx: str, top: str | None = None) -> T:
-        """The type of ``schema``; ``ctx`` names anything synthesized for it."""
+    def _resolve(
+        self, schema: Any, ctx: str, top: str | None = None, origin: str | None = None
+    ) -> T:
+        """The type of ``schema``; ``ctx`` names anything synthesized for it, ``origin``
+        says where it sits (for the docstrings of synthesized names)."""
+        origin = origin or f"``{ctx}``"
         if schema is True or schema == {}:
             return TAny()
         if not isinstance(schema, dict):
@@ -473,7 +477,7 @@ class Model:
             options = schema.get("anyOf") or schema["oneOf"]
             members: list[T] = []
             for i, option in enumerate(options):
-                member = self._resolve(option, f"{ctx}Option{i}")
+                member = self._resolve(option, f"{ctx}Option{i}", origin=f"a member of {origin}")
                 members.extend(member.members if isinstance(member, TUnion) else [member])
             members = list(dict.fromkeys(members))
             if any(isinstance(m, TAny) for m in members):
@@ -482,7 +486,7 @@ class Model:
                 return TUnion(tuple(members))
             name = top if top is not None else self._unique(ctx)
             if top is None:
-                doc = schema.get("description") or f"A member of ``{ctx}``."
+                doc = schema.get("description") or f"The types allowed for {origin}."
                 self.aliases[name] = AliasDef(name, self._doc(doc, name))
             self.aliases[name].target = TUnion(tuple(members))
             return TAlias(name) if top is None else TUnion(tuple(members))
@@ -492,20 +496,22 @@ class Model:
             return TLit(tuple(schema["enum"]))
         kind = schema.get("type")
         if isinstance(kind, list):
-            prims = [self._resolve({"type": k}, ctx) for k in kind]
+            prims = [self._resolve({"type": k}, ctx, origin=origin) for k in kind]
             return TUnion(tuple(prims))
         if kind == "object":
             if schema.get("properties"):
                 name = self._unique(ctx)
-                self._make_class(name, schema, schema.get("description"))
+                doc = schema.get("description") or f"The object type of {origin}."
+                self._make_class(name, schema, doc)
                 return TClass(name)
             ap = schema.get("additionalProperties", True)
             if ap is False:
                 raise GeneratorError(f"{ctx}: additionalProperties false is not supported")
-            return TDict(self._resolve(ap, f"{ctx}Value"))
+            return TDict(self._resolve(ap, f"{ctx}Value", origin=f"the values of {origin}"))
         if kind == "array":
             items = schema.get("items", True)
-            return TList(self._resolve(items, f"{ctx}Item"), schema.get("maxItems"))
+            item = self._resolve(items, f"{ctx}Item", origin=f"the items of {origin}")
+            return TList(item, schema.get("maxItems"))
         if kind in ("string", "integer", "number", "boolean", "null"):
             prim = {"string": "str", "integer": "int", "number": "float", "boolean": "bool"}
             return TPrim(prim.get(kind, "none"), schema.get("minimum"), schema.get("maximum"))
@@ -535,7 +541,7 @@ class Model:
                 self.notes.append(f"{name}.{prop}: attribute {original!r} renamed to {attr!r}")
             used.add(attr)
             sub = props[prop]
-            ftype = self._resolve(sub, name + pascal(prop))
+            ftype = self._resolve(sub, name + pascal(prop), origin=f"``{name}.{prop}``")
             description = sub.get("description") if isinstance(sub, dict) else None
             if description is None and isinstance(sub, dict) and "$ref" in sub:
                 target = self.defs[sub["$ref"].rsplit("/", 1)[-1]]

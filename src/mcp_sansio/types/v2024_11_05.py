@@ -205,7 +205,7 @@ class Annotated:
 
 @attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class AnnotatedAnnotations:
-    """The ``AnnotatedAnnotations`` definition of the MCP 2024-11-05 schema."""
+    """The object type of ``Annotated.annotations``."""
 
     audience: list[Role] | Omitted = OMITTED
     """Describes who the intended customer of this object or data is.
@@ -275,7 +275,7 @@ class CallToolRequest:
 
 @attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class CallToolRequestParams:
-    """The ``CallToolRequestParams`` definition of the MCP 2024-11-05 schema."""
+    """The object type of ``CallToolRequest.params``."""
 
     arguments: dict[str, Any] | Omitted = OMITTED
     """The ``arguments`` property."""
@@ -357,7 +357,7 @@ class CancelledNotification:
 
 @attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class CancelledNotificationParams:
-    """The ``CancelledNotificationParams`` definition of the MCP 2024-11-05 schema."""
+    """The object type of ``CancelledNotification.params``."""
 
     reason: str | Omitted = OMITTED
     """An optional string describing the reason for the cancellation. This MAY be logged or presented to the user."""
@@ -440,7 +440,7 @@ class CompleteRequest:
 
 @attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class CompleteRequestParams:
-    """The ``CompleteRequestParams`` definition of the MCP 2024-11-05 schema."""
+    """The object type of ``CompleteRequest.params``."""
 
     argument: CompleteRequestParamsArgument
     """The argument's information"""
@@ -500,7 +500,7 @@ class CompleteResult:
 
 @attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class CompleteResultCompletion:
-    """The ``CompleteResultCompletion`` definition of the MCP 2024-11-05 schema."""
+    """The object type of ``CompleteResult.completion``."""
 
     has_more: bool | Omitted = OMITTED
     """Indicates whether there are additional completion options beyond those provided in the current response, even if the exact total is unknown."""
@@ -542,7 +542,7 @@ class CreateMessageRequest:
 
 @attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class CreateMessageRequestParams:
-    """The ``CreateMessageRequestParams`` definition of the MCP 2024-11-05 schema."""
+    """The object type of ``CreateMessageRequest.params``."""
 
     include_context: Literal["allServers", "none", "thisServer"] | Omitted = OMITTED
     """A request to include context from one or more MCP servers (including the caller), to be attached to the prompt. The client MAY ignore this request."""
@@ -626,7 +626,7 @@ class EmbeddedResource:
 
 @attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class EmbeddedResourceAnnotations:
-    """The ``EmbeddedResourceAnnotations`` definition of the MCP 2024-11-05 schema."""
+    """The object type of ``EmbeddedResource.annotations``."""
 
     audience: list[Role] | Omitted = OMITTED
     """Describes who the intended customer of this object or data is.
@@ -674,7 +674,7 @@ class GetPromptRequest:
 
 @attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class GetPromptRequestParams:
-    """The ``GetPromptRequestParams`` definition of the MCP 2024-11-05 schema."""
+    """The object type of ``GetPromptRequest.params``."""
 
     arguments: dict[str, str] | Omitted = OMITTED
     """Arguments to use for templating the prompt."""
@@ -740,7 +740,7 @@ class ImageContent:
 
 @attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ImageContentAnnotations:
-    """The ``ImageContentAnnotations`` definition of the MCP 2024-11-05 schema."""
+    """The object type of ``ImageContent.annotations``."""
 
     audience: list[Role] | Omitted = OMITTED
     """Describes who the intended customer of this object or data is.
@@ -808,7 +808,7 @@ class InitializeRequest:
 
 @attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class InitializeRequestParams:
-    """The ``InitializeRequestParams`` definition of the MCP 2024-11-05 schema."""
+    """The object type of ``InitializeRequest.params``."""
 
     capabilities: ClientCapabilities
     """Capabilities a client may support. Known capabilities are defined here, in this schema, but this is not a closed set: any client can define its own, additional capabilities."""
@@ -879,7 +879,7 @@ class InitializedNotification:
 
 @attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class InitializedNotificationParams:
-    """The ``InitializedNotificationParams`` definition of the MCP 2024-11-05 schema."""
+    """The object type of ``InitializedNotification.params``."""
 
     meta: dict[str, Any] | Omitted = OMITTED
     """This parameter name is reserved by MCP to allow clients and servers to attach additional metadata to their notifications."""
@@ -919,7 +919,7 @@ class JSONRPCError:
 
 @attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class JSONRPCErrorError:
-    """The ``JSONRPCErrorError`` definition of the MCP 2024-11-05 schema."""
+    """The object type of ``JSONRPCError.error``."""
 
     code: int
     """The error type that occurred."""
@@ -963,7 +963,7 @@ class JSONRPCNotification:
 
 @attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class JSONRPCNotificationParams:
-    """The ``JSONRPCNotificationParams`` definition of the MCP 2024-11-05 schema."""
+    """The object type of ``JSONRPCNotification.params``."""
 
     meta: dict[str, Any] | Omitted = OMITTED
     """This parameter name is reserved by MCP to allow clients and servers to attach additional metadata to their notifications."""
@@ -1005,7 +1005,7 @@ class JSONRPCRequest:
 
 @attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class JSONRPCRequestParams:
-    """The ``JSONRPCRequestParams`` definition of the MCP 2024-11-05 schema."""
+    """The object type of ``JSONRPCRequest.params``."""
 
     meta: JSONRPCRequestParamsMeta | Omitted = OMITTED
     """The ``_meta`` property."""
@@ -1023,7 +1023,7 @@ class JSONRPCRequestParams:
 
 @attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class JSONRPCRequestParamsMeta:
-    """The ``JSONRPCRequestParamsMeta`` definition of the MCP 2024-11-05 schema."""
+    """The object type of ``JSONRPCRequestParams._meta``."""
 
     progress_token: ProgressToken | Omitted = OMITTED
     """If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications."""
@@ -1083,7 +1083,7 @@ class ListPromptsRequest:
 
 @attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ListPromptsRequestParams:
-    """The ``ListPromptsRequestParams`` definition of the MCP 2024-11-05 schema."""
+    """The object type of ``ListPromptsRequest.params``."""
 
     cursor: str | Omitted = OMITTED
     """An opaque token representing the current pagination position.
@@ -1147,7 +1147,7 @@ class ListResourceTemplatesRequest:
 
 @attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ListResourceTemplatesRequestParams:
-    """The ``ListResourceTemplatesRequestParams`` definition of the MCP 2024-11-05 schema."""
+    """The object type of ``ListResourceTemplatesRequest.params``."""
 
     cursor: str | Omitted = OMITTED
     """An opaque token representing the current pagination position.
@@ -1211,7 +1211,7 @@ class ListResourcesRequest:
 
 @attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ListResourcesRequestParams:
-    """The ``ListResourcesRequestParams`` definition of the MCP 2024-11-05 schema."""
+    """The object type of ``ListResourcesRequest.params``."""
 
     cursor: str | Omitted = OMITTED
     """An opaque token representing the current pagination position.
@@ -1282,7 +1282,7 @@ class ListRootsRequest:
 
 @attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ListRootsRequestParams:
-    """The ``ListRootsRequestParams`` definition of the MCP 2024-11-05 schema."""
+    """The object type of ``ListRootsRequest.params``."""
 
     meta: ListRootsRequestParamsMeta | Omitted = OMITTED
     """The ``_meta`` property."""
@@ -1300,7 +1300,7 @@ class ListRootsRequestParams:
 
 @attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ListRootsRequestParamsMeta:
-    """The ``ListRootsRequestParamsMeta`` definition of the MCP 2024-11-05 schema."""
+    """The object type of ``ListRootsRequestParams._meta``."""
 
     progress_token: ProgressToken | Omitted = OMITTED
     """If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications."""
@@ -1361,7 +1361,7 @@ class ListToolsRequest:
 
 @attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ListToolsRequestParams:
-    """The ``ListToolsRequestParams`` definition of the MCP 2024-11-05 schema."""
+    """The object type of ``ListToolsRequest.params``."""
 
     cursor: str | Omitted = OMITTED
     """An opaque token representing the current pagination position.
@@ -1425,7 +1425,7 @@ class LoggingMessageNotification:
 
 @attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class LoggingMessageNotificationParams:
-    """The ``LoggingMessageNotificationParams`` definition of the MCP 2024-11-05 schema."""
+    """The object type of ``LoggingMessageNotification.params``."""
 
     data: Any
     """The data to be logged, such as a string message or an object. Any JSON serializable type is allowed here."""
@@ -1549,7 +1549,7 @@ class Notification:
 
 @attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class NotificationParams:
-    """The ``NotificationParams`` definition of the MCP 2024-11-05 schema."""
+    """The object type of ``Notification.params``."""
 
     meta: dict[str, Any] | Omitted = OMITTED
     """This parameter name is reserved by MCP to allow clients and servers to attach additional metadata to their notifications."""
@@ -1587,7 +1587,7 @@ class PaginatedRequest:
 
 @attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class PaginatedRequestParams:
-    """The ``PaginatedRequestParams`` definition of the MCP 2024-11-05 schema."""
+    """The object type of ``PaginatedRequest.params``."""
 
     cursor: str | Omitted = OMITTED
     """An opaque token representing the current pagination position.
@@ -1649,7 +1649,7 @@ class PingRequest:
 
 @attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class PingRequestParams:
-    """The ``PingRequestParams`` definition of the MCP 2024-11-05 schema."""
+    """The object type of ``PingRequest.params``."""
 
     meta: PingRequestParamsMeta | Omitted = OMITTED
     """The ``_meta`` property."""
@@ -1667,7 +1667,7 @@ class PingRequestParams:
 
 @attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class PingRequestParamsMeta:
-    """The ``PingRequestParamsMeta`` definition of the MCP 2024-11-05 schema."""
+    """The object type of ``PingRequestParams._meta``."""
 
     progress_token: ProgressToken | Omitted = OMITTED
     """If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications."""
@@ -1705,7 +1705,7 @@ class ProgressNotification:
 
 @attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ProgressNotificationParams:
-    """The ``ProgressNotificationParams`` definition of the MCP 2024-11-05 schema."""
+    """The object type of ``ProgressNotification.params``."""
 
     progress: float
     """The progress thus far. This should increase every time progress is made, even if the total is unknown."""
@@ -1791,7 +1791,7 @@ class PromptListChangedNotification:
 
 @attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class PromptListChangedNotificationParams:
-    """The ``PromptListChangedNotificationParams`` definition of the MCP 2024-11-05 schema."""
+    """The object type of ``PromptListChangedNotification.params``."""
 
     meta: dict[str, Any] | Omitted = OMITTED
     """This parameter name is reserved by MCP to allow clients and servers to attach additional metadata to their notifications."""
@@ -1873,7 +1873,7 @@ class ReadResourceRequest:
 
 @attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ReadResourceRequestParams:
-    """The ``ReadResourceRequestParams`` definition of the MCP 2024-11-05 schema."""
+    """The object type of ``ReadResourceRequest.params``."""
 
     uri: str
     """The URI of the resource to read. The URI can use any protocol; it is up to the server how to interpret it."""
@@ -1931,7 +1931,7 @@ class Request:
 
 @attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class RequestParams:
-    """The ``RequestParams`` definition of the MCP 2024-11-05 schema."""
+    """The object type of ``Request.params``."""
 
     meta: RequestParamsMeta | Omitted = OMITTED
     """The ``_meta`` property."""
@@ -1949,7 +1949,7 @@ class RequestParams:
 
 @attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class RequestParamsMeta:
-    """The ``RequestParamsMeta`` definition of the MCP 2024-11-05 schema."""
+    """The object type of ``RequestParams._meta``."""
 
     progress_token: ProgressToken | Omitted = OMITTED
     """If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications."""
@@ -2004,7 +2004,7 @@ class Resource:
 
 @attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ResourceAnnotations:
-    """The ``ResourceAnnotations`` definition of the MCP 2024-11-05 schema."""
+    """The object type of ``Resource.annotations``."""
 
     audience: list[Role] | Omitted = OMITTED
     """Describes who the intended customer of this object or data is.
@@ -2072,7 +2072,7 @@ class ResourceListChangedNotification:
 
 @attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ResourceListChangedNotificationParams:
-    """The ``ResourceListChangedNotificationParams`` definition of the MCP 2024-11-05 schema."""
+    """The object type of ``ResourceListChangedNotification.params``."""
 
     meta: dict[str, Any] | Omitted = OMITTED
     """This parameter name is reserved by MCP to allow clients and servers to attach additional metadata to their notifications."""
@@ -2142,7 +2142,7 @@ class ResourceTemplate:
 
 @attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ResourceTemplateAnnotations:
-    """The ``ResourceTemplateAnnotations`` definition of the MCP 2024-11-05 schema."""
+    """The object type of ``ResourceTemplate.annotations``."""
 
     audience: list[Role] | Omitted = OMITTED
     """Describes who the intended customer of this object or data is.
@@ -2190,7 +2190,7 @@ class ResourceUpdatedNotification:
 
 @attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ResourceUpdatedNotificationParams:
-    """The ``ResourceUpdatedNotificationParams`` definition of the MCP 2024-11-05 schema."""
+    """The object type of ``ResourceUpdatedNotification.params``."""
 
     uri: str
     """The URI of the resource that has been updated. This might be a sub-resource of the one that the client actually subscribed to."""
@@ -2275,7 +2275,7 @@ class RootsListChangedNotification:
 
 @attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class RootsListChangedNotificationParams:
-    """The ``RootsListChangedNotificationParams`` definition of the MCP 2024-11-05 schema."""
+    """The object type of ``RootsListChangedNotification.params``."""
 
     meta: dict[str, Any] | Omitted = OMITTED
     """This parameter name is reserved by MCP to allow clients and servers to attach additional metadata to their notifications."""
@@ -2415,7 +2415,7 @@ class SetLevelRequest:
 
 @attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class SetLevelRequestParams:
-    """The ``SetLevelRequestParams`` definition of the MCP 2024-11-05 schema."""
+    """The object type of ``SetLevelRequest.params``."""
 
     level: LoggingLevel
     """The level of logging that the client wants to receive from the server. The server should send all logs at this level and higher (i.e., more severe) to the client as notifications/message."""
@@ -2453,7 +2453,7 @@ class SubscribeRequest:
 
 @attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class SubscribeRequestParams:
-    """The ``SubscribeRequestParams`` definition of the MCP 2024-11-05 schema."""
+    """The object type of ``SubscribeRequest.params``."""
 
     uri: str
     """The URI of the resource to subscribe to. The URI can use any protocol; it is up to the server how to interpret it."""
@@ -2493,7 +2493,7 @@ class TextContent:
 
 @attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class TextContentAnnotations:
-    """The ``TextContentAnnotations`` definition of the MCP 2024-11-05 schema."""
+    """The object type of ``TextContent.annotations``."""
 
     audience: list[Role] | Omitted = OMITTED
     """Describes who the intended customer of this object or data is.
@@ -2607,7 +2607,7 @@ class ToolListChangedNotification:
 
 @attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ToolListChangedNotificationParams:
-    """The ``ToolListChangedNotificationParams`` definition of the MCP 2024-11-05 schema."""
+    """The object type of ``ToolListChangedNotification.params``."""
 
     meta: dict[str, Any] | Omitted = OMITTED
     """This parameter name is reserved by MCP to allow clients and servers to attach additional metadata to their notifications."""
@@ -2645,7 +2645,7 @@ class UnsubscribeRequest:
 
 @attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class UnsubscribeRequestParams:
-    """The ``UnsubscribeRequestParams`` definition of the MCP 2024-11-05 schema."""
+    """The object type of ``UnsubscribeRequest.params``."""
 
     uri: str
     """The URI of the resource to unsubscribe from."""
@@ -2664,7 +2664,7 @@ class UnsubscribeRequestParams:
 # Type aliases: unions, enums and plain JSON shapes.
 
 CallToolResultContentItem = TextContent | ImageContent | EmbeddedResource
-"""A member of ``CallToolResultContentItem``."""
+"""The types allowed for the items of ``CallToolResult.content``."""
 
 ClientNotification = CancelledNotification | InitializedNotification | ProgressNotification | RootsListChangedNotification
 """The ``ClientNotification`` definition of the MCP 2024-11-05 schema."""
@@ -2676,16 +2676,16 @@ ClientResult = Result | CreateMessageResult | ListRootsResult
 """The ``ClientResult`` definition of the MCP 2024-11-05 schema."""
 
 CompleteRequestParamsRef = PromptReference | ResourceReference
-"""A member of ``CompleteRequestParamsRef``."""
+"""The types allowed for ``CompleteRequestParams.ref``."""
 
 CreateMessageResultContent = TextContent | ImageContent
-"""A member of ``CreateMessageResultContent``."""
+"""The types allowed for ``CreateMessageResult.content``."""
 
 Cursor = str
 """An opaque token used to represent a cursor for pagination."""
 
 EmbeddedResourceResource = TextResourceContents | BlobResourceContents
-"""A member of ``EmbeddedResourceResource``."""
+"""The types allowed for ``EmbeddedResource.resource``."""
 
 EmptyResult = Result
 """The ``EmptyResult`` definition of the MCP 2024-11-05 schema."""
@@ -2704,10 +2704,10 @@ ProgressToken = str | int
 """A progress token, used to associate progress notifications with the original request."""
 
 PromptMessageContent = TextContent | ImageContent | EmbeddedResource
-"""A member of ``PromptMessageContent``."""
+"""The types allowed for ``PromptMessage.content``."""
 
 ReadResourceResultContentsItem = TextResourceContents | BlobResourceContents
-"""A member of ``ReadResourceResultContentsItem``."""
+"""The types allowed for the items of ``ReadResourceResult.contents``."""
 
 RequestId = str | int
 """A uniquely identifying ID for a request in JSON-RPC."""
@@ -2716,7 +2716,7 @@ Role = Literal["assistant", "user"]
 """The sender or recipient of messages and data in a conversation."""
 
 SamplingMessageContent = TextContent | ImageContent
-"""A member of ``SamplingMessageContent``."""
+"""The types allowed for ``SamplingMessage.content``."""
 
 ServerNotification = CancelledNotification | ProgressNotification | ResourceListChangedNotification | ResourceUpdatedNotification | PromptListChangedNotification | ToolListChangedNotification | LoggingMessageNotification
 """The ``ServerNotification`` definition of the MCP 2024-11-05 schema."""

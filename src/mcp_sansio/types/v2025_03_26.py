@@ -281,7 +281,7 @@ class CallToolRequest:
 
 @attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class CallToolRequestParams:
-    """The ``CallToolRequestParams`` definition of the MCP 2025-03-26 schema."""
+    """The object type of ``CallToolRequest.params``."""
 
     arguments: dict[str, Any] | Omitted = OMITTED
     """The ``arguments`` property."""
@@ -363,7 +363,7 @@ class CancelledNotification:
 
 @attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class CancelledNotificationParams:
-    """The ``CancelledNotificationParams`` definition of the MCP 2025-03-26 schema."""
+    """The object type of ``CancelledNotification.params``."""
 
     reason: str | Omitted = OMITTED
     """An optional string describing the reason for the cancellation. This MAY be logged or presented to the user."""
@@ -446,7 +446,7 @@ class CompleteRequest:
 
 @attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class CompleteRequestParams:
-    """The ``CompleteRequestParams`` definition of the MCP 2025-03-26 schema."""
+    """The object type of ``CompleteRequest.params``."""
 
     argument: CompleteRequestParamsArgument
     """The argument's information"""
@@ -506,7 +506,7 @@ class CompleteResult:
 
 @attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class CompleteResultCompletion:
-    """The ``CompleteResultCompletion`` definition of the MCP 2025-03-26 schema."""
+    """The object type of ``CompleteResult.completion``."""
 
     has_more: bool | Omitted = OMITTED
     """Indicates whether there are additional completion options beyond those provided in the current response, even if the exact total is unknown."""
@@ -548,7 +548,7 @@ class CreateMessageRequest:
 
 @attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class CreateMessageRequestParams:
-    """The ``CreateMessageRequestParams`` definition of the MCP 2025-03-26 schema."""
+    """The object type of ``CreateMessageRequest.params``."""
 
     include_context: Literal["allServers", "none", "thisServer"] | Omitted = OMITTED
     """A request to include context from one or more MCP servers (including the caller), to be attached to the prompt. The client MAY ignore this request."""
@@ -652,7 +652,7 @@ class GetPromptRequest:
 
 @attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class GetPromptRequestParams:
-    """The ``GetPromptRequestParams`` definition of the MCP 2025-03-26 schema."""
+    """The object type of ``GetPromptRequest.params``."""
 
     arguments: dict[str, str] | Omitted = OMITTED
     """Arguments to use for templating the prompt."""
@@ -758,7 +758,7 @@ class InitializeRequest:
 
 @attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class InitializeRequestParams:
-    """The ``InitializeRequestParams`` definition of the MCP 2025-03-26 schema."""
+    """The object type of ``InitializeRequest.params``."""
 
     capabilities: ClientCapabilities
     """Capabilities a client may support. Known capabilities are defined here, in this schema, but this is not a closed set: any client can define its own, additional capabilities."""
@@ -829,7 +829,7 @@ class InitializedNotification:
 
 @attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class InitializedNotificationParams:
-    """The ``InitializedNotificationParams`` definition of the MCP 2025-03-26 schema."""
+    """The object type of ``InitializedNotification.params``."""
 
     meta: dict[str, Any] | Omitted = OMITTED
     """This parameter name is reserved by MCP to allow clients and servers to attach additional metadata to their notifications."""
@@ -869,7 +869,7 @@ class JSONRPCError:
 
 @attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class JSONRPCErrorError:
-    """The ``JSONRPCErrorError`` definition of the MCP 2025-03-26 schema."""
+    """The object type of ``JSONRPCError.error``."""
 
     code: int
     """The error type that occurred."""
@@ -913,7 +913,7 @@ class JSONRPCNotification:
 
 @attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class JSONRPCNotificationParams:
-    """The ``JSONRPCNotificationParams`` definition of the MCP 2025-03-26 schema."""
+    """The object type of ``JSONRPCNotification.params``."""
 
     meta: dict[str, Any] | Omitted = OMITTED
     """This parameter name is reserved by MCP to allow clients and servers to attach additional metadata to their notifications."""
@@ -955,7 +955,7 @@ class JSONRPCRequest:
 
 @attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class JSONRPCRequestParams:
-    """The ``JSONRPCRequestParams`` definition of the MCP 2025-03-26 schema."""
+    """The object type of ``JSONRPCRequest.params``."""
 
     meta: JSONRPCRequestParamsMeta | Omitted = OMITTED
     """The ``_meta`` property."""
@@ -973,7 +973,7 @@ class JSONRPCRequestParams:
 
 @attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class JSONRPCRequestParamsMeta:
-    """The ``JSONRPCRequestParamsMeta`` definition of the MCP 2025-03-26 schema."""
+    """The object type of ``JSONRPCRequestParams._meta``."""
 
     progress_token: ProgressToken | Omitted = OMITTED
     """If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications."""
@@ -1033,7 +1033,7 @@ class ListPromptsRequest:
 
 @attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ListPromptsRequestParams:
-    """The ``ListPromptsRequestParams`` definition of the MCP 2025-03-26 schema."""
+    """The object type of ``ListPromptsRequest.params``."""
 
     cursor: str | Omitted = OMITTED
     """An opaque token representing the current pagination position.
@@ -1097,7 +1097,7 @@ class ListResourceTemplatesRequest:
 
 @attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ListResourceTemplatesRequestParams:
-    """The ``ListResourceTemplatesRequestParams`` definition of the MCP 2025-03-26 schema."""
+    """The object type of ``ListResourceTemplatesRequest.params``."""
 
     cursor: str | Omitted = OMITTED
     """An opaque token representing the current pagination position.
@@ -1161,7 +1161,7 @@ class ListResourcesRequest:
 
 @attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ListResourcesRequestParams:
-    """The ``ListResourcesRequestParams`` definition of the MCP 2025-03-26 schema."""
+    """The object type of ``ListResourcesRequest.params``."""
 
     cursor: str | Omitted = OMITTED
     """An opaque token representing the current pagination position.
@@ -1232,7 +1232,7 @@ class ListRootsRequest:
 
 @attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ListRootsRequestParams:
-    """The ``ListRootsRequestParams`` definition of the MCP 2025-03-26 schema."""
+    """The object type of ``ListRootsRequest.params``."""
 
     meta: ListRootsRequestParamsMeta | Omitted = OMITTED
     """The ``_meta`` property."""
@@ -1250,7 +1250,7 @@ class ListRootsRequestParams:
 
 @attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ListRootsRequestParamsMeta:
-    """The ``ListRootsRequestParamsMeta`` definition of the MCP 2025-03-26 schema."""
+    """The object type of ``ListRootsRequestParams._meta``."""
 
     progress_token: ProgressToken | Omitted = OMITTED
     """If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications."""
@@ -1311,7 +1311,7 @@ class ListToolsRequest:
 
 @attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ListToolsRequestParams:
-    """The ``ListToolsRequestParams`` definition of the MCP 2025-03-26 schema."""
+    """The object type of ``ListToolsRequest.params``."""
 
     cursor: str | Omitted = OMITTED
     """An opaque token representing the current pagination position.
@@ -1375,7 +1375,7 @@ class LoggingMessageNotification:
 
 @attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class LoggingMessageNotificationParams:
-    """The ``LoggingMessageNotificationParams`` definition of the MCP 2025-03-26 schema."""
+    """The object type of ``LoggingMessageNotification.params``."""
 
     data: Any
     """The data to be logged, such as a string message or an object. Any JSON serializable type is allowed here."""
@@ -1499,7 +1499,7 @@ class Notification:
 
 @attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class NotificationParams:
-    """The ``NotificationParams`` definition of the MCP 2025-03-26 schema."""
+    """The object type of ``Notification.params``."""
 
     meta: dict[str, Any] | Omitted = OMITTED
     """This parameter name is reserved by MCP to allow clients and servers to attach additional metadata to their notifications."""
@@ -1537,7 +1537,7 @@ class PaginatedRequest:
 
 @attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class PaginatedRequestParams:
-    """The ``PaginatedRequestParams`` definition of the MCP 2025-03-26 schema."""
+    """The object type of ``PaginatedRequest.params``."""
 
     cursor: str | Omitted = OMITTED
     """An opaque token representing the current pagination position.
@@ -1599,7 +1599,7 @@ class PingRequest:
 
 @attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class PingRequestParams:
-    """The ``PingRequestParams`` definition of the MCP 2025-03-26 schema."""
+    """The object type of ``PingRequest.params``."""
 
     meta: PingRequestParamsMeta | Omitted = OMITTED
     """The ``_meta`` property."""
@@ -1617,7 +1617,7 @@ class PingRequestParams:
 
 @attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class PingRequestParamsMeta:
-    """The ``PingRequestParamsMeta`` definition of the MCP 2025-03-26 schema."""
+    """The object type of ``PingRequestParams._meta``."""
 
     progress_token: ProgressToken | Omitted = OMITTED
     """If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications."""
@@ -1655,7 +1655,7 @@ class ProgressNotification:
 
 @attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ProgressNotificationParams:
-    """The ``ProgressNotificationParams`` definition of the MCP 2025-03-26 schema."""
+    """The object type of ``ProgressNotification.params``."""
 
     message: str | Omitted = OMITTED
     """An optional message describing the current progress."""
@@ -1743,7 +1743,7 @@ class PromptListChangedNotification:
 
 @attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class PromptListChangedNotificationParams:
-    """The ``PromptListChangedNotificationParams`` definition of the MCP 2025-03-26 schema."""
+    """The object type of ``PromptListChangedNotification.params``."""
 
     meta: dict[str, Any] | Omitted = OMITTED
     """This parameter name is reserved by MCP to allow clients and servers to attach additional metadata to their notifications."""
@@ -1825,7 +1825,7 @@ class ReadResourceRequest:
 
 @attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ReadResourceRequestParams:
-    """The ``ReadResourceRequestParams`` definition of the MCP 2025-03-26 schema."""
+    """The object type of ``ReadResourceRequest.params``."""
 
     uri: str
     """The URI of the resource to read. The URI can use any protocol; it is up to the server how to interpret it."""
@@ -1883,7 +1883,7 @@ class Request:
 
 @attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class RequestParams:
-    """The ``RequestParams`` definition of the MCP 2025-03-26 schema."""
+    """The object type of ``Request.params``."""
 
     meta: RequestParamsMeta | Omitted = OMITTED
     """The ``_meta`` property."""
@@ -1901,7 +1901,7 @@ class RequestParams:
 
 @attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class RequestParamsMeta:
-    """The ``RequestParamsMeta`` definition of the MCP 2025-03-26 schema."""
+    """The object type of ``RequestParams._meta``."""
 
     progress_token: ProgressToken | Omitted = OMITTED
     """If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications."""
@@ -1996,7 +1996,7 @@ class ResourceListChangedNotification:
 
 @attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ResourceListChangedNotificationParams:
-    """The ``ResourceListChangedNotificationParams`` definition of the MCP 2025-03-26 schema."""
+    """The object type of ``ResourceListChangedNotification.params``."""
 
     meta: dict[str, Any] | Omitted = OMITTED
     """This parameter name is reserved by MCP to allow clients and servers to attach additional metadata to their notifications."""
@@ -2086,7 +2086,7 @@ class ResourceUpdatedNotification:
 
 @attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ResourceUpdatedNotificationParams:
-    """The ``ResourceUpdatedNotificationParams`` definition of the MCP 2025-03-26 schema."""
+    """The object type of ``ResourceUpdatedNotification.params``."""
 
     uri: str
     """The URI of the resource that has been updated. This might be a sub-resource of the one that the client actually subscribed to."""
@@ -2171,7 +2171,7 @@ class RootsListChangedNotification:
 
 @attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class RootsListChangedNotificationParams:
-    """The ``RootsListChangedNotificationParams`` definition of the MCP 2025-03-26 schema."""
+    """The object type of ``RootsListChangedNotification.params``."""
 
     meta: dict[str, Any] | Omitted = OMITTED
     """This parameter name is reserved by MCP to allow clients and servers to attach additional metadata to their notifications."""
@@ -2313,7 +2313,7 @@ class SetLevelRequest:
 
 @attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class SetLevelRequestParams:
-    """The ``SetLevelRequestParams`` definition of the MCP 2025-03-26 schema."""
+    """The object type of ``SetLevelRequest.params``."""
 
     level: LoggingLevel
     """The level of logging that the client wants to receive from the server. The server should send all logs at this level and higher (i.e., more severe) to the client as notifications/message."""
@@ -2351,7 +2351,7 @@ class SubscribeRequest:
 
 @attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class SubscribeRequestParams:
-    """The ``SubscribeRequestParams`` definition of the MCP 2025-03-26 schema."""
+    """The object type of ``SubscribeRequest.params``."""
 
     uri: str
     """The URI of the resource to subscribe to. The URI can use any protocol; it is up to the server how to interpret it."""
@@ -2537,7 +2537,7 @@ class ToolListChangedNotification:
 
 @attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ToolListChangedNotificationParams:
-    """The ``ToolListChangedNotificationParams`` definition of the MCP 2025-03-26 schema."""
+    """The object type of ``ToolListChangedNotification.params``."""
 
     meta: dict[str, Any] | Omitted = OMITTED
     """This parameter name is reserved by MCP to allow clients and servers to attach additional metadata to their notifications."""
@@ -2575,7 +2575,7 @@ class UnsubscribeRequest:
 
 @attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class UnsubscribeRequestParams:
-    """The ``UnsubscribeRequestParams`` definition of the MCP 2025-03-26 schema."""
+    """The object type of ``UnsubscribeRequest.params``."""
 
     uri: str
     """The URI of the resource to unsubscribe from."""
@@ -2594,7 +2594,7 @@ class UnsubscribeRequestParams:
 # Type aliases: unions, enums and plain JSON shapes.
 
 CallToolResultContentItem = TextContent | ImageContent | AudioContent | EmbeddedResource
-"""A member of ``CallToolResultContentItem``."""
+"""The types allowed for the items of ``CallToolResult.content``."""
 
 ClientNotification = CancelledNotification | InitializedNotification | ProgressNotification | RootsListChangedNotification
 """The ``ClientNotification`` definition of the MCP 2025-03-26 schema."""
@@ -2606,25 +2606,25 @@ ClientResult = Result | CreateMessageResult | ListRootsResult
 """The ``ClientResult`` definition of the MCP 2025-03-26 schema."""
 
 CompleteRequestParamsRef = PromptReference | ResourceReference
-"""A member of ``CompleteRequestParamsRef``."""
+"""The types allowed for ``CompleteRequestParams.ref``."""
 
 CreateMessageResultContent = TextContent | ImageContent | AudioContent
-"""A member of ``CreateMessageResultContent``."""
+"""The types allowed for ``CreateMessageResult.content``."""
 
 Cursor = str
 """An opaque token used to represent a cursor for pagination."""
 
 EmbeddedResourceResource = TextResourceContents | BlobResourceContents
-"""A member of ``EmbeddedResourceResource``."""
+"""The types allowed for ``EmbeddedResource.resource``."""
 
 EmptyResult = Result
 """The ``EmptyResult`` definition of the MCP 2025-03-26 schema."""
 
 JSONRPCBatchRequestItem = JSONRPCRequest | JSONRPCNotification
-"""A member of ``JSONRPCBatchRequestItem``."""
+"""The types allowed for the items of ``JSONRPCBatchRequest``."""
 
 JSONRPCBatchResponseItem = JSONRPCResponse | JSONRPCError
-"""A member of ``JSONRPCBatchResponseItem``."""
+"""The types allowed for the items of ``JSONRPCBatchResponse``."""
 
 LoggingLevel = Literal["alert", "critical", "debug", "emergency", "error", "info", "notice", "warning"]
 """The severity of a log message.
@@ -2637,10 +2637,10 @@ ProgressToken = str | int
 """A progress token, used to associate progress notifications with the original request."""
 
 PromptMessageContent = TextContent | ImageContent | AudioContent | EmbeddedResource
-"""A member of ``PromptMessageContent``."""
+"""The types allowed for ``PromptMessage.content``."""
 
 ReadResourceResultContentsItem = TextResourceContents | BlobResourceContents
-"""A member of ``ReadResourceResultContentsItem``."""
+"""The types allowed for the items of ``ReadResourceResult.contents``."""
 
 RequestId = str | int
 """A uniquely identifying ID for a request in JSON-RPC."""
@@ -2649,7 +2649,7 @@ Role = Literal["assistant", "user"]
 """The sender or recipient of messages and data in a conversation."""
 
 SamplingMessageContent = TextContent | ImageContent | AudioContent
-"""A member of ``SamplingMessageContent``."""
+"""The types allowed for ``SamplingMessage.content``."""
 
 ServerNotification = CancelledNotification | ProgressNotification | ResourceListChangedNotification | ResourceUpdatedNotification | PromptListChangedNotification | ToolListChangedNotification | LoggingMessageNotification
 """The ``ServerNotification`` definition of the MCP 2025-03-26 schema."""

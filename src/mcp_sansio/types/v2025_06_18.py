@@ -344,7 +344,7 @@ class CallToolRequest:
 
 @attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class CallToolRequestParams:
-    """The ``CallToolRequestParams`` definition of the MCP 2025-06-18 schema."""
+    """The object type of ``CallToolRequest.params``."""
 
     arguments: dict[str, Any] | Omitted = OMITTED
     """The ``arguments`` property."""
@@ -427,7 +427,7 @@ class CancelledNotification:
 
 @attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class CancelledNotificationParams:
-    """The ``CancelledNotificationParams`` definition of the MCP 2025-06-18 schema."""
+    """The object type of ``CancelledNotification.params``."""
 
     reason: str | Omitted = OMITTED
     """An optional string describing the reason for the cancellation. This MAY be logged or presented to the user."""
@@ -512,7 +512,7 @@ class CompleteRequest:
 
 @attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class CompleteRequestParams:
-    """The ``CompleteRequestParams`` definition of the MCP 2025-06-18 schema."""
+    """The object type of ``CompleteRequest.params``."""
 
     argument: CompleteRequestParamsArgument
     """The argument's information"""
@@ -592,7 +592,7 @@ class CompleteResult:
 
 @attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class CompleteResultCompletion:
-    """The ``CompleteResultCompletion`` definition of the MCP 2025-06-18 schema."""
+    """The object type of ``CompleteResult.completion``."""
 
     has_more: bool | Omitted = OMITTED
     """Indicates whether there are additional completion options beyond those provided in the current response, even if the exact total is unknown."""
@@ -634,7 +634,7 @@ class CreateMessageRequest:
 
 @attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class CreateMessageRequestParams:
-    """The ``CreateMessageRequestParams`` definition of the MCP 2025-06-18 schema."""
+    """The object type of ``CreateMessageRequest.params``."""
 
     include_context: Literal["allServers", "none", "thisServer"] | Omitted = OMITTED
     """A request to include context from one or more MCP servers (including the caller), to be attached to the prompt. The client MAY ignore this request."""
@@ -715,7 +715,7 @@ class ElicitRequest:
 
 @attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ElicitRequestParams:
-    """The ``ElicitRequestParams`` definition of the MCP 2025-06-18 schema."""
+    """The object type of ``ElicitRequest.params``."""
 
     message: str
     """The message to present to the user."""
@@ -863,7 +863,7 @@ class GetPromptRequest:
 
 @attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class GetPromptRequestParams:
-    """The ``GetPromptRequestParams`` definition of the MCP 2025-06-18 schema."""
+    """The object type of ``GetPromptRequest.params``."""
 
     arguments: dict[str, str] | Omitted = OMITTED
     """Arguments to use for templating the prompt."""
@@ -979,7 +979,7 @@ class InitializeRequest:
 
 @attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class InitializeRequestParams:
-    """The ``InitializeRequestParams`` definition of the MCP 2025-06-18 schema."""
+    """The object type of ``InitializeRequest.params``."""
 
     capabilities: ClientCapabilities
     """Capabilities a client may support. Known capabilities are defined here, in this schema, but this is not a closed set: any client can define its own, additional capabilities."""
@@ -1072,7 +1072,7 @@ class JSONRPCError:
 
 @attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class JSONRPCErrorError:
-    """The ``JSONRPCErrorError`` definition of the MCP 2025-06-18 schema."""
+    """The object type of ``JSONRPCError.error``."""
 
     code: int
     """The error type that occurred."""
@@ -1140,7 +1140,7 @@ class JSONRPCRequest:
 
 @attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class JSONRPCRequestParams:
-    """The ``JSONRPCRequestParams`` definition of the MCP 2025-06-18 schema."""
+    """The object type of ``JSONRPCRequest.params``."""
 
     meta: JSONRPCRequestParamsMeta | Omitted = OMITTED
     """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
@@ -1218,7 +1218,7 @@ class ListPromptsRequest:
 
 @attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ListPromptsRequestParams:
-    """The ``ListPromptsRequestParams`` definition of the MCP 2025-06-18 schema."""
+    """The object type of ``ListPromptsRequest.params``."""
 
     cursor: str | Omitted = OMITTED
     """An opaque token representing the current pagination position.
@@ -1282,7 +1282,7 @@ class ListResourceTemplatesRequest:
 
 @attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ListResourceTemplatesRequestParams:
-    """The ``ListResourceTemplatesRequestParams`` definition of the MCP 2025-06-18 schema."""
+    """The object type of ``ListResourceTemplatesRequest.params``."""
 
     cursor: str | Omitted = OMITTED
     """An opaque token representing the current pagination position.
@@ -1346,7 +1346,7 @@ class ListResourcesRequest:
 
 @attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ListResourcesRequestParams:
-    """The ``ListResourcesRequestParams`` definition of the MCP 2025-06-18 schema."""
+    """The object type of ``ListResourcesRequest.params``."""
 
     cursor: str | Omitted = OMITTED
     """An opaque token representing the current pagination position.
@@ -1417,7 +1417,7 @@ class ListRootsRequest:
 
 @attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ListRootsRequestParams:
-    """The ``ListRootsRequestParams`` definition of the MCP 2025-06-18 schema."""
+    """The object type of ``ListRootsRequest.params``."""
 
     meta: ListRootsRequestParamsMeta | Omitted = OMITTED
     """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
@@ -1496,7 +1496,7 @@ class ListToolsRequest:
 
 @attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ListToolsRequestParams:
-    """The ``ListToolsRequestParams`` definition of the MCP 2025-06-18 schema."""
+    """The object type of ``ListToolsRequest.params``."""
 
     cursor: str | Omitted = OMITTED
     """An opaque token representing the current pagination position.
@@ -1560,7 +1560,7 @@ class LoggingMessageNotification:
 
 @attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class LoggingMessageNotificationParams:
-    """The ``LoggingMessageNotificationParams`` definition of the MCP 2025-06-18 schema."""
+    """The object type of ``LoggingMessageNotification.params``."""
 
     data: Any
     """The data to be logged, such as a string message or an object. Any JSON serializable type is allowed here."""
@@ -1730,7 +1730,7 @@ class PaginatedRequest:
 
 @attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class PaginatedRequestParams:
-    """The ``PaginatedRequestParams`` definition of the MCP 2025-06-18 schema."""
+    """The object type of ``PaginatedRequest.params``."""
 
     cursor: str | Omitted = OMITTED
     """An opaque token representing the current pagination position.
@@ -1792,7 +1792,7 @@ class PingRequest:
 
 @attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class PingRequestParams:
-    """The ``PingRequestParams`` definition of the MCP 2025-06-18 schema."""
+    """The object type of ``PingRequest.params``."""
 
     meta: PingRequestParamsMeta | Omitted = OMITTED
     """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
@@ -1848,7 +1848,7 @@ class ProgressNotification:
 
 @attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ProgressNotificationParams:
-    """The ``ProgressNotificationParams`` definition of the MCP 2025-06-18 schema."""
+    """The object type of ``ProgressNotification.params``."""
 
     message: str | Omitted = OMITTED
     """An optional message describing the current progress."""
@@ -2026,7 +2026,7 @@ class ReadResourceRequest:
 
 @attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ReadResourceRequestParams:
-    """The ``ReadResourceRequestParams`` definition of the MCP 2025-06-18 schema."""
+    """The object type of ``ReadResourceRequest.params``."""
 
     uri: str
     """The URI of the resource to read. The URI can use any protocol; it is up to the server how to interpret it."""
@@ -2084,7 +2084,7 @@ class Request:
 
 @attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class RequestParams:
-    """The ``RequestParams`` definition of the MCP 2025-06-18 schema."""
+    """The object type of ``Request.params``."""
 
     meta: RequestParamsMeta | Omitted = OMITTED
     """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
@@ -2334,7 +2334,7 @@ class ResourceUpdatedNotification:
 
 @attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ResourceUpdatedNotificationParams:
-    """The ``ResourceUpdatedNotificationParams`` definition of the MCP 2025-06-18 schema."""
+    """The object type of ``ResourceUpdatedNotification.params``."""
 
     uri: str
     """The URI of the resource that has been updated. This might be a sub-resource of the one that the client actually subscribed to."""
@@ -2545,7 +2545,7 @@ class SetLevelRequest:
 
 @attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class SetLevelRequestParams:
-    """The ``SetLevelRequestParams`` definition of the MCP 2025-06-18 schema."""
+    """The object type of ``SetLevelRequest.params``."""
 
     level: LoggingLevel
     """The level of logging that the client wants to receive from the server. The server should send all logs at this level and higher (i.e., more severe) to the client as notifications/message."""
@@ -2611,7 +2611,7 @@ class SubscribeRequest:
 
 @attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class SubscribeRequestParams:
-    """The ``SubscribeRequestParams`` definition of the MCP 2025-06-18 schema."""
+    """The object type of ``SubscribeRequest.params``."""
 
     uri: str
     """The URI of the resource to subscribe to. The URI can use any protocol; it is up to the server how to interpret it."""
@@ -2862,7 +2862,7 @@ class UnsubscribeRequest:
 
 @attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class UnsubscribeRequestParams:
-    """The ``UnsubscribeRequestParams`` definition of the MCP 2025-06-18 schema."""
+    """The object type of ``UnsubscribeRequest.params``."""
 
     uri: str
     """The URI of the resource to unsubscribe from."""
@@ -2890,19 +2890,19 @@ ClientResult = Result | CreateMessageResult | ListRootsResult | ElicitResult
 """The ``ClientResult`` definition of the MCP 2025-06-18 schema."""
 
 CompleteRequestParamsRef = PromptReference | ResourceTemplateReference
-"""A member of ``CompleteRequestParamsRef``."""
+"""The types allowed for ``CompleteRequestParams.ref``."""
 
 ContentBlock = TextContent | ImageContent | AudioContent | ResourceLink | EmbeddedResource
 """The ``ContentBlock`` definition of the MCP 2025-06-18 schema."""
 
 CreateMessageResultContent = TextContent | ImageContent | AudioContent
-"""A member of ``CreateMessageResultContent``."""
+"""The types allowed for ``CreateMessageResult.content``."""
 
 Cursor = str
 """An opaque token used to represent a cursor for pagination."""
 
 EmbeddedResourceResource = TextResourceContents | BlobResourceContents
-"""A member of ``EmbeddedResourceResource``."""
+"""The types allowed for ``EmbeddedResource.resource``."""
 
 EmptyResult = Result
 """The ``EmptyResult`` definition of the MCP 2025-06-18 schema."""
@@ -2926,7 +2926,7 @@ ProgressToken = str | int
 """A progress token, used to associate progress notifications with the original request."""
 
 ReadResourceResultContentsItem = TextResourceContents | BlobResourceContents
-"""A member of ``ReadResourceResultContentsItem``."""
+"""The types allowed for the items of ``ReadResourceResult.contents``."""
 
 RequestId = str | int
 """A uniquely identifying ID for a request in JSON-RPC."""
@@ -2935,7 +2935,7 @@ Role = Literal["assistant", "user"]
 """The sender or recipient of messages and data in a conversation."""
 
 SamplingMessageContent = TextContent | ImageContent | AudioContent
-"""A member of ``SamplingMessageContent``."""
+"""The types allowed for ``SamplingMessage.content``."""
 
 ServerNotification = CancelledNotification | ProgressNotification | ResourceListChangedNotification | ResourceUpdatedNotification | PromptListChangedNotification | ToolListChangedNotification | LoggingMessageNotification
 """The ``ServerNotification`` definition of the MCP 2025-06-18 schema."""

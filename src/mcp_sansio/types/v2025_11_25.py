@@ -517,7 +517,7 @@ class CancelTaskRequest:
 
 @attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class CancelTaskRequestParams:
-    """The ``CancelTaskRequestParams`` definition of the MCP 2025-11-25 schema."""
+    """The object type of ``CancelTaskRequest.params``."""
 
     task_id: str
     """The task identifier to cancel."""
@@ -918,7 +918,7 @@ class CompleteResult:
 
 @attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class CompleteResultCompletion:
-    """The ``CompleteResultCompletion`` definition of the MCP 2025-11-25 schema."""
+    """The object type of ``CompleteResult.completion``."""
 
     has_more: bool | Omitted = OMITTED
     """Indicates whether there are additional completion options beyond those provided in the current response, even if the exact total is unknown."""
@@ -1306,7 +1306,7 @@ class ElicitationCompleteNotification:
 
 @attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ElicitationCompleteNotificationParams:
-    """The ``ElicitationCompleteNotificationParams`` definition of the MCP 2025-11-25 schema."""
+    """The object type of ``ElicitationCompleteNotification.params``."""
 
     elicitation_id: str
     """The ID of the elicitation that completed."""
@@ -1484,7 +1484,7 @@ class GetTaskPayloadRequest:
 
 @attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class GetTaskPayloadRequestParams:
-    """The ``GetTaskPayloadRequestParams`` definition of the MCP 2025-11-25 schema."""
+    """The object type of ``GetTaskPayloadRequest.params``."""
 
     task_id: str
     """The task identifier to retrieve results for."""
@@ -1547,7 +1547,7 @@ class GetTaskRequest:
 
 @attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class GetTaskRequestParams:
-    """The ``GetTaskRequestParams`` definition of the MCP 2025-11-25 schema."""
+    """The object type of ``GetTaskRequest.params``."""
 
     task_id: str
     """The task identifier to query."""
@@ -3890,7 +3890,7 @@ class TitledMultiSelectEnumSchemaItems:
 
 @attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class TitledMultiSelectEnumSchemaItemsAnyOfItem:
-    """The ``TitledMultiSelectEnumSchemaItemsAnyOfItem`` definition of the MCP 2025-11-25 schema."""
+    """The object type of the items of ``TitledMultiSelectEnumSchemaItems.anyOf``."""
 
     const: str
     """The constant enum value."""
@@ -3936,7 +3936,7 @@ class TitledSingleSelectEnumSchema:
 
 @attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class TitledSingleSelectEnumSchemaOneOfItem:
-    """The ``TitledSingleSelectEnumSchemaOneOfItem`` definition of the MCP 2025-11-25 schema."""
+    """The object type of the items of ``TitledSingleSelectEnumSchema.oneOf``."""
 
     const: str
     """The enum value."""
@@ -4296,7 +4296,7 @@ class URLElicitationRequiredError:
 
 @attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class URLElicitationRequiredErrorError:
-    """The ``URLElicitationRequiredErrorError`` definition of the MCP 2025-11-25 schema."""
+    """The object type of ``URLElicitationRequiredError.error``."""
 
     code: Literal[-32042] = -32042
     """The error type that occurred."""
@@ -4484,7 +4484,7 @@ ClientResult = Result | GetTaskResult | GetTaskPayloadResult | CancelTaskResult 
 """The ``ClientResult`` definition of the MCP 2025-11-25 schema."""
 
 CompleteRequestParamsRef = PromptReference | ResourceTemplateReference
-"""A member of ``CompleteRequestParamsRef``."""
+"""The types allowed for ``CompleteRequestParams.ref``."""
 
 ContentBlock = TextContent | ImageContent | AudioContent | ResourceLink | EmbeddedResource
 """The ``ContentBlock`` definition of the MCP 2025-11-25 schema."""
@@ -4496,10 +4496,10 @@ ElicitRequestParams = ElicitRequestURLParams | ElicitRequestFormParams
 """The parameters for a request to elicit additional information from the user via the client."""
 
 ElicitResultContentValue = list[str] | str | int | bool
-"""A member of ``ElicitResultContentValue``."""
+"""The types allowed for the values of ``ElicitResult.content``."""
 
 EmbeddedResourceResource = TextResourceContents | BlobResourceContents
-"""A member of ``EmbeddedResourceResource``."""
+"""The types allowed for ``EmbeddedResource.resource``."""
 
 EmptyResult = Result
 """The ``EmptyResult`` definition of the MCP 2025-11-25 schema."""
@@ -4532,7 +4532,7 @@ ProgressToken = str | int
 """A progress token, used to associate progress notifications with the original request."""
 
 ReadResourceResultContentsItem = TextResourceContents | BlobResourceContents
-"""A member of ``ReadResourceResultContentsItem``."""
+"""The types allowed for the items of ``ReadResourceResult.contents``."""
 
 RequestId = str | int
 """A uniquely identifying ID for a request in JSON-RPC."""
@@ -4559,10 +4559,10 @@ TaskStatus = Literal["cancelled", "completed", "failed", "input_required", "work
 """The status of a task."""
 
 CreateMessageResultContent = TextContent | ImageContent | AudioContent | ToolUseContent | ToolResultContent | list[SamplingMessageContentBlock]
-"""A member of ``CreateMessageResultContent``."""
+"""The types allowed for ``CreateMessageResult.content``."""
 
 SamplingMessageContent = TextContent | ImageContent | AudioContent | ToolUseContent | ToolResultContent | list[SamplingMessageContentBlock]
-"""A member of ``SamplingMessageContent``."""
+"""The types allowed for ``SamplingMessage.content``."""
 
 
 # Mutable twins with the same slots: structuring fills one, then switches its class.

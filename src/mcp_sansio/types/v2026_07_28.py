@@ -850,7 +850,7 @@ class CompleteResult:
 
 @attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class CompleteResultCompletion:
-    """The ``CompleteResultCompletion`` definition of the MCP 2026-07-28 schema."""
+    """The object type of ``CompleteResult.completion``."""
 
     has_more: bool | Omitted = OMITTED
     """Indicates whether there are additional completion options beyond those provided in the current response, even if the exact total is unknown."""
@@ -1446,7 +1446,7 @@ class HeaderMismatchError:
 
 @attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class HeaderMismatchErrorError:
-    """The ``HeaderMismatchErrorError`` definition of the MCP 2026-07-28 schema."""
+    """The object type of ``HeaderMismatchError.error``."""
 
     code: Literal[-32020] = -32020
     """The error type that occurred."""
@@ -2217,7 +2217,7 @@ class ListRootsRequest:
 
 @attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class ListRootsRequestParams:
-    """The ``ListRootsRequestParams`` definition of the MCP 2026-07-28 schema."""
+    """The object type of ``ListRootsRequest.params``."""
 
     meta: MetaObject | Omitted = OMITTED
     """Represents the contents of a `_meta` field, which clients and servers use to attach additional metadata to their interactions.
@@ -2470,7 +2470,7 @@ class MissingRequiredClientCapabilityError:
 
 @attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class MissingRequiredClientCapabilityErrorError:
-    """The ``MissingRequiredClientCapabilityErrorError`` definition of the MCP 2026-07-28 schema."""
+    """The object type of ``MissingRequiredClientCapabilityError.error``."""
 
     code: Literal[-32021] = -32021
     """The error type that occurred."""
@@ -4183,7 +4183,7 @@ class TitledMultiSelectEnumSchemaItems:
 
 @attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class TitledMultiSelectEnumSchemaItemsAnyOfItem:
-    """The ``TitledMultiSelectEnumSchemaItemsAnyOfItem`` definition of the MCP 2026-07-28 schema."""
+    """The object type of the items of ``TitledMultiSelectEnumSchemaItems.anyOf``."""
 
     const: str
     """The constant enum value."""
@@ -4229,7 +4229,7 @@ class TitledSingleSelectEnumSchema:
 
 @attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class TitledSingleSelectEnumSchemaOneOfItem:
-    """The ``TitledSingleSelectEnumSchemaOneOfItem`` definition of the MCP 2026-07-28 schema."""
+    """The object type of the items of ``TitledSingleSelectEnumSchema.oneOf``."""
 
     const: str
     """The enum value."""
@@ -4592,7 +4592,7 @@ class UnsupportedProtocolVersionError:
 
 @attrs.frozen(kw_only=True, eq=False, repr=False, weakref_slot=False)
 class UnsupportedProtocolVersionErrorError:
-    """The ``UnsupportedProtocolVersionErrorError`` definition of the MCP 2026-07-28 schema."""
+    """The object type of ``UnsupportedProtocolVersionError.error``."""
 
     code: Literal[-32022] = -32022
     """The error type that occurred."""
@@ -4713,7 +4713,7 @@ class UntitledSingleSelectEnumSchema:
 # Type aliases: unions, enums and plain JSON shapes.
 
 CallToolResultResponseResult = InputRequiredResult | CallToolResult
-"""A member of ``CallToolResultResponseResult``."""
+"""The types allowed for ``CallToolResultResponse.result``."""
 
 ClientRequest = DiscoverRequest | ListResourcesRequest | ListResourceTemplatesRequest | ReadResourceRequest | SubscriptionsListenRequest | ListPromptsRequest | GetPromptRequest | ListToolsRequest | CallToolRequest | CompleteRequest
 """The ``ClientRequest`` definition of the MCP 2026-07-28 schema."""
@@ -4722,7 +4722,7 @@ ClientResult = Result
 """Common result fields."""
 
 CompleteRequestParamsRef = PromptReference | ResourceTemplateReference
-"""A member of ``CompleteRequestParamsRef``."""
+"""The types allowed for ``CompleteRequestParams.ref``."""
 
 ContentBlock = TextContent | ImageContent | AudioContent | ResourceLink | EmbeddedResource
 """The ``ContentBlock`` definition of the MCP 2026-07-28 schema."""
@@ -4734,10 +4734,10 @@ ElicitRequestParams = ElicitRequestFormParams | ElicitRequestURLParams
 """The parameters for a request to elicit additional information from the user via the client."""
 
 ElicitResultContentValue = list[str] | str | int | bool
-"""A member of ``ElicitResultContentValue``."""
+"""The types allowed for the values of ``ElicitResult.content``."""
 
 EmbeddedResourceResource = TextResourceContents | BlobResourceContents
-"""A member of ``EmbeddedResourceResource``."""
+"""The types allowed for ``EmbeddedResource.resource``."""
 
 EmptyResult = Result
 """Common result fields."""
@@ -4746,7 +4746,7 @@ EnumSchema = UntitledSingleSelectEnumSchema | TitledSingleSelectEnumSchema | Unt
 """The ``EnumSchema`` definition of the MCP 2026-07-28 schema."""
 
 GetPromptResultResponseResult = InputRequiredResult | GetPromptResult
-"""A member of ``GetPromptResultResponseResult``."""
+"""The types allowed for ``GetPromptResultResponse.result``."""
 
 InputRequest = CreateMessageRequest | ListRootsRequest | ElicitRequest
 """The ``InputRequest`` definition of the MCP 2026-07-28 schema."""
@@ -4814,10 +4814,10 @@ ProgressToken = str | int
 """A progress token, used to associate progress notifications with the original request."""
 
 ReadResourceResultContentsItem = TextResourceContents | BlobResourceContents
-"""A member of ``ReadResourceResultContentsItem``."""
+"""The types allowed for the items of ``ReadResourceResult.contents``."""
 
 ReadResourceResultResponseResult = InputRequiredResult | ReadResourceResult
-"""A member of ``ReadResourceResultResponseResult``."""
+"""The types allowed for ``ReadResourceResultResponse.result``."""
 
 RequestId = str | int
 """A uniquely identifying ID for a request in JSON-RPC."""
@@ -4846,7 +4846,7 @@ SingleSelectEnumSchema = UntitledSingleSelectEnumSchema | TitledSingleSelectEnum
 """The ``SingleSelectEnumSchema`` definition of the MCP 2026-07-28 schema."""
 
 CreateMessageResultContent = TextContent | ImageContent | AudioContent | ToolUseContent | ToolResultContent | list[SamplingMessageContentBlock]
-"""A member of ``CreateMessageResultContent``."""
+"""The types allowed for ``CreateMessageResult.content``."""
 
 JSONArray = list[JSONValue]
 """The ``JSONArray`` definition of the MCP 2026-07-28 schema."""
@@ -4855,7 +4855,7 @@ JSONObject = dict[str, JSONValue]
 """The ``JSONObject`` definition of the MCP 2026-07-28 schema."""
 
 SamplingMessageContent = TextContent | ImageContent | AudioContent | ToolUseContent | ToolResultContent | list[SamplingMessageContentBlock]
-"""A member of ``SamplingMessageContent``."""
+"""The types allowed for ``SamplingMessage.content``."""
 
 
 # Mutable twins with the same slots: structuring fills one, then switches its class.
