@@ -796,9 +796,12 @@ def test_a_malformed_initialize_result() -> None:
 
     async def main() -> None:
         raw = RawServer(answer)
+        client = Client(*await raw.start(), versions=LEGACY)
         with pytest.raises(ConnectionLost, match="serverInfo"):
-            await Client(*await raw.start(), versions=LEGACY).open()
+            await client.open()
         await raw.close()
+        with pytest.raises(RuntimeError):  # closed
+            await client.ping()
 
     run(main)
 

@@ -166,7 +166,7 @@ class _Peer:
         self._timer_at: float | None = None
         self._tasks: dict[asyncio.Task[Any], Job | None] = {}
         self._read_task: asyncio.Task[None] | None = None
-        self._dead = False
+        self.dead = False
         self._write_failed = False
 
     def now(self) -> float:
@@ -198,11 +198,11 @@ class _Peer:
             except OSError:
                 data = b""
             self.feed(data)
-            if not data or self._dead:
+            if not data or self.dead:
                 return
 
     def feed(self, data: bytes) -> None:
-        if self._dead or (self.session.closed and not data):
+        if self.dead or (self.session.closed and not data):
             return
         try:
             actions = self.session.receive_data(data, self.now())
@@ -215,9 +215,9 @@ class _Peer:
 
     def abort(self, exc: BaseException) -> None:
         """The connection broke beyond repair: fail every call, cancel every job, stop."""
-        if self._dead:
+        if self.dead:
             return
-        self._dead = True
+        self.dead = True
         if not isinstance(exc, Exception) or type(exc).__module__.startswith("mcp_sansio"):
             _log.debug("connection aborted: %r", exc)
         else:
@@ -320,7 +320,7 @@ class _Peer:
         # before the deadline we armed for.
         now = max(self.now(), self._timer_at or 0.0)
         self._timer = self._timer_at = None
-        if not self._dead:
+        if not self.dead:
             self.run(self.session.expire(now))
 
     # ------------------------------------------------------------------ calls
@@ -375,7 +375,7 @@ class _Peer:
         await self.drain()
 
     def _finish(self, job: Job, value: Any, error: BaseException | None) -> None:
-        if self._dead:
+        if self.dead:
             return
         session = self.session
         try:
@@ -420,7 +420,7 @@ class _Peer:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
         self.feed(b"")  # the session fails our calls and cancels its jobs
-        self._dead = True
+        self.dead = True
         if self._timer is not None:
             self._timer.cancel()
             self._timer = self._timer_at = None
@@ -768,6 +768,8 @@ class Client:
         (``notifications/cancelled``).
         """
         peer = self._require()
+        if peer.dead:
+            raise ConnectionLost("the connection broke")
         callback = None
         if on_progress is not None:
 
