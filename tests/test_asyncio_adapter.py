@@ -924,7 +924,6 @@ def test_stdio_server_on_regular_files(tmp_path: Path) -> None:
     assert out.read_bytes() == done.stdout
 
 
-@pytest.mark.xfail(reason="ServerSession cancels the jobs in flight on the client's EOF")
 def test_stdio_server_answers_after_stdin_closes() -> None:
     """Half-closed is not closed: requests read before stdin's EOF are still answered."""
     messages = raw_lines(

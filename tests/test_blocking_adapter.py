@@ -697,7 +697,7 @@ def test_a_malformed_opening_answer() -> None:
         with contextlib.suppress(EOFError, OSError):
             peer.recv()
 
-    with raw_server(script) as sock, pytest.raises(ConnectionLost, match="broke the protocol"):
+    with raw_server(script) as sock, pytest.raises(ConnectionLost, match="lacks capabilities"):
         Client(SocketStream(sock), versions=["2025-11-25"])
 
 

@@ -609,6 +609,11 @@ class Connection:
         rid = msg.id
         result_type = result.get("resultType", "complete")
         if result_type == "complete":
+            if pending[0] == "server/discover" and type(result.get("capabilities")) is dict:
+                # A stateless-only client learns the server's capabilities here too.
+                self._server_caps = result["capabilities"]
+                self._compute_gates()
+                self._refresh()
             return msg
         if result_type != "input_required":
             return InvalidMessage(
@@ -795,10 +800,16 @@ class Connection:
             raise LocalProtocolError(
                 f"_meta protocolVersion {given!r} differs from the session's {version!r}"
             )
-        if META_CAPABILITIES not in meta:
-            meta[META_CAPABILITIES] = dict(self.config.capabilities)
-        if META_CLIENT_INFO not in meta:
-            meta[META_CLIENT_INFO] = dict(self.config.implementation)
+        meta.setdefault(META_CAPABILITIES, dict(self.config.capabilities))
+        meta.setdefault(META_CLIENT_INFO, dict(self.config.implementation))
+        # What the application put there itself must be what every server accepts.
+        if type(meta[META_CAPABILITIES]) is not dict:
+            raise LocalProtocolError(f"_meta[{META_CAPABILITIES!r}] must be an object", _PARAMS)
+        if type(meta[META_CLIENT_INFO]) is not dict:
+            raise LocalProtocolError(f"_meta[{META_CLIENT_INFO!r}] must be an object", _PARAMS)
+        level = meta.get(META_LOG_LEVEL)
+        if level is not None and (type(level) is not str or level not in LOG_RANK):
+            raise LocalProtocolError(f"unknown logLevel {level!r}", _PARAMS)
         params["_meta"] = meta
         return params
 

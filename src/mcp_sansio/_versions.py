@@ -96,6 +96,9 @@ class VersionSpec:
     sampling_tools: bool = False
     """Whether sampling with tools or context needs ``sampling.tools``/``.context``."""
 
+    def __deepcopy__(self, memo: dict[int, Any]) -> VersionSpec:
+        return self  # an immutable table: copies share it
+
 
 def capability_met(capabilities: Mapping[str, Any], path: tuple[str, ...]) -> bool:
     """Whether ``capabilities`` declares the capability at ``path``."""

@@ -74,6 +74,7 @@ from .session import (
     Closed,
     ConnectionLost,
     ContextBase,
+    DefaultType,
     HandleJob,
     Job,
     McpError,
@@ -83,7 +84,6 @@ from .session import (
     Send,
     ServerSession,
     SessionBase,
-    _Default,
 )
 
 __all__ = [
@@ -206,9 +206,7 @@ class _Peer:
             return
         try:
             actions = self.session.receive_data(data, self.now())
-        except Exception as exc:
-            # TODO(session): receive_data lets RemoteProtocolError escape (a malformed
-            # initialize or server/discover result) without failing the calls in flight.
+        except Exception as exc:  # a callback of the application failed
             self.abort(exc)
             return
         self.run(actions)
@@ -301,13 +299,7 @@ class _Peer:
     def arm(self) -> None:
         """Make sure the timer fires by the session's next deadline (it may fire early:
         a later deadline, or none, just re-arms it)."""
-        # TODO(session): next_deadline() would do, but after a 2026 input_required retry the
-        # session keeps the finished call under its first id, with a deadline that is then
-        # forever past (a busy timer); skip finished calls.
-        deadlines = [
-            c.deadline for c in self.session.calls if c.deadline is not None and not c.done
-        ]
-        deadline = min(deadlines) if deadlines else None
+        deadline = self.session.next_deadline()
         if deadline is None or (self._timer_at is not None and self._timer_at <= deadline):
             return
         if self._timer is not None:
@@ -378,15 +370,7 @@ class _Peer:
         if self.dead:
             return
         session = self.session
-        try:
-            data = session.finish(job, value, error, now=self.now())
-        except Exception as exc:  # a result the protocol refuses: answer with the error
-            try:
-                data = session.finish(job, None, exc, now=self.now())
-            except Exception:
-                _log.exception("cannot answer %r", job)
-                data = b""
-        self.write(data)
+        self.write(session.finish(job, value, error, now=self.now()))
         if isinstance(session, ClientSession):
             for call in session.take_finished():
                 self._wake(call)
@@ -714,12 +698,7 @@ class Client:
     @property
     def server_capabilities(self) -> Mapping[str, Any] | None:
         """The server's capabilities."""
-        caps = self.session.connection.server_capabilities
-        if caps is None and self._opened is not None:
-            # TODO(session): a 2026-only client's server/discover is not a probe, so the
-            # connection does not record the capabilities of its result.
-            caps = self._opened.get("capabilities")
-        return caps
+        return self.session.connection.server_capabilities
 
     @property
     def protocol_version(self) -> str | None:
@@ -748,7 +727,7 @@ class Client:
         method: str,
         params: Mapping[str, Any] | None = None,
         *,
-        timeout: float | _Default | None = DEFAULT,
+        timeout: float | DefaultType | None = DEFAULT,
         reset_on_progress: bool = False,
         max_timeout: float | None = DEFAULT_MAX_TIMEOUT,
         on_progress: Callable[[Mapping[str, Any]], Any] | None = None,
@@ -847,8 +826,10 @@ class Client:
         )
 
     async def set_logging_level(self, level: str, **options: Any) -> dict[str, Any]:
-        """``logging/setLevel`` (initialize era): log messages below ``level`` stop."""
-        return await self.request(*requests.set_logging_level(level), **options)  # type: ignore[no-any-return]
+        """Receive log messages at ``level`` and above: ``logging/setLevel`` in the
+        initialize era; in 2026-07-28, the level goes with every later request."""
+        req = self.session.logging_request(level)
+        return {} if req is None else await self.request(*req, **options)
 
     async def listen(
         self,

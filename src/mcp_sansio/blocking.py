@@ -94,6 +94,7 @@ from .session import (
     ClientSession,
     ConnectionLost,
     ContextBase,
+    DefaultType,
     HandleJob,
     Job,
     McpError,
@@ -103,7 +104,6 @@ from .session import (
     Send,
     ServerSession,
     SessionBase,
-    _Default,
 )
 
 __all__ = [
@@ -132,7 +132,7 @@ _CHUNK = 65536
 _clock = time.monotonic
 
 #: A request's timeout: seconds, ``None`` (no limit) or ``DEFAULT`` (the client's).
-Timeout = float | None | _Default
+Timeout = float | None | DefaultType
 #: ``on_notification`` callbacks take the peer's :class:`~mcp_sansio.Notification`.
 NotificationCallback = Callable[[Notification], Any]
 
@@ -301,16 +301,6 @@ class ProcessStream(PipeStream):
 # ---------------------------------------------------------------------- the pump
 
 
-def _purge_finished(session: SessionBase) -> None:
-    # TODO(session): ClientSession leaves finished calls registered in ``_calls`` (the first
-    # id of a call retried after ``input_required``; a call ended by a failing input
-    # handler, too many rounds or no handler), so next_deadline() stays in the past and
-    # expire() finishes them again and again (overwriting their outcome).
-    calls: dict[Any, Call] = session._calls
-    for key in [key for key, call in calls.items() if call.done]:
-        del calls[key]
-
-
 class _Endpoint:
     """What a client and a server connection share: the loop around a session."""
 
@@ -407,16 +397,9 @@ class _Endpoint:
             finally:
                 self._busy = busy
         now = _clock()
-        try:
-            data = self.session.finish(job, value, error, now=now)
-        except Exception as exc:
-            # TODO(session): finish() raises on an odd value (a resource handler returning
-            # an int); answer with the error instead.
-            data = self.session.finish(job, None, exc, now=now)
-        self._write(data)
+        self._write(self.session.finish(job, value, error, now=now))
         if isinstance(self.session, ClientSession):
             self.session.take_finished()  # their waiters poll ``call.done``
-            _purge_finished(self.session)
 
     def _wait(self, call: Call, job: Job | None = None) -> Any:
         """Pump until ``call`` is over; return its result or raise its error. If the wait is
@@ -432,8 +415,6 @@ class _Endpoint:
         except BaseException:
             self._write(self.session.cancel(call, "the caller gave up"))
             raise
-        finally:
-            _purge_finished(self.session)
         if not call.done:  # the session broke (the peer's protocol error)
             raise self._failure or ConnectionLost()
         return call.outcome()
@@ -554,7 +535,6 @@ class Client(_Endpoint):
             )
             super().__init__(session, stream, on_notification)
             self._closed = False
-            self._log_level: str | None = None
             self._acknowledged: dict[Any, dict[str, Any]] = {}
             self._open()
         except BaseException:
@@ -672,10 +652,7 @@ class Client(_Endpoint):
     @property
     def server_capabilities(self) -> Mapping[str, Any] | None:
         """The server's capabilities."""
-        # TODO(session): a client that speaks only 2026-07-28 does not learn them from its
-        # server/discover result; read them from the result.
-        known = self.session.connection.server_capabilities
-        return known if known is not None else self._opened.get("capabilities")
+        return self.session.connection.server_capabilities
 
     @property
     def protocol_version(self) -> str | None:
@@ -722,7 +699,7 @@ class Client(_Endpoint):
             raise self._failure
         call, data = self.session.call(
             method,
-            self._with_log_level(params),
+            params,
             now=_clock(),
             timeout=timeout,
             reset_on_progress=reset_on_progress,
@@ -731,17 +708,6 @@ class Client(_Endpoint):
         )
         self._write(data)
         return self._wait(call)
-
-    def _with_log_level(self, params: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
-        # TODO(session): in 2026-07-28 the log level travels in each request's _meta; the
-        # session should remember the level and fill it in (as it fills in the version).
-        if self._log_level is None or self.era is not Era.STATELESS:
-            return params
-        body = dict(params or {})
-        meta = dict(body.get("_meta") or {})
-        meta.setdefault("io.modelcontextprotocol/logLevel", self._log_level)
-        body["_meta"] = meta
-        return body
 
     def poll(self, timeout: float = 0.0) -> bool:
         """Handle what the server sent (notifications, requests), waiting up to ``timeout``
@@ -816,12 +782,9 @@ class Client(_Endpoint):
 
     def set_logging_level(self, level: str, **options: Any) -> dict[str, Any]:
         """Receive log messages at ``level`` and above: ``logging/setLevel`` in the
-        initialize era; in 2026-07-28, the level is sent with every later request."""
-        if self.era is Era.STATELESS:
-            self._log_level = level
-            return {}
-        req = requests.set_logging_level(level)
-        return self.request(*req, **options)  # type: ignore[no-any-return]
+        initialize era; in 2026-07-28, the level goes with every later request."""
+        req = self.session.logging_request(level)
+        return {} if req is None else self.request(*req, **options)
 
     def listen(
         self,
@@ -860,8 +823,6 @@ class Client(_Endpoint):
         except BaseException:
             self._write(self.session.cancel(call, "the caller gave up"))
             raise
-        finally:
-            _purge_finished(self.session)
         return self._acknowledged.pop(call.id)
 
     def _notified(self, note: Notification) -> None:

@@ -24,7 +24,7 @@ import attrs
 
 from ._checks import LOG_RANK
 from ._connection import Connection
-from ._errors import ErrorCode, LocalProtocolError, ValidationError
+from ._errors import ErrorCode, LocalProtocolError, RemoteProtocolError, ValidationError
 from ._events import (
     ConnectionClosed,
     ErrorResponse,
@@ -46,6 +46,7 @@ __all__ = [
     "DEFAULT_MAX_INPUT_ROUNDS",
     "DEFAULT_PROBE_TIMEOUT",
     "DEFAULT_TIMEOUT",
+    "DefaultType",
     "Action",
     "Call",
     "CallFinished",
@@ -67,6 +68,10 @@ __all__ = [
     "SessionBase",
 ]
 
+_META_SUBSCRIPTION: Final = "io.modelcontextprotocol/subscriptionId"
+_META_LOG_LEVEL: Final = "io.modelcontextprotocol/logLevel"
+_META_CAPABILITIES: Final = "io.modelcontextprotocol/clientCapabilities"
+
 #: Default time a request may take, in seconds, before it is cancelled.
 DEFAULT_TIMEOUT: Final = 60.0
 #: Default hard limit, in seconds, when progress keeps resetting a request's timeout.
@@ -77,12 +82,14 @@ DEFAULT_PROBE_TIMEOUT: Final = 10.0
 DEFAULT_MAX_INPUT_ROUNDS: Final = 8
 
 
-class _Default(enum.Enum):
+class DefaultType(enum.Enum):
+    """The type of :data:`DEFAULT`."""
+
     DEFAULT = "DEFAULT"
 
 
 #: "The session's default" (for ``timeout=``).
-DEFAULT: Final = _Default.DEFAULT
+DEFAULT: Final = DefaultType.DEFAULT
 
 
 class McpError(Exception):
@@ -161,8 +168,10 @@ class Call:
         self.method = method
         self.params = params
         self.timeout = timeout
-        self.deadline = None if timeout is None else now + timeout
         self.hard_deadline = None if max_timeout is None else now + max_timeout
+        self.deadline = None if timeout is None else now + timeout
+        if self.hard_deadline is not None:
+            self.deadline = min(self.deadline or self.hard_deadline, self.hard_deadline)
         self.reset_on_progress = reset_on_progress
         self.on_progress = on_progress
         self.rounds = 0
@@ -331,7 +340,7 @@ class SessionBase:
         params: Mapping[str, Any] | None = None,
         *,
         now: float,
-        timeout: float | _Default | None = DEFAULT,
+        timeout: float | DefaultType | None = DEFAULT,
         reset_on_progress: bool = False,
         max_timeout: float | None = DEFAULT_MAX_TIMEOUT,
         on_progress: Callable[[Mapping[str, Any]], Any] | None = None,
@@ -348,6 +357,7 @@ class SessionBase:
         conn = self.connection
         request_id = conn.next_request_id()
         body = dict(params) if params else {}
+        body = self._decorate(method, body)
         if on_progress is not None:
             meta = dict(body.get("_meta") or {})
             meta.setdefault("progressToken", f"p{request_id}")
@@ -365,6 +375,10 @@ class SessionBase:
         data = conn.send(Request(id=request_id, method=method, params=call.params))
         self._register(call)
         return call, data
+
+    def _decorate(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        """Add what this side puts into every request's params (nothing by default)."""
+        return params
 
     def _register(self, call: Call) -> None:
         self._calls[call.id] = call
@@ -408,9 +422,11 @@ class SessionBase:
     def expire(self, now: float) -> list[Action]:
         """Fail the calls whose deadline has passed (sending their cancellation)."""
         actions: list[Action] = []
-        for call in [
-            c for c in self._calls.values() if c.deadline is not None and c.deadline <= now
-        ]:
+        due = [c for c in self._calls.values() if c.deadline is not None and c.deadline <= now]
+        for call in due:
+            if call.done:  # finished by another path: nothing is due
+                self._forget(call)
+                continue
             data = self.cancel(call, "timed out")
             call.error = RequestTimeout(f"{call.method} timed out after {call.timeout} s")
             if data:
@@ -427,10 +443,17 @@ class SessionBase:
     def receive_data(self, data: bytes, now: float) -> list[Action]:
         """Feed bytes from the peer (``b""``: it closed) and return what to do."""
         conn = self.connection
-        conn.receive_data(data)
         actions: list[Action] = []
+        if self._closed:
+            return actions
+        conn.receive_data(data)
         while True:
-            event = conn.next_event()
+            try:
+                event = conn.next_event()
+            except RemoteProtocolError as exc:
+                # The session cannot go on: everything in flight fails with the reason.
+                actions.extend(self._on_closed(exc.message))
+                return actions
             if event is NEED_DATA:
                 return actions
             if isinstance(event, ConnectionClosed):
@@ -462,18 +485,18 @@ class SessionBase:
                 actions.append(CallFinished(call))
         return actions
 
-    def _on_closed(self) -> list[Action]:
+    def _on_closed(self, reason: str | None = None) -> list[Action]:
+        """The peer closed (or broke the session): our calls fail. The peer's requests in
+        hand are *not* cancelled: half-closed is not closed, and their answers can still go
+        out (a stdio server's stdout stays open after its stdin ends)."""
         if self._closed:
             return []
         self._closed = True
         actions: list[Action] = []
         for call in list(self._calls.values()):
             self._forget(call)
-            call.error = ConnectionLost()
+            call.error = ConnectionLost(reason or "connection closed before the answer")
             actions.append(CallFinished(call))
-        for job in list(self._jobs.values()):
-            job.cancelled = True
-            actions.append(CancelJob(job))
         actions.append(Closed())
         return actions
 
@@ -565,7 +588,14 @@ class SessionBase:
                 )
             )
         else:
-            event = Response(id=job.id, result=self._result_of(job, value))
+            try:
+                event = Response(id=job.id, result=self._result_of(job, value))
+            except Exception as exc:  # a handler returned something that is no result
+                event = ErrorResponse(
+                    id=job.id,
+                    code=ErrorCode.INTERNAL_ERROR,
+                    message=f"the handler returned {type(value).__name__}, not a result: {exc}",
+                )
         try:
             return self.connection.send(event)
         except LocalProtocolError as exc:
@@ -626,6 +656,7 @@ class ClientSession(SessionBase):
         capabilities are declared from them (override with ``capabilities=``).
     :param client_info: ``{"name", "version", ...}`` of this client.
     :param max_input_rounds: how many ``input_required`` rounds one call may take.
+    :param log_level: 2026-07-28: the ``logLevel`` to put in each request's ``_meta``.
     """
 
     def __init__(
@@ -638,6 +669,7 @@ class ClientSession(SessionBase):
         timeout: float | None = DEFAULT_TIMEOUT,
         probe_timeout: float = DEFAULT_PROBE_TIMEOUT,
         max_input_rounds: int = DEFAULT_MAX_INPUT_ROUNDS,
+        log_level: str | None = None,
         **config: Any,
     ) -> None:
         self.handlers: dict[str, Callable[..., Any]] = dict(handlers or {})
@@ -665,6 +697,9 @@ class ClientSession(SessionBase):
         self.instructions: str | None = None
         """The server's instructions, if any, once open."""
         self._opened = False
+        self.log_level: str | None = log_level
+        """2026-07-28: the ``logLevel`` put into each request's ``_meta`` (the server sends
+        log messages for a request only when it has one); ``None`` for none."""
         self._input: dict[RequestId, tuple[InputRequired, dict[str, Any]]] = {}
         self._finished: list[Call] = []
 
@@ -690,6 +725,22 @@ class ClientSession(SessionBase):
             call, data = self._initialize(now)
         self.opening = call
         return [Send(data)]
+
+    def logging_request(self, level: str) -> tuple[str, dict[str, Any]] | None:
+        """Set the level of the server's log messages: the ``logging/setLevel`` request to
+        send (initialize era), or ``None`` in 2026-07-28, where the level is remembered and
+        sent in every later request's ``_meta``."""
+        if self.connection.era is Era.STATELESS:
+            self.log_level = level
+            return None
+        return "logging/setLevel", {"level": level}
+
+    def _decorate(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        if self.log_level is not None and self.connection.era is Era.STATELESS:
+            meta = dict(params.get("_meta") or {})
+            meta.setdefault(_META_LOG_LEVEL, self.log_level)
+            params["_meta"] = meta
+        return params
 
     def _initialize(self, now: float) -> tuple[Call, bytes]:
         conn = self.connection
@@ -768,7 +819,9 @@ class ClientSession(SessionBase):
 
     def _input_required(self, call: Call, event: InputRequired, now: float) -> list[Action]:
         """2026-07-28: run the handlers for each input request, then retry (see
-        :meth:`finish`); a bare ``requestState`` is retried at once."""
+        :meth:`finish`); a bare ``requestState`` is retried at once. While the handlers
+        run, the call has no deadline (a person may be answering)."""
+        self._forget(call)  # registered again under the retry's id
         call.rounds += 1
         if call.rounds > self.max_input_rounds:
             call.error = McpError(
@@ -794,6 +847,14 @@ class ClientSession(SessionBase):
                 HandleJob(Job(None, method, params, handler, (params,), call=call, key=key))
             )
         return jobs
+
+    def cancel(self, call: Call, reason: str | None = None) -> bytes:
+        """As :meth:`SessionBase.cancel`; a call waiting for its input handlers (2026) is
+        simply dropped (nothing of it is in flight)."""
+        if self._input.pop(call.id, None) is not None and not call.done:
+            call.error = McpError(-32800, reason or "request cancelled")
+            return b""
+        return super().cancel(call, reason)
 
     def _retry(self, call: Call, now: float | None) -> Send:
         event, responses = self._input.pop(call.id)
@@ -854,9 +915,6 @@ class ClientSession(SessionBase):
 
 # ---------------------------------------------------------------------- server
 
-_META_SUBSCRIPTION: Final = "io.modelcontextprotocol/subscriptionId"
-_META_LOG_LEVEL: Final = "io.modelcontextprotocol/logLevel"
-_META_CAPABILITIES: Final = "io.modelcontextprotocol/clientCapabilities"
 _ASK_CAPABILITY: Final = {
     "elicitation/create": "elicitation",
     "sampling/createMessage": "sampling",
@@ -1156,11 +1214,18 @@ class ServerSession(SessionBase):
     # ------------------------------------------------------------------ for handlers
 
     def ask(
-        self, job: Job, method: str, params: Mapping[str, Any], now: float
+        self,
+        job: Job,
+        method: str,
+        params: Mapping[str, Any],
+        now: float,
+        timeout: float | None = None,
     ) -> tuple[Call | None, bytes, Any]:
         """A handler asks the client (``elicitation/create``, ``sampling/createMessage``,
         ``roots/list``). Returns ``(call, bytes, None)`` in the initialize era (write the
-        bytes, wait for the call) or ``(None, b"", answer)`` in 2026-07-28 when the retry
+        bytes, wait for the call; it has ``timeout``, by default none: a person may be
+        answering, and the request itself is bounded by the client) or
+        ``(None, b"", answer)`` in 2026-07-28 when the retry
         carries the answer; raises :class:`NeedInput` when it does not yet (let it
         propagate out of the handler) and :class:`McpError` when the client cannot answer."""
         capability = _ASK_CAPABILITY[method]
@@ -1181,7 +1246,7 @@ class ServerSession(SessionBase):
         caps = self.connection.client_capabilities or {}
         if capability not in caps:
             raise McpError(ErrorCode.METHOD_NOT_FOUND, f"the client did not declare {capability!r}")
-        call, data = self.call(method, params, now=now)
+        call, data = self.call(method, params, now=now, timeout=timeout)
         return call, data, None
 
     def progress(
@@ -1321,11 +1386,17 @@ class ContextBase:
             if data:
                 self._write(data)
 
-    def _ask(self, method: str, params: Mapping[str, Any]) -> tuple[Call | None, Any]:
-        """Start asking the client; returns ``(call, None)`` to wait on, or ``(None, answer)``."""
+    def _ask(
+        self, method: str, params: Mapping[str, Any], timeout: float | None = None
+    ) -> tuple[Call | None, Any]:
+        """Start asking the client; returns ``(call, None)`` to wait on, or ``(None, answer)``.
+
+        The adapters' ``elicit``, ``sample`` and ``list_roots`` return the whole result
+        object the client sent (``ElicitResult``, ``CreateMessageResult``,
+        ``ListRootsResult``)."""
         if not isinstance(self.session, ServerSession):
             raise McpError(ErrorCode.METHOD_NOT_FOUND, "only a server handler can ask the client")
-        call, data, answer = self.session.ask(self.job, method, params, self._clock())
+        call, data, answer = self.session.ask(self.job, method, params, self._clock(), timeout)
         if call is not None:
             self._write(data)
         return call, answer
