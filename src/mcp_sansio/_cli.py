@@ -49,7 +49,6 @@ DEMO_VERSIONS: tuple[tuple[str, ...] | None, ...] = (("2025-11-25",), None)
 
 _PROG = "mcp-sansio"
 _DEFAULT_HOST = "127.0.0.1"
-_LOG_LEVEL = "io.modelcontextprotocol/logLevel"
 
 
 def example_command() -> list[str]:
@@ -287,6 +286,9 @@ def _client(args: argparse.Namespace, command: list[str] | None, err: TextIO) ->
     }
     if args.verbose:
         options["on_notification"] = _note_printer(err)
+        # 2026-07-28 has no logging/setLevel: each request says which log messages it wants
+        # (in the initialize era, a server sends them all until told otherwise).
+        options["log_level"] = "debug"
     if args.tcp is not None:
         return mcp_asyncio.Client.connect_tcp(*args.tcp, **options)
     if args.unix is not None:
@@ -322,10 +324,6 @@ async def _call(
 
     try:
         async with _client(args, command, err) as client:
-            if args.verbose and client.era is Era.STATELESS:
-                # 2026-07-28 has no logging/setLevel: each request asks for its log messages.
-                params = dict(params or {})
-                params["_meta"] = {_LOG_LEVEL: "debug", **(params.get("_meta") or {})}
             result = await client.request(method, params, on_progress=on_progress)
     except ProtocolError as exc:  # this side may not send it (not a method of the version)
         err.write(f"{_PROG} call: {method}: {exc} (code {exc.code})\n")
