@@ -681,6 +681,45 @@ def test_a_broken_pipe_fails_the_calls() -> None:
     run(test)
 
 
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 0,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "0"},
+    },
+}
+
+
+def test_a_client_gone_for_good_stops_the_handlers() -> None:
+    async def test() -> None:
+        client_send, server_receive = trio.testing.memory_stream_one_way_pair()
+        server_send, client_receive = trio.testing.memory_stream_one_way_pair()
+        peer = Peer(trio.StapledStream(client_send, client_receive))
+        stream = trio.StapledStream(server_send, server_receive)
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(serve_stream, make_server(State()), stream)
+            await peer.write(INITIALIZE)
+            await peer.read()
+            await peer.write({"jsonrpc": "2.0", "method": "notifications/initialized"})
+            params = {
+                "name": "progress",
+                "arguments": {"n": 1000, "delay": 1},
+                "_meta": {"progressToken": 1},
+            }
+            await peer.write({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params})
+            assert (await peer.read())["method"] == "notifications/progress"
+            await client_receive.aclose()  # the client is gone: the next progress cannot go out
+            await client_send.aclose()
+            start = trio.current_time()
+        # The handler was stopped at its next write, not after its 1000 steps.
+        assert trio.current_time() - start <= 2
+
+    run(test)
+
+
 def test_garbage_to_the_server_gets_a_parse_error() -> None:
     async def test() -> None:
         state = State()
@@ -695,6 +734,34 @@ def test_garbage_to_the_server_gets_a_parse_error() -> None:
             await peer.write(b'{"jsonrpc": "2.0", "id": 1, "method": "ping"}\n')
             answer = await peer.read()  # a request before initialize: refused, but answered
             assert answer["id"] == 1
+            await here.aclose()
+
+    run(test)
+
+
+def test_the_server_stops_reading_while_its_answers_pile_up(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(mcp_trio, "_HIGH_WATER", 1000)
+    lines = 100  # more than one read's worth (64 KiB): a parse error to answer on each
+
+    async def test() -> None:
+        here, there = trio.testing.lockstep_stream_pair()  # no buffer: writes wait for reads
+        sent = trio.Event()
+        answers = 0
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(serve_stream, make_server(State()), there)
+
+            async def flood() -> None:
+                await here.send_all((b"x" * 1000 + b"\n") * lines)
+                sent.set()
+
+            nursery.start_soon(flood)
+            await trio.sleep(10)
+            assert not sent.is_set()  # we read no answer, so the server stopped reading
+            while answers < lines:
+                answers += (await here.receive_some(1 << 16)).count(b"\n")
+            assert sent.is_set()
             await here.aclose()
 
     run(test)
@@ -828,18 +895,7 @@ def test_a_half_closed_client_still_gets_its_answers() -> None:
         async with trio.open_nursery() as nursery:
             stream = trio.StapledStream(server_send, server_receive)
             nursery.start_soon(serve_stream, make_server(state), stream)
-            await peer.write(
-                {
-                    "jsonrpc": "2.0",
-                    "id": 0,
-                    "method": "initialize",
-                    "params": {
-                        "protocolVersion": "2025-11-25",
-                        "capabilities": {},
-                        "clientInfo": {"name": "t", "version": "0"},
-                    },
-                }
-            )
+            await peer.write(INITIALIZE)
             await peer.read()
             await peer.write({"jsonrpc": "2.0", "method": "notifications/initialized"})
             call = {"name": "progress", "arguments": {"n": 1, "delay": 1}}
