@@ -135,7 +135,7 @@ def build_server(probe: Probe | None = None) -> Server:
     @server.tool()
     async def roots(ctx: Context, arguments: dict[str, Any]) -> str:
         "List the client's roots."
-        return " ".join(root["uri"] for root in await ctx.list_roots())
+        return " ".join(root["uri"] for root in (await ctx.list_roots())["roots"])
 
     @server.tool()
     def chatty(ctx: Context, arguments: dict[str, Any]) -> str:

@@ -461,11 +461,10 @@ class Context(ContextBase):
         result: dict[str, Any] = await self._request("sampling/createMessage", params)
         return result
 
-    async def list_roots(self) -> list[dict[str, Any]]:
-        """The client's roots (``roots/list``): a list of ``{"uri", "name"?}``."""
-        result = await self._request("roots/list", {})
-        roots: list[dict[str, Any]] = list(result.get("roots") or [])
-        return roots
+    async def list_roots(self) -> dict[str, Any]:
+        """Ask the client for its roots (``roots/list``); returns its ``ListRootsResult``."""
+        result: dict[str, Any] = await self._request("roots/list", {})
+        return result
 
     async def sleep(self, seconds: float) -> None:
         """Sleep (``asyncio.sleep``), so that handlers need not import a runtime."""
@@ -963,6 +962,7 @@ class Listener:
         self.sockets: tuple[Any, ...] = ()
         """The listening sockets."""
         self._listening: asyncio.Server | None = None
+        self._unix_path: str | None = None
         self._closed = asyncio.Event()
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -997,10 +997,15 @@ class Listener:
         await self._closed.wait()
 
     def close(self) -> None:
-        """Stop listening and close every connection (their handlers are cancelled)."""
+        """Stop listening and close every connection (their handlers are cancelled); a
+        Unix socket's file is removed."""
         self._closed.set()
         if self._listening is not None:
             self._listening.close()
+        if self._unix_path is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(self._unix_path)
+            self._unix_path = None
         for task in self._connections:
             task.cancel()
 
@@ -1043,5 +1048,6 @@ async def serve_unix(
     listener = Listener(server, session_options)
     listening = await asyncio.start_unix_server(listener._serve, path)
     listener._listening = listening
+    listener._unix_path = os.fspath(path)
     listener.sockets = tuple(listening.sockets)
     return listener

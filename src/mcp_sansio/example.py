@@ -19,12 +19,12 @@ from __future__ import annotations
 import base64
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any, Final, Protocol
+from typing import Any, Final
 
 from ._errors import ErrorCode
 from ._version import __version__
 from .server import Server, ToolError
-from .session import McpError
+from .session import AsyncContext, McpError
 
 __all__ = [
     "AUDIO_WAV",
@@ -50,43 +50,8 @@ _INSTRUCTIONS: Final = (
 )
 
 
-class Context(Protocol):
-    """What the example's handlers use of their context: the part of the adapters'
-    ``Context`` (a :class:`~mcp_sansio.session.ContextBase` subclass) that is the same in
-    :mod:`mcp_sansio.asyncio` and :mod:`mcp_sansio.trio`."""
-
-    @property
-    def params(self) -> Mapping[str, Any]:
-        """The request's params."""
-
-    def progress(
-        self, progress: float, total: float | None = None, message: str | None = None
-    ) -> None:
-        """Report progress on the request."""
-
-    def log(self, level: str, data: Any, logger: str | None = None) -> None:
-        """Send a log message."""
-
-    def resource_updated(self, uri: str) -> None:
-        """Tell subscribers that ``uri`` changed."""
-
-    async def sleep(self, seconds: float) -> None:
-        """Sleep, in the adapter's runtime."""
-
-    async def elicit(
-        self,
-        message: str,
-        requested_schema: Mapping[str, Any] | None = None,
-        *,
-        url: str | None = None,
-    ) -> Any:
-        """Ask the user (``elicitation/create``); returns the elicitation result."""
-
-    async def sample(self, params: Mapping[str, Any]) -> Any:
-        """Ask the client's model (``sampling/createMessage``); returns its result."""
-
-    async def list_roots(self) -> Any:
-        """Ask the client for its roots (``roots/list``): the roots, or the whole result."""
+#: What the example's handlers use of their context (asyncio and trio both provide it).
+Context = AsyncContext
 
 
 def _text(text: str) -> dict[str, Any]:
@@ -394,9 +359,7 @@ def build_server() -> Server:
     @server.tool("list-roots", input_schema=_NO_ARGUMENTS)
     async def list_roots(ctx: Context, arguments: Mapping[str, Any]) -> str:
         """List the client's roots (asks it with `roots/list`)."""
-        result = await ctx.list_roots()
-        # mcp_sansio.asyncio returns the list of roots, mcp_sansio.trio the whole result.
-        roots = result.get("roots") or [] if isinstance(result, Mapping) else list(result)
+        roots = (await ctx.list_roots()).get("roots") or []
         if not roots:
             return "The client has no roots."
         lines = [f"- {r.get('name') or r.get('uri')}: {r.get('uri')}" for r in roots]

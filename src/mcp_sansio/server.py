@@ -83,10 +83,14 @@ class Resource:
     """What it holds."""
     mime_type: str | None = None
     """Its MIME type."""
+    title: str | None = None
+    """A display name."""
 
     def declaration(self) -> dict[str, Any]:
         """The ``Resource`` object of ``resources/list``."""
         d: dict[str, Any] = {"uri": self.uri, "name": self.name}
+        if self.title is not None:
+            d["title"] = self.title
         if self.description is not None:
             d["description"] = self.description
         if self.mime_type is not None:
@@ -108,6 +112,8 @@ class ResourceTemplate:
     """What its resources hold."""
     mime_type: str | None = None
     """The MIME type of its resources."""
+    title: str | None = None
+    """A display name."""
     pattern: re.Pattern[str] = attrs.field(init=False)
     """The template as a regular expression."""
 
@@ -128,6 +134,8 @@ class ResourceTemplate:
     def declaration(self) -> dict[str, Any]:
         """The ``ResourceTemplate`` object of ``resources/templates/list``."""
         d: dict[str, Any] = {"uriTemplate": self.uri_template, "name": self.name}
+        if self.title is not None:
+            d["title"] = self.title
         if self.description is not None:
             d["description"] = self.description
         if self.mime_type is not None:
@@ -147,10 +155,14 @@ class Prompt:
     """What it is for."""
     arguments: Sequence[Mapping[str, Any]] = ()
     """Its arguments: ``{"name", "description"?, "required"?}`` each."""
+    title: str | None = None
+    """A display name."""
 
     def declaration(self) -> dict[str, Any]:
         """The ``Prompt`` object of ``prompts/list``."""
         d: dict[str, Any] = {"name": self.name}
+        if self.title is not None:
+            d["title"] = self.title
         if self.description is not None:
             d["description"] = self.description
         if self.arguments:
@@ -256,6 +268,7 @@ class Server:
         name: str | None = None,
         description: str | None = None,
         mime_type: str | None = None,
+        title: str | None = None,
     ) -> Callable[[F], F]:
         """Register a resource with a fixed URI."""
 
@@ -266,6 +279,7 @@ class Server:
                 name=name or fn.__name__,
                 description=description if description is not None else _doc(fn),
                 mime_type=mime_type,
+                title=title,
             )
             return fn
 
@@ -278,6 +292,7 @@ class Server:
         name: str | None = None,
         description: str | None = None,
         mime_type: str | None = None,
+        title: str | None = None,
     ) -> Callable[[F], F]:
         """Register a resource template (``{var}`` segments)."""
 
@@ -289,6 +304,7 @@ class Server:
                     name=name or fn.__name__,
                     description=description if description is not None else _doc(fn),
                     mime_type=mime_type,
+                    title=title,
                 )
             )
             return fn
@@ -301,6 +317,7 @@ class Server:
         *,
         description: str | None = None,
         arguments: Sequence[Mapping[str, Any]] = (),
+        title: str | None = None,
     ) -> Callable[[F], F]:
         """Register a prompt."""
 
@@ -311,6 +328,7 @@ class Server:
                 handler=fn,
                 description=description if description is not None else _doc(fn),
                 arguments=tuple(arguments),
+                title=title,
             )
             return fn
 
@@ -322,15 +340,18 @@ class Server:
         self.completer = fn
         return fn
 
-    def find_resource(self, uri: str) -> tuple[Callable[..., Any], tuple[Any, ...]] | None:
-        """The handler and its arguments (after the context) for reading ``uri``."""
+    def find_resource(
+        self, uri: str
+    ) -> tuple[Callable[..., Any], tuple[Any, ...], str | None] | None:
+        """The handler for reading ``uri``, its arguments (after the context), and the
+        MIME type declared for it; ``None`` when no resource or template matches."""
         fixed = self.resources.get(uri)
         if fixed is not None:
-            return fixed.handler, (uri,)
+            return fixed.handler, (uri,), fixed.mime_type
         for template in self.templates:
             variables = template.match(uri)
             if variables is not None:
-                return template.handler, (uri, variables)
+                return template.handler, (uri, variables), template.mime_type
         return None
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import enum
 import inspect
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
 import attrs
 
@@ -52,6 +52,7 @@ __all__ = [
     "CallFinished",
     "CallProgress",
     "CancelJob",
+    "AsyncContext",
     "ClientSession",
     "ContextBase",
     "Closed",
@@ -1061,7 +1062,7 @@ class ServerSession(SessionBase):
             if found is None:
                 code = self.connection_spec_resource_not_found()
                 return self._error(request.id, code, f"Resource not found: {uri!r}", {"uri": uri})
-            handler, args = found
+            handler, args, _ = found
             return Job(request.id, method, params, handler, args)
         if method == "completion/complete" and server.completer is not None:
             ref = params.get("ref") or {}
@@ -1164,9 +1165,9 @@ class ServerSession(SessionBase):
     def _read_result(self, job: Job, value: Any) -> dict[str, Any]:
         uri = job.params.get("uri")
         mime: dict[str, Any] = {}
-        resource = self.server.resources.get(uri)
-        if resource is not None and resource.mime_type:
-            mime["mimeType"] = resource.mime_type
+        found = self.server.find_resource(uri) if isinstance(uri, str) else None
+        if found is not None and found[2]:
+            mime["mimeType"] = found[2]
         if isinstance(value, str):
             return {"contents": [{"uri": uri, **mime, "text": value}]}
         if isinstance(value, (bytes, bytearray)):
@@ -1412,3 +1413,58 @@ class ContextBase:
             "message": message,
             "requestedSchema": dict(requested_schema or {"type": "object", "properties": {}}),
         }
+
+
+class AsyncContext(Protocol):
+    """The context that handlers get from the asyncio and trio adapters: type handlers
+    against this, and the same code runs on both (and, thanks to the session, in both
+    eras).
+
+    In 2026-07-28, a handler that asks the client for input runs again on the client's
+    retry, and finds the answers it asked for: what it did before asking (progress, logs,
+    changes) happens again. Ask first, act after.
+    """
+
+    @property
+    def params(self) -> Mapping[str, Any]:
+        """The request's params."""
+
+    @property
+    def request_id(self) -> RequestId | None:
+        """The id of the request being handled."""
+
+    @property
+    def cancelled(self) -> bool:
+        """Whether the peer cancelled the request."""
+
+    def progress(
+        self, progress: float, total: float | None = None, message: str | None = None
+    ) -> None:
+        """Report progress on the request."""
+
+    def log(self, level: str, data: Any, logger: str | None = None) -> None:
+        """Send a log message."""
+
+    def resource_updated(self, uri: str) -> None:
+        """Tell subscribers that ``uri`` changed."""
+
+    def list_changed(self, kind: str) -> None:
+        """Tell the client that a list (tools, prompts, resources) changed."""
+
+    async def sleep(self, seconds: float) -> None:
+        """Sleep, in the adapter's runtime."""
+
+    async def elicit(
+        self,
+        message: str,
+        requested_schema: Mapping[str, Any] | None = None,
+        *,
+        url: str | None = None,
+    ) -> Any:
+        """Ask the user (``elicitation/create``); returns the ``ElicitResult``."""
+
+    async def sample(self, params: Mapping[str, Any]) -> Any:
+        """Ask the client's model (``sampling/createMessage``); returns its result."""
+
+    async def list_roots(self) -> Any:
+        """Ask the client for its roots (``roots/list``); returns the ``ListRootsResult``."""
