@@ -32,6 +32,7 @@ import mcp_sansio.trio as mcp_trio
 from mcp_sansio import Era, Notification
 from mcp_sansio.server import Server
 from mcp_sansio.session import (
+    AsyncContext,
     ConnectionLost,
     McpError,
     RequestTimeout,
@@ -158,6 +159,11 @@ def make_server(state: State) -> Server:
         return [v for v in ("alpha", "alpine", "beta") if v.startswith(argument["value"])]
 
     return server
+
+
+def conforms(ctx: Context) -> AsyncContext:
+    """(For mypy: the trio Context is the handlers' AsyncContext.)"""
+    return ctx
 
 
 def elicit(ctx: Context, params: Mapping[str, Any]) -> dict[str, Any]:
