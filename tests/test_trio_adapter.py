@@ -1096,11 +1096,6 @@ def test_serve_stream_passes_the_session_options() -> None:
     run(test)
 
 
-@pytest.mark.xfail(
-    reason="session: a 2026-only client re-sends server/discover forever on an error (see report)",
-    raises=trio.TooSlowError,
-    strict=True,
-)
 def test_a_2026_client_and_an_initialize_only_server() -> None:
     async def test() -> None:
         here, there = trio.testing.memory_stream_pair()

@@ -7,10 +7,10 @@ deadlines (the caller passes ``now``; the session never reads the clock), cancel
 out, route progress, answer ``ping``, dispatch the peer's requests to handlers, and run the
 2026-07-28 ``input_required`` loop.
 
-It still does no I/O: methods return the bytes to write, and :meth:`receive_data` returns a
-list of *actions* for the adapter to carry out (write these bytes, finish this call, run this
-handler, cancel that job). An adapter for a new runtime is a loop around those actions; see
-:mod:`mcp_sansio.blocking`, :mod:`mcp_sansio.asyncio` and :mod:`mcp_sansio.trio`.
+It still does no I/O: methods return the bytes to write, and
+:meth:`SessionBase.receive_data` returns a list of *actions* for the adapter to carry out
+(write these bytes, finish this call, run this handler, cancel that job). An adapter for a
+new runtime is a loop around those actions; see :mod:`mcp_sansio.blocking`, :mod:`mcp_sansio.asyncio` and :mod:`mcp_sansio.trio`.
 """
 
 from __future__ import annotations
@@ -136,7 +136,7 @@ class NeedInput(Exception):
 
 class Call:
     """One request of ours in flight, with its deadlines. Adapters keep their waiter (a
-    future, an event) in :attr:`waiter`."""
+    future, an event) in ``waiter``."""
 
     __slots__ = (
         "deadline",
@@ -197,7 +197,7 @@ class Call:
 
 class Job:
     """One piece of work for a handler: a request from the peer, or (2026 client) one
-    input request of an ``input_required`` answer. Adapters keep their task in :attr:`task`."""
+    input request of an ``input_required`` answer. Adapters keep their task in ``task``."""
 
     __slots__ = (
         "args",
@@ -522,7 +522,15 @@ class SessionBase:
                         deadline = min(deadline, call.hard_deadline)
                     call.deadline = deadline
                 if call.on_progress is not None:
-                    call.on_progress(params)
+                    try:
+                        call.on_progress(params)
+                    except Exception as exc:  # the caller's callback failed: the call ends
+                        data = self.cancel(call, "the progress callback failed")
+                        call.error = McpError(
+                            ErrorCode.INTERNAL_ERROR, f"the progress callback raised {exc!r}"
+                        )
+                        call.error.__cause__ = exc
+                        return ([Send(data)] if data else []) + [CallFinished(call)]
                 return [CallProgress(call, params)]
             return []
         if note.method == "notifications/cancelled":
@@ -601,7 +609,10 @@ class SessionBase:
             return self.connection.send(event)
         except LocalProtocolError as exc:
             fallback = ErrorResponse(id=job.id, code=ErrorCode.INTERNAL_ERROR, message=exc.message)
-            return self.connection.send(fallback)
+            try:
+                return self.connection.send(fallback)
+            except LocalProtocolError:  # the connection is in its error state
+                return b""
 
     def _result_of(self, job: Job, value: Any) -> Any:
         return {} if value is None else value
@@ -698,6 +709,7 @@ class ClientSession(SessionBase):
         self.instructions: str | None = None
         """The server's instructions, if any, once open."""
         self._opened = False
+        self._rediscovered = False
         self.log_level: str | None = log_level
         """2026-07-28: the ``logLevel`` put into each request's ``_meta`` (the server sends
         log messages for a request only when it has one); ``None`` for none."""
@@ -711,7 +723,7 @@ class ClientSession(SessionBase):
 
     def open(self, now: float) -> list[Action]:
         """Start the session: the probe or the ``initialize`` request (as a :class:`Send`).
-        When the opening completes, :meth:`receive_data` returns :class:`Opened`."""
+        When the opening completes, :meth:`SessionBase.receive_data` returns :class:`Opened`."""
         conn = self.connection
         if (
             conn.era is Era.STATELESS
@@ -776,8 +788,15 @@ class ClientSession(SessionBase):
             self.opening = new_call
             return [Send(data)]
         if type(event) is ErrorResponse:
-            if call.method == "server/discover" and conn.state is State.STATELESS:
-                # -32022 named versions we speak: the connection switched; discover again.
+            if (
+                call.method == "server/discover"
+                and conn.state is State.STATELESS
+                and event.code == ErrorCode.UNSUPPORTED_PROTOCOL_VERSION
+                and not self._rediscovered
+            ):
+                # -32022 named versions we speak: the connection switched; discover again,
+                # once (a server that keeps refusing fails the opening).
+                self._rediscovered = True
                 new_call, data = self.call("server/discover", now=now, timeout=self.probe_timeout)
                 self.opening = new_call
                 return [Send(data)]
@@ -1317,8 +1336,8 @@ class ServerSession(SessionBase):
 
 class ContextBase:
     """What a handler gets as its first argument: the request it serves and ways to talk
-    back. The adapters subclass it; they supply :meth:`_write` (send bytes now, or queue
-    them) and the waiting half of :meth:`elicit`, :meth:`sample` and :meth:`list_roots`
+    back. The adapters subclass it; they supply ``_write`` (send bytes now, or queue
+    them) and the waiting half of ``elicit``, ``sample`` and ``list_roots``
     (``await`` in asyncio and trio, a blocking wait in :mod:`mcp_sansio.blocking`).
     """
 
