@@ -10,7 +10,8 @@ out, route progress, answer ``ping``, dispatch the peer's requests to handlers, 
 It still does no I/O: methods return the bytes to write, and
 :meth:`SessionBase.receive_data` returns a list of *actions* for the adapter to carry out
 (write these bytes, finish this call, run this handler, cancel that job). An adapter for a
-new runtime is a loop around those actions; see :mod:`mcp_sansio.blocking`, :mod:`mcp_sansio.asyncio` and :mod:`mcp_sansio.trio`.
+new runtime is a loop around those actions; see :mod:`mcp_sansio.blocking`,
+:mod:`mcp_sansio.asyncio` and :mod:`mcp_sansio.trio`.
 """
 
 from __future__ import annotations
