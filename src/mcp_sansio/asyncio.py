@@ -58,7 +58,6 @@ from typing import IO, Any, Protocol
 from . import requests
 from ._errors import ErrorCode
 from ._events import Notification
-from ._versions import Era
 from .server import Server
 from .session import (
     DEFAULT,
@@ -71,6 +70,7 @@ from .session import (
     CallFinished,
     CancelJob,
     ClientSession,
+    ClientView,
     Closed,
     ConnectionLost,
     ContextBase,
@@ -474,7 +474,7 @@ class Context(ContextBase):
 # ---------------------------------------------------------------------- client
 
 
-class Client:
+class Client(ClientView):
     """An MCP client on a pair of asyncio streams, used as an async context manager::
 
         async with Client.connect_stdio(["python", "server.py"]) as client:
@@ -688,31 +688,6 @@ class Client:
         if self._peer is None or self._closed:
             raise RuntimeError("the client is not open")
         return self._peer
-
-    @property
-    def server_info(self) -> Mapping[str, Any] | None:
-        """The server's ``serverInfo`` (``name``, ``version``, …)."""
-        return self.session.server_info
-
-    @property
-    def server_capabilities(self) -> Mapping[str, Any] | None:
-        """The server's capabilities."""
-        return self.session.connection.server_capabilities
-
-    @property
-    def protocol_version(self) -> str | None:
-        """The protocol version in use."""
-        return self.session.connection.protocol_version
-
-    @property
-    def era(self) -> Era | None:
-        """The era of the session: ``Era.INITIALIZE`` or ``Era.STATELESS``."""
-        return self.session.connection.era
-
-    @property
-    def instructions(self) -> str | None:
-        """The server's instructions for the model, if any."""
-        return self.session.instructions
 
     @property
     def closed(self) -> bool:

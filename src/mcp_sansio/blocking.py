@@ -81,7 +81,6 @@ from typing import IO, Any, ClassVar, Protocol
 from . import requests
 from ._errors import RemoteProtocolError
 from ._events import Notification
-from ._versions import Era
 from .server import Server
 from .session import (
     DEFAULT,
@@ -92,6 +91,7 @@ from .session import (
     Action,
     Call,
     ClientSession,
+    ClientView,
     ConnectionLost,
     ContextBase,
     DefaultType,
@@ -479,7 +479,7 @@ class Context(ContextBase):
 # ---------------------------------------------------------------------- client
 
 
-class Client(_Endpoint):
+class Client(_Endpoint, ClientView):
     """An MCP client over a :class:`Stream`; the session is open when the constructor
     returns (``server/discover`` or ``initialize``, with the fallback between eras). The
     client owns the stream: it closes it if opening fails, and in :meth:`close`.
@@ -643,31 +643,6 @@ class Client(_Endpoint):
         return self.stream.process if isinstance(self.stream, ProcessStream) else None
 
     # ------------------------------------------------------------------ what was negotiated
-
-    @property
-    def server_info(self) -> Mapping[str, Any] | None:
-        """The server's ``serverInfo``."""
-        return self.session.server_info
-
-    @property
-    def server_capabilities(self) -> Mapping[str, Any] | None:
-        """The server's capabilities."""
-        return self.session.connection.server_capabilities
-
-    @property
-    def protocol_version(self) -> str | None:
-        """The protocol version in use."""
-        return self.session.connection.protocol_version
-
-    @property
-    def era(self) -> Era | None:
-        """The era of the session (``Era.INITIALIZE`` or ``Era.STATELESS``)."""
-        return self.session.connection.era
-
-    @property
-    def instructions(self) -> str | None:
-        """The server's instructions, if it gave any."""
-        return self.session.instructions
 
     # ------------------------------------------------------------------ calls
 

@@ -55,6 +55,7 @@ __all__ = [
     "CancelJob",
     "AsyncContext",
     "ClientSession",
+    "ClientView",
     "ContextBase",
     "Closed",
     "ConnectionLost",
@@ -1488,3 +1489,36 @@ class AsyncContext(Protocol):
 
     async def list_roots(self) -> Any:
         """Ask the client for its roots (``roots/list``); returns the ``ListRootsResult``."""
+
+
+class ClientView:
+    """What every adapter's ``Client`` tells about its session (a mixin: the adapter sets
+    :attr:`session`)."""
+
+    session: ClientSession
+    """The sans-IO session underneath."""
+
+    @property
+    def server_info(self) -> Mapping[str, Any] | None:
+        """The server's ``serverInfo`` (``name``, ``version``, …), once open."""
+        return self.session.server_info
+
+    @property
+    def server_capabilities(self) -> Mapping[str, Any] | None:
+        """The server's capabilities, once known."""
+        return self.session.connection.server_capabilities
+
+    @property
+    def protocol_version(self) -> str | None:
+        """The protocol version in use."""
+        return self.session.connection.protocol_version
+
+    @property
+    def era(self) -> Era | None:
+        """The era of the session: ``Era.INITIALIZE`` or ``Era.STATELESS``."""
+        return self.session.connection.era
+
+    @property
+    def instructions(self) -> str | None:
+        """The server's instructions for the model, if it gave any."""
+        return self.session.instructions

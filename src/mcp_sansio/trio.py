@@ -71,7 +71,6 @@ import trio
 
 from . import requests
 from ._events import Notification
-from ._versions import Era
 from .server import Server
 from .session import (
     DEFAULT,
@@ -82,6 +81,7 @@ from .session import (
     CallProgress,
     CancelJob,
     ClientSession,
+    ClientView,
     Closed,
     ConnectionLost,
     ContextBase,
@@ -405,7 +405,7 @@ class Context(ContextBase):
 # ---------------------------------------------------------------------- client
 
 
-class Client:
+class Client(ClientView):
     """An MCP client on a trio stream, used as an async context manager::
 
         async with Client.connect_tcp("127.0.0.1", port) as client:
@@ -615,31 +615,6 @@ class Client:
     def stderr(self) -> bytes:
         """The end of the server's stderr (with ``stderr=subprocess.PIPE``)."""
         return bytes(self._stderr)
-
-    @property
-    def server_info(self) -> Mapping[str, Any] | None:
-        """The server's ``serverInfo``."""
-        return self.session.server_info
-
-    @property
-    def server_capabilities(self) -> Mapping[str, Any] | None:
-        """The server's capabilities."""
-        return self.session.connection.server_capabilities
-
-    @property
-    def protocol_version(self) -> str | None:
-        """The protocol version in use."""
-        return self.session.connection.protocol_version
-
-    @property
-    def era(self) -> Era | None:
-        """The protocol era in use."""
-        return self.session.connection.era
-
-    @property
-    def instructions(self) -> str | None:
-        """The server's instructions for the model, if any."""
-        return self.session.instructions
 
     @property
     def closed(self) -> bool:
