@@ -274,9 +274,16 @@ def test_progress_stops_after_cancel(version: str) -> None:
         method="notifications/progress", params={"progressToken": "p", "progress": 2}
     )
     _refused(pair.server, later)
+    # Progress that crossed the cancel on the wire is dropped, like a late answer ...
     pair.client.receive_data(
         b'{"jsonrpc":"2.0","method":"notifications/progress",'
         b'"params":{"progressToken":"p","progress":2}}\n'
+    )
+    assert pair.client.next_event() is NEED_DATA
+    # ... but progress on a token that never was ours is still a fault.
+    pair.client.receive_data(
+        b'{"jsonrpc":"2.0","method":"notifications/progress",'
+        b'"params":{"progressToken":"q","progress":2}}\n'
     )
     expect_invalid(pair.client.next_event(), INVALID, reply=False)
 

@@ -1548,18 +1548,13 @@ def _stateless_client_and_server() -> tuple[Connection, Connection]:
     return stateless_pair(FULL_CLIENT_CAPS, FULL_SERVER_CAPS)
 
 
-_BATCH_BUG = pytest.mark.xfail(
-    reason=_BUG + "send(Batch) of garbage raises TypeError/AttributeError", strict=True
-)
-
-
 @pytest.mark.parametrize(
     "events",
     [
-        pytest.param(5, id="not-a-tuple", marks=_BATCH_BUG),
+        pytest.param(5, id="not-a-tuple"),
         pytest.param("ab", id="a-string"),
         pytest.param((ConnectionClosed(),), id="a-non-message-event"),
-        pytest.param((Request(id=[1], method="ping"),), id="an-unhashable-id", marks=_BATCH_BUG),  # type: ignore[arg-type]
+        pytest.param((Request(id=[1], method="ping"),), id="an-unhashable-id"),  # type: ignore[arg-type]
     ],
 )
 def test_send_batch_garbage(events: Any) -> None:
@@ -1599,9 +1594,6 @@ def test_bug_non_finite_numbers() -> None:
         server.send(Response(id=1, result={"structuredContent": {"x": float("inf")}}))
 
 
-@pytest.mark.xfail(
-    reason=_BUG + "progress that crossed our cancel is reported as InvalidMessage", strict=True
-)
 def test_bug_late_progress_after_cancel() -> None:
     """The server sends progress for request 1 while the client's cancel of 1 is on the
     wire. The spec asks both sides to handle this race gracefully, and the late *answer* is
@@ -1624,9 +1616,6 @@ def test_bug_late_progress_after_cancel() -> None:
     assert drain(client) == []
 
 
-@pytest.mark.xfail(
-    reason=_BUG + "a listen notification that crossed our cancel is an InvalidMessage", strict=True
-)
 def test_bug_late_stream_notification_after_cancel() -> None:
     """2026-07-28: the server sends a list_changed on listen 2 while the client's cancel of
     the listen is on the wire; the client reports InvalidMessage instead of dropping it."""
@@ -1649,9 +1638,6 @@ def test_bug_late_stream_notification_after_cancel() -> None:
     assert drain(client) == []
 
 
-@pytest.mark.xfail(
-    reason=_BUG + "2026: reusing a cancelled id mis-delivers its late answer", strict=True
-)
 def test_bug_reuse_of_cancelled_id() -> None:
     """2026-07-28: the client cancels tools/call 1 (the server's answer is already on the
     wire) and reuses id 1 for prompts/get. The late answer to the tools/call is then
@@ -1669,9 +1655,6 @@ def test_bug_reuse_of_cancelled_id() -> None:
 
 
 @pytest.mark.parametrize("method", ["ping", "sampling/createMessage"])
-@pytest.mark.xfail(
-    reason=_BUG + "a 2026 client checks a server's request as a server would", strict=True
-)
 def test_bug_stateless_client_checks_server_requests(method: str) -> None:
     """2026-07-28 servers never send requests. A stateless client that receives one answers
     -32602 "params._meta is required on every request" (the check a *server* makes of a
@@ -1686,9 +1669,6 @@ def test_bug_stateless_client_checks_server_requests(method: str) -> None:
     assert event.reply.id == "x"
 
 
-@pytest.mark.xfail(
-    reason=_BUG + "a fresh 2026-only client takes a ping from the server", strict=True
-)
 def test_bug_fresh_stateless_client_admits_ping() -> None:
     """A client configured for 2026-07-28 only, before its first request, admits a ``ping``
     *request from the server* (there is no ping in 2026-07-28 and servers send no requests)
@@ -1759,7 +1739,6 @@ def test_batch_members_checked_in_order(case: str) -> None:
         sender.send(batch)
 
 
-@pytest.mark.xfail(reason=_BUG + "a second reply to the same id is refused by send()", strict=True)
 def test_bug_second_reply_to_same_id() -> None:
     """Two bad requests with the same id (here in one 2025-03-26 batch; equally when an
     application drains all events before replying): both InvalidMessages carry a reply
@@ -1775,7 +1754,6 @@ def test_bug_second_reply_to_same_id() -> None:
         assert server.send(event.reply)
 
 
-@pytest.mark.xfail(reason=_BUG + "a stateless client replaces a non-object _meta", strict=True)
 def test_bug_meta_not_object() -> None:
     """``params={"_meta": "alert"}``: the legacy checks refuse it ("_meta must be an object");
     a stateless client silently throws it away and sends a filled-in ``_meta`` instead."""
@@ -1801,9 +1779,6 @@ def test_client_refuses_bad_meta(meta: dict[str, Any]) -> None:
         client.send(Request(id=1, method="tools/list", params={"_meta": meta}))
 
 
-@pytest.mark.xfail(
-    reason=_BUG + 'a stateless server sends "resultType": null as "complete"', strict=True
-)
 def test_bug_null_result_type() -> None:
     """2026-07-28: ``"resultType"`` is a required string; a result with ``"resultType": None``
     is silently rewritten to ``"complete"`` (an absent one is filled in, as documented).
@@ -1814,7 +1789,6 @@ def test_bug_null_result_type() -> None:
         server.send(Response(id=1, result={"resultType": None, "tools": []}))
 
 
-@pytest.mark.xfail(reason=_BUG + "a probing client refuses a legacy server's ping", strict=True)
 def test_bug_ping_while_probing() -> None:
     """A client that speaks both eras probes with server/discover; a server of the initialize
     era may ping "including before initialization" and does so before it sees the probe.

@@ -683,12 +683,10 @@ def test_client_checks_the_applications_meta(meta: dict[str, Any]) -> None:
     _refused(client, Request(id=1, method="tools/list", params={"_meta": meta}), PARAMS)
 
 
-def test_client_replaces_a_meta_that_is_not_an_object() -> None:
-    """Current behaviour (debatable): an application ``_meta`` that is not an object is
-    silently replaced by the filled one instead of being refused."""
+def test_client_refuses_a_meta_that_is_not_an_object() -> None:
+    """An application ``_meta`` that is not an object is refused (-32602), as the
+    initialize-era path refuses it, rather than silently replaced."""
     pair = stateless_pair(server_capabilities={"tools": {}})
-    data = pair.client.send(Request(id=1, method="tools/list", params={"_meta": "x"}))
-    pair.server.receive_data(data)
-    event = pair.server.next_event()
-    assert isinstance(event, Request)
-    assert event.params["_meta"][META_VERSION] == MODERN
+    with pytest.raises(LocalProtocolError) as info:
+        pair.client.send(Request(id=1, method="tools/list", params={"_meta": "x"}))
+    assert info.value.code == -32602

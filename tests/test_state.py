@@ -125,8 +125,11 @@ def test_server_may_log_before_initialized() -> None:
 
 
 def test_nothing_while_probing() -> None:
+    """While a client probes, it sends nothing more; a legacy server that has not seen the
+    probe yet may still ping."""
+    assert REQUESTS_ALLOWED[(State.PROBING, Role.CLIENT)] == frozenset()
+    assert REQUESTS_ALLOWED[(State.PROBING, Role.SERVER)] == frozenset({"ping"})
     for role in Role:
-        assert REQUESTS_ALLOWED[(State.PROBING, role)] == frozenset()
         assert NOTIFICATIONS_ALLOWED[(State.PROBING, role)] == frozenset()
 
 

@@ -5,6 +5,7 @@ acceptable, or a ``(code, message)`` fault.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any, Final
 
@@ -51,9 +52,10 @@ def is_id(value: object) -> bool:
 
 
 def is_number(value: object) -> bool:
-    """Whether ``value`` is a JSON number (an int or a float, not a bool)."""
+    """Whether ``value`` is a JSON number (an int or a finite float, not a bool; NaN and
+    the infinities are no JSON, and orjson would write them as ``null``)."""
     cls = type(value)
-    return cls is int or cls is float
+    return cls is int or (cls is float and math.isfinite(value))  # type: ignore[arg-type]
 
 
 def initialize_params_fault(params: Any) -> Fault | None:

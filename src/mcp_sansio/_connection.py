@@ -186,7 +186,9 @@ class Connection:
         self._their_tokens: dict[Any, list[Any]] = {}
         self._cancelled_ours: dict[RequestId, None] = {}
         self._cancelled_theirs: dict[RequestId, None] = {}
-        self._owed_errors: dict[RequestId, None] = {}
+        self._cancelled_tokens: dict[Any, None] = {}  # progress tokens of our cancelled requests
+        # replies owed to refused requests: id → how many (a bad batch may repeat an id)
+        self._owed_errors: dict[RequestId, int] = {}
         self._subscriptions: set[str] = set()
         self._log_level: str | None = None
         # 2026-07-28: per request of the client, its capabilities and logLevel.
@@ -198,6 +200,8 @@ class Connection:
         self._own_notes: frozenset[str] = frozenset()
         self._peer_requests: frozenset[str] = frozenset()
         self._peer_notes: frozenset[str] = frozenset()
+        # Every method of the configured versions (a lifecycle set names no other).
+        self._known = frozenset(m for v in cfg.versions for m in VERSIONS[v].methods)
         self._refresh()
 
     # ------------------------------------------------------------------ properties
@@ -387,7 +391,7 @@ class Connection:
 
     def _remember_owed(self, request_id: RequestId) -> None:
         owed = self._owed_errors
-        owed[request_id] = None
+        owed[request_id] = owed.get(request_id, 0) + 1
         if len(owed) > self._max_in_flight:
             del owed[next(iter(owed))]
 
@@ -402,7 +406,7 @@ class Connection:
                 reply=ErrorResponse(id=None, code=_INVALID, message=message),
             )
         state = self._state
-        if state is State.STATELESS or (
+        if (state is State.STATELESS and self.role is Role.SERVER) or (
             state is State.IDLE
             and self._modern
             and self.role is Role.SERVER
@@ -540,9 +544,22 @@ class Connection:
         if method in _CHECKED_NOTIFICATIONS:
             fault = self._notification_fault(peer, note)
             if fault is not None:
+                if self._late_for_cancelled(note):
+                    return None  # it crossed our cancel on the wire: dropped, like a late answer
                 return InvalidMessage(code=fault[0], message=fault[1], reply=None)
             self._apply_notification(peer, note)
         return note
+
+    def _late_for_cancelled(self, note: Notification) -> bool:
+        """Whether a refused notification belongs to a request we cancelled (progress on its
+        token, a 2026 stream notification of its listen)."""
+        params = note.params or {}
+        if note.method == "notifications/progress":
+            token = params.get("progressToken")
+            return is_id(token) and token in self._cancelled_tokens
+        meta = params.get("_meta")
+        sid = meta.get(META_SUBSCRIPTION) if type(meta) is dict else None
+        return is_id(sid) and sid in self._cancelled_ours
 
     def _peer_cancelled(self, note: Notification) -> Event | None:
         """The peer cancels one of its requests; malformed or unknown cancels, and cancels
@@ -666,6 +683,8 @@ class Connection:
         if not self._batches:
             raise LocalProtocolError("JSON-RPC batches exist only in protocol version 2025-03-26")
         events = batch.events
+        if not isinstance(events, (tuple, list)):
+            raise LocalProtocolError("a batch's events must be a sequence of messages")
         if not events:
             raise LocalProtocolError("a batch must not be empty")
         if any(type(e) not in (Request, Notification, Response, ErrorResponse) for e in events):
@@ -675,7 +694,7 @@ class Connection:
         ids = [
             (type(e.id), e.id)  # type: ignore[union-attr]
             for e in events
-            if type(e) is not Notification and e.id is not None  # type: ignore[union-attr]
+            if type(e) is not Notification and is_id(e.id)  # type: ignore[union-attr]
         ]
         if len(set(ids)) != len(ids):
             raise LocalProtocolError("a batch must not repeat an id")
@@ -714,7 +733,11 @@ class Connection:
         self._cancelled_theirs.pop(rid, None)
 
     def _forget_owed(self, rid: RequestId) -> None:
-        self._owed_errors.pop(rid, None)
+        owed = self._owed_errors
+        if owed.get(rid, 0) > 1:
+            owed[rid] -= 1
+        else:
+            owed.pop(rid, None)
 
     def _nothing(self) -> None:
         return None
@@ -730,6 +753,10 @@ class Connection:
             raise LocalProtocolError("the peer has closed: no new requests can be answered")
         if rid in self._ours:
             raise LocalProtocolError(f"id {rid!r} is already in flight")
+        if rid in self._cancelled_ours:
+            raise LocalProtocolError(
+                f"id {rid!r} was cancelled and its late answer may still arrive: use another"
+            )
         if self._era is not Era.STATELESS and rid in self._our_ids:
             raise LocalProtocolError(f"id {rid!r} was already used in this session")
         params = _params_dict(req.params)
@@ -792,8 +819,10 @@ class Connection:
     def _fill_meta(self, params: dict[str, Any] | None) -> dict[str, Any]:
         """A stateless client's request params, with the required ``_meta`` keys filled."""
         params = dict(params) if params else {}
-        meta = params.get("_meta")
-        meta = dict(meta) if isinstance(meta, Mapping) else {}
+        meta = params.get("_meta", {})
+        if not isinstance(meta, Mapping):
+            raise LocalProtocolError("_meta must be an object", _PARAMS)
+        meta = dict(meta)
         version = (self._spec or VERSIONS[self._modern[0]]).version
         given = meta.setdefault(META_VERSION, version)
         if given != version:
@@ -855,6 +884,12 @@ class Connection:
         return (self._commit_cancel, rid)
 
     def _commit_cancel(self, rid: RequestId) -> None:
+        token = self._ours[rid][2]
+        if token is not None:
+            tokens = self._cancelled_tokens
+            tokens[token] = None
+            if len(tokens) > self.config.cancelled_memory:
+                del tokens[next(iter(tokens))]
         self._retire_ours(rid)
         cancelled = self._cancelled_ours
         cancelled[rid] = None
@@ -895,7 +930,7 @@ class Connection:
             msg = Response(id=rid, result=result)  # type: ignore[arg-type]
         if self._era is Era.STATELESS:
             result_type = result.get("resultType")
-            if result_type is None:
+            if "resultType" not in result:
                 result = {**result, "resultType": "complete"}
                 msg = Response(id=rid, result=result)  # type: ignore[arg-type]
             elif result_type == "input_required":
@@ -982,7 +1017,7 @@ class Connection:
             gated = self._gated.get((sender, kind))
             if gated is not None:  # capabilities known: they gate the lifecycle's set too
                 return value & (gated | LIFECYCLE_METHODS)
-            return value
+            return value & self._known
 
         self._own_requests = allowed(role, Kind.REQUEST)
         self._own_notes = allowed(role, Kind.NOTIFICATION)

@@ -118,7 +118,7 @@ REQUESTS_ALLOWED: Final[Mapping[tuple[State, Role], Allowed]] = {
     (State.IDLE, Role.CLIENT): frozenset({"initialize", "ping"}),
     (State.IDLE, Role.SERVER): _PING,
     (State.PROBING, Role.CLIENT): _NONE,
-    (State.PROBING, Role.SERVER): _NONE,
+    (State.PROBING, Role.SERVER): _PING,  # a legacy server may ping before it sees the probe
     (State.INITIALIZING, Role.CLIENT): _PING,
     (State.INITIALIZING, Role.SERVER): _PING,
     (State.INITIALIZED, Role.CLIENT): _PING,
