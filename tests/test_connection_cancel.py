@@ -301,3 +301,22 @@ def test_cancels_by_the_peer_are_remembered_within_a_bound(version: str) -> None
         ids.append(req.id)
     _refused(pair.server, Response(id="a", result={}))
     assert pair.server.send(Response(id="b", result={})) == b""
+
+
+@pytest.mark.parametrize("version", ALL)
+def test_tokens_of_cancelled_requests_are_remembered_within_a_bound(version: str) -> None:
+    """Late progress is dropped for the last ``cancelled_memory`` cancelled requests; past
+    the bound, it is reported like any progress on an unknown token."""
+    pair = _pair(version, cancelled_memory=1)
+    first = pair.request(Role.CLIENT, "tools/list", {"_meta": {"progressToken": "a"}})
+    second = pair.request(Role.CLIENT, "tools/list", {"_meta": {"progressToken": "b"}})
+    pair.send(Role.CLIENT, _cancel(first.id))
+    pair.send(Role.CLIENT, _cancel(second.id))
+    late = (
+        b'{"jsonrpc":"2.0","method":"notifications/progress",'
+        b'"params":{"progressToken":"%s","progress":1}}\n'
+    )
+    pair.client.receive_data(late % b"b")
+    assert pair.client.next_event() is NEED_DATA
+    pair.client.receive_data(late % b"a")
+    expect_invalid(pair.client.next_event(), INVALID, reply=False)

@@ -1086,11 +1086,8 @@ class Connection:
             fault = initialize_params_fault(params)
             if fault is not None:
                 return fault
-            if not self._legacy:
-                return _PARAMS, (
-                    "Invalid params: this side speaks only the stateless protocol versions "
-                    f"{', '.join(self.config.versions)}, which have no initialize"
-                )
+            # (A side with no initialize-era version never gets here: a stateless client
+            # refuses to send initialize, a stateless server answers it by itself.)
             version = params["protocolVersion"]
             if self.role is Role.CLIENT and version not in self._legacy:
                 return _PARAMS, f"Invalid params: protocolVersion {version!r} is not one we speak"
@@ -1333,10 +1330,7 @@ class Connection:
             self._decide_legacy()
 
     def _decide_legacy(self) -> None:
-        if not self._legacy:
-            raise self._fail(
-                "the server does not speak the stateless era; this client speaks no other"
-            )
+        assert self._legacy, "only a client of both eras probes"
         self._era = Era.INITIALIZE
         self._transition(Trigger.PROBE_LEGACY)
 
@@ -1350,9 +1344,7 @@ class Connection:
         rid = self._probe_id
         if rid is None:
             raise LocalProtocolError("no server/discover probe is in flight")
-        if not self._legacy:
-            raise LocalProtocolError("this client speaks no initialize-era version")
-        self._commit_cancel(rid)
+        self._commit_cancel(rid)  # a probe implies a client of both eras
 
     def _after_success(self, method: str, params: Any) -> None:
         """Effects of a successful answer to a request (initialize era)."""
