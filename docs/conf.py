@@ -17,8 +17,8 @@ from __future__ import annotations
 import enum
 import importlib
 import sys
-from pathlib import Path
 import typing
+from pathlib import Path
 from typing import Any
 
 from docutils import nodes
@@ -32,7 +32,7 @@ import mcp_sansio
 
 # Pages include tables generated from the code at every build (never stale).
 sys.path.insert(0, str(Path(__file__).parent))
-import make_states  # noqa: E402
+import make_states
 
 make_states.main()
 

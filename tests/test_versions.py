@@ -1,4 +1,4 @@
-"""The per-version tables agree with the schema files (``generator/schema/<version>.json``)
+"""The per-version tables agree with the schema files (the vendored ``<version>.json``)
 and with PROTOCOL.md: every method, its kind and direction from the
 ClientRequest / ServerRequest / ClientNotification / ServerNotification unions; its gate
 from the capability table; and the per-version switches."""
@@ -16,7 +16,7 @@ from mcp_sansio import ALL_VERSIONS
 from mcp_sansio._state import Role
 from mcp_sansio._versions import VERSIONS, Direction, Era, Kind, capability_met
 
-SCHEMA_DIR = Path(__file__).resolve().parent.parent / "generator" / "schema"
+SCHEMA_DIR = Path(__file__).resolve().parent.parent / "src" / "mcp_sansio" / "testing" / "schema"
 
 
 def _definitions(version: str) -> dict[str, Any]:

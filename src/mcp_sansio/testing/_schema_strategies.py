@@ -17,9 +17,8 @@ the walker follows the protocol, and says so here:
   schema types it as a string; the protocol, and union resolution in
   :mod:`mcp_sansio.types`, select ``InputRequiredResult`` by that value).
 
-The schema files are read from ``$MCP_SANSIO_SCHEMA_DIR`` when set, else from
-``generator/schema`` of the source checkout this package lives in (installed wheels
-do not ship them).
+The schema files are read from ``$MCP_SANSIO_SCHEMA_DIR`` when set, else from the copies
+shipped in this package (``mcp_sansio/testing/schema``; the type generator reads them too).
 """
 
 from __future__ import annotations
@@ -69,7 +68,7 @@ def schema_dir() -> Path:
     env = os.environ.get("MCP_SANSIO_SCHEMA_DIR")
     if env:
         return Path(env)
-    return Path(__file__).resolve().parents[3] / "generator" / "schema"
+    return Path(__file__).resolve().parent / "schema"
 
 
 @functools.cache
