@@ -38,6 +38,7 @@ if __name__ == "__main__":
     # Before anything heavy is imported: this may replace the process.
     _env.ensure()
 
+import adapters
 import import_cost
 from _columns import COLUMNS, NotAvailable
 from _messages import PROTOCOL_VERSION, SAMPLES, Sample
@@ -312,6 +313,18 @@ def bench_round_trip(settings: Settings, report: Report) -> list[str]:
     return out
 
 
+# --------------------------------------------------------------------------- adapters
+
+
+def bench_adapters(quick: bool, report: Report) -> list[str]:
+    """Whole clients and servers, in process and over stdio, and server startup (adapters.py)."""
+    result = adapters.measure(quick)
+    report.errors += result.errors
+    report.results.update(result.results)
+    report.targets += [Target(*t) for t in result.targets]
+    return result.lines
+
+
 # --------------------------------------------------------------------------- import cost
 
 
@@ -432,6 +445,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="few, short measurements (CI)")
     parser.add_argument("--json", type=Path, metavar="FILE", help="also write figures as JSON")
     parser.add_argument("--no-import", action="store_true", help="skip the import cost")
+    parser.add_argument("--no-adapters", action="store_true", help="skip adapters.py's table")
     args = parser.parse_args(argv)
     _env.ensure()
     if not _env.in_bench_venv():
@@ -444,6 +458,8 @@ def main(argv: list[str] | None = None) -> int:
     lines = _env_lines(env)
     lines += bench_messages(settings, report)
     lines += bench_round_trip(settings, report)
+    if not args.no_adapters:
+        lines += bench_adapters(args.quick, report)
     if not args.no_import:
         lines += bench_imports(3 if args.quick else 10, report)
     lines.append("### Targets\n")
