@@ -217,8 +217,14 @@ def loads(data: bytes | bytearray | memoryview | str, cls: Any) -> Any:
     return structure(value, cls)
 
 
+_METHOD_TABLES: dict[str, dict[str, MethodSpec]] = {}
+
+
 def _method_spec(version: str, method: str) -> MethodSpec:
-    spec: MethodSpec | None = module_for(version).METHODS.get(method)
+    table = _METHOD_TABLES.get(version)
+    if table is None:  # first use of this version: import its module once
+        table = _METHOD_TABLES[version] = module_for(version).METHODS
+    spec = table.get(method)
     if spec is None:
         raise ValidationError(f"unknown method {method!r} in MCP {version}", "/method")
     return spec
