@@ -562,3 +562,35 @@ def test_empty_params_are_not_validated_against_the_schema(
     got = feed(pair.client, _raw(event))
     assert got == event
     pair.send(Role.SERVER, Request(id="empty2", method=method, params={}))
+
+
+@pytest.mark.parametrize("version", ["2024-11-05", "2025-11-25"])
+def test_accept_undeclared_is_a_documented_switch(version: str) -> None:
+    """The official Python SDK's MCPServer logs without declaring ``logging``: a client
+    may accept that with ``accept_undeclared``; by default it is refused."""
+    note = {
+        "jsonrpc": "2.0",
+        "method": "notifications/message",
+        "params": {"level": "info", "data": 1},
+    }
+    strict = legacy_pair(version, server_capabilities={"tools": {}})
+    expect_invalid(feed(strict.client, note), -32601, reply=False)
+    lenient = ConnectionPair(
+        client={"accept_undeclared": {"notifications/message"}},
+        server={"capabilities": {"tools": {}}},
+    )
+    lenient.handshake(version)
+    event = feed(lenient.client, note)
+    assert isinstance(event, Notification)
+    assert event.method == "notifications/message"
+    # Only what the peer sends is waived; this side still may not log undeclared.
+    with pytest.raises(LocalProtocolError):
+        lenient.server.send(
+            Notification(method="notifications/message", params={"level": "info", "data": 1})
+        )
+
+
+@pytest.mark.parametrize("bad", ["notifications/message", ["tools/call"], [1]])
+def test_accept_undeclared_is_checked(bad: object) -> None:
+    with pytest.raises((TypeError, ValueError)):
+        Connection(Role.CLIENT, accept_undeclared=bad)

@@ -47,6 +47,16 @@ def _json_object(value: Mapping[str, Any]) -> Mapping[str, Any]:
     return MappingProxyType(copied)
 
 
+def _names(value: Iterable[str]) -> frozenset[str]:
+    if isinstance(value, str):
+        raise TypeError("accept_undeclared must be a collection of method names, not a string")
+    names = frozenset(value)
+    for name in names:
+        if not isinstance(name, str) or not name.startswith("notifications/"):
+            raise ValueError(f"accept_undeclared names notification methods, not {name!r}")
+    return names
+
+
 def _positive(_inst: object, attribute: attrs.Attribute[int], value: int) -> None:
     if type(value) is not int or value < 1:
         raise ValueError(f"{attribute.name} must be a positive integer, not {value!r}")
@@ -78,6 +88,12 @@ class Config:
     id_memory: int = attrs.field(default=65536, validator=_positive)
     """How many request ids outside the contiguous run of integers are remembered to catch
     reuse in the initialize era (see :class:`IdHistory`)."""
+    accept_undeclared: frozenset[str] = attrs.field(default=frozenset(), converter=_names)
+    """A strictness switch: notification methods accepted from the peer even though the
+    peer did not declare the capability that gates them (the default accepts none). Needed
+    for the official Python SDK's ``MCPServer`` (``mcp`` 2.3.0), which sends
+    ``notifications/message`` without declaring ``logging``: a client that wants those log
+    messages sets ``accept_undeclared={"notifications/message"}``."""
     cancelled_memory: int = attrs.field(default=1024, validator=_positive)
     """How many of our cancelled requests are remembered so that their late answers are
     dropped; past the bound, a late answer shows as an unknown-id :class:`InvalidMessage`."""

@@ -1030,17 +1030,24 @@ class Connection:
         spec = self._spec
         assert spec is not None
         gated: dict[tuple[Role, Kind], frozenset[str]] = {}
+        lenient = self.config.accept_undeclared
         for sender in Role:
             for kind in Kind:
                 holder = sender.peer if kind is Kind.REQUEST else sender
                 caps = self._client_caps if holder is Role.CLIENT else self._server_caps
+                waived = lenient if sender is self._peer else frozenset()
                 gated[(sender, kind)] = frozenset(
                     name
                     for name, rule in spec.methods.items()
                     if rule.kind is kind
                     and name not in LIFECYCLE_METHODS
                     and rule.direction in (Direction.BOTH, _DIRECTION_OF[sender])
-                    and (not rule.gate or caps is None or capability_met(caps, rule.gate))
+                    and (
+                        not rule.gate
+                        or caps is None
+                        or name in waived
+                        or capability_met(caps, rule.gate)
+                    )
                 )
         self._gated = gated
 

@@ -741,9 +741,11 @@ class Client(ClientView):
         return result
 
     async def set_logging_level(self, level: str, **options: Any) -> dict[str, Any]:
-        """``logging/setLevel`` (initialize era): log messages below ``level`` stop. (In
-        2026-07-28, pass ``log_level=`` to the client instead.)"""
-        req = requests.set_logging_level(level)
+        """Receive log messages at ``level`` and above: ``logging/setLevel`` in the
+        initialize era; in 2026-07-28, the level goes with every later request."""
+        req = self.session.logging_request(level)
+        if req is None:
+            return {}
         result: dict[str, Any] = await self.request(*req, **options)
         return result
 

@@ -327,19 +327,7 @@ def test_strict_core_drops_undeclared_log_messages(
     assert peer.logs() == []
 
 
-_LOG_LEVEL_BUG = pytest.mark.xfail(
-    strict=True,
-    raises=LocalProtocolError,
-    reason="BUG: trio Client.set_logging_level sends logging/setLevel in 2026-07-28 too, "
-    "which the core refuses (LocalProtocolError: 'logging/setLevel' is not a request of "
-    "protocol version 2026-07-28); asyncio and blocking use ClientSession.logging_request, "
-    "which keeps the level for each later request's _meta",
-)
-
-
-@pytest.mark.parametrize(
-    "style_name", ["asyncio", pytest.param("trio", marks=_LOG_LEVEL_BUG), "blocking"]
-)
+@pytest.mark.parametrize("style_name", ["asyncio", "trio", "blocking"])
 def test_set_logging_level_in_2026(
     style_name: str, sdk_server_command: list[str], wire: Wire, server_stderr: IO[bytes]
 ) -> None:
