@@ -255,7 +255,7 @@ def test_our_client_against_sdk_server(
     if era_2026:
         assert texts(out["chatty"]) == ["logged"]
         # The server honours the level in _meta: no debug message. (They do not reach the
-        # application: see test_strict_core_drops_undeclared_log_messages.)
+        # application without the strictness switch: see test_undeclared_log_messages.)
         assert [m["params"]["level"] for m in wire.received("notifications/message")] == [
             "info",
             "warning",
@@ -287,20 +287,27 @@ def style(request: pytest.FixtureRequest) -> str:
     return name
 
 
+#: The strictness switch that lets the SDK server's log messages through.
+LENIENT = {"accept_undeclared": {"notifications/message"}}
+
+
+@pytest.mark.parametrize("switch", ["strict", "accept_undeclared"])
 @pytest.mark.parametrize("version", ["2025-11-25", "2026-07-28"])
-def test_strict_core_drops_undeclared_log_messages(
-    version: str, sdk_server_command: list[str], wire: Wire, server_stderr: IO[bytes]
+def test_undeclared_log_messages(
+    version: str, switch: str, sdk_server_command: list[str], wire: Wire, server_stderr: IO[bytes]
 ) -> None:
     """The SDK's ``MCPServer`` never declares the ``logging`` capability (in either era),
     yet its tools' ``ctx.info()`` send ``notifications/message``: in the initialize era
     unasked (every level), in 2026-07-28 at the level the request asked for in ``_meta``.
-    Our core refuses a notification of a capability the server did not declare, so the
-    application never sees them, and ``set_logging_level`` is refused locally in the
-    initialize era. This pins the behaviour that ``docs/interop.rst`` records; a leniency
-    switch in the core would change it."""
+    By default our core refuses a notification of a capability the server did not declare,
+    so the application never sees them; ``accept_undeclared={"notifications/message"}``
+    lets them through. Either way ``set_logging_level`` is refused locally in the
+    initialize era (the switch waives what the peer sends, never what we send)."""
     peer = Peer()
     rt = Runtime("asyncio")
     options = peer.options(server_stderr, [version])
+    if switch == "accept_undeclared":
+        options.update(LENIENT)
     meta = {"_meta": {LOG_LEVEL: "info"}} if version == "2026-07-28" else {}
 
     async def exchange() -> tuple[Any, Any, BaseException | None]:
@@ -318,13 +325,13 @@ def test_strict_core_drops_undeclared_log_messages(
     caps, result, refused = rt.run(exchange, EXCHANGE)
     assert "logging" not in caps
     assert texts(result) == ["logged"]
-    levels = [m["params"]["level"] for m in wire.received("notifications/message")]
+    sent = [m["params"] for m in wire.received("notifications/message")]
     if version == "2025-11-25":
-        assert levels == ["debug", "info", "warning"]
+        assert [log["level"] for log in sent] == ["debug", "info", "warning"]
         assert isinstance(refused, LocalProtocolError)
     else:
-        assert levels == ["info", "warning"]
-    assert peer.logs() == []
+        assert [log["level"] for log in sent] == ["info", "warning"]
+    assert peer.logs() == ([] if switch == "strict" else sent)
 
 
 @pytest.mark.parametrize("style_name", ["asyncio", "trio", "blocking"])
@@ -332,9 +339,10 @@ def test_set_logging_level_in_2026(
     style_name: str, sdk_server_command: list[str], wire: Wire, server_stderr: IO[bytes]
 ) -> None:
     """``set_logging_level`` in 2026-07-28 (no ``logging/setLevel`` there): the level
-    must ride each later request's ``_meta``, and the server filters by it."""
+    rides each later request's ``_meta``, the server filters by it, and (with the
+    strictness switch) the messages reach ``on_notification``."""
     peer = Peer()
-    options = peer.options(server_stderr, ["2026-07-28"])
+    options = {**peer.options(server_stderr, ["2026-07-28"]), **LENIENT}
     command = wire.wrap(sdk_server_command)
     if style_name == "blocking":
         with adapter("blocking").Client.connect_stdio(command, **options) as client:
@@ -346,12 +354,13 @@ def test_set_logging_level_in_2026(
         async def exchange() -> Any:
             async with rt.Client.connect_stdio(command, **options) as client:
                 await client.set_logging_level("warning")
-                return await client.call_tool("chatty", {})
+                result = await client.call_tool("chatty", {})
+                await rt.until(lambda: bool(peer.logs()), 5.0, "log message")
+                return result
 
         result = rt.run(exchange, EXCHANGE)
     assert texts(result) == ["logged"]
     (call,) = wire.sent("tools/call")
     assert call["params"]["_meta"][LOG_LEVEL] == "warning"
-    # The server filtered by that level (the messages themselves are dropped by our core:
-    # see test_strict_core_drops_undeclared_log_messages).
     assert [m["params"]["level"] for m in wire.received("notifications/message")] == ["warning"]
+    assert peer.logs() == [{"level": "warning", "data": "a warning message"}]
