@@ -698,7 +698,10 @@ class Connection:
         ]
         if len(set(ids)) != len(ids):
             raise LocalProtocolError("a batch must not repeat an id")
-        if any(type(e) is Request and e.method == "initialize" for e in events):
+        if any(
+            type(e) is Request and type(e.method) is str and e.method == "initialize"
+            for e in events
+        ):
             raise LocalProtocolError("initialize must not be batched")
         # Each member is checked against the state the members before it leave (two
         # requests with one progress token, or progress that does not increase, are
