@@ -1150,7 +1150,7 @@ events: st.SearchStrategy[Any] = st.one_of(
 
 def _stateless_client_request(conn: Connection, event: Request) -> bool:
     """Whether ``conn`` fills ``_meta`` into ``event`` (a stateless client)."""
-    if conn.role is not Role.CLIENT or event.method == "ping":
+    if conn.role is not Role.CLIENT or not isinstance(event.method, str) or event.method == "ping":
         return False
     if conn.era is Era.STATELESS:
         return True
