@@ -31,6 +31,16 @@ LOG_LEVEL = "io.modelcontextprotocol/logLevel"
 WATCHED = "test://watched-resource"
 LIMIT = 20.0
 
+MRTR_TOOLS = (
+    "elicitation",
+    "sampling",
+    "list_roots",
+    "request_state",
+    "multiple_inputs",
+    "multi_round",
+    "tampered_state",
+    "capabilities",
+)
 CONFORMANCE_TOOLS = {
     "test_simple_text",
     "test_image_content",
@@ -45,6 +55,14 @@ CONFORMANCE_TOOLS = {
     "test_elicitation_sep1034_defaults",
     "test_elicitation_sep1330_enums",
     "json_schema_2020_12_tool",
+    "test_reconnection",
+    "test_x_mcp_header",
+    "test_missing_capability",
+    "test_logging_tool",
+    "test_streaming_elicitation",
+    "test_trigger_tool_change",
+    "test_trigger_prompt_change",
+    *(f"test_input_required_result_{name}" for name in MRTR_TOOLS),
 }
 FRIENDLY_TOOLS = {
     "echo",
@@ -60,6 +78,7 @@ PROMPTS = {
     "test_prompt_with_arguments",
     "test_prompt_with_embedded_resource",
     "test_prompt_with_image",
+    "test_input_required_result_prompt",
 }
 
 
@@ -407,6 +426,10 @@ def test_json_schema_2020_12_tool_keeps_its_schema(pair: Runner) -> None:
         assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
         assert "address" in schema["$defs"]
         assert schema["additionalProperties"] is False
+        # SEP-2106: the rest of the 2020-12 vocabulary is passed through as well.
+        assert schema["$defs"]["address"]["$anchor"] == "addressDef"
+        assert schema["allOf"] == [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}]
+        assert {"if", "then", "else"} <= set(schema)
         arguments = {"name": "Ada", "address": {"city": "London"}}
         result = await h.tool("json_schema_2020_12_tool", arguments)
         assert text(result) == (
@@ -782,3 +805,583 @@ def test_completion_of_prompt_arguments_and_the_template(pair: Runner) -> None:
         assert (await h.client.complete(template, "other", ""))["completion"]["values"] == []
 
     pair(body)
+
+
+# ---------------------------------------------------------------------- conformance: transports
+
+
+def test_reconnection_tool_answers_on_a_stream_transport(pair: Runner) -> None:
+    async def body(h: Harness) -> None:
+        # Closing the stream is a Streamable HTTP matter (see test_example_fixture_http);
+        # here it does nothing and the tool simply answers.
+        result = await h.tool("test_reconnection")
+        assert text(result).startswith("Reconnection test completed successfully.")
+
+    pair(body)
+
+
+def test_x_mcp_header_tool(pair: Runner) -> None:
+    async def body(h: Harness) -> None:
+        tools = {t["name"]: t for t in (await h.client.list_tools())["tools"]}
+        schema = tools["test_x_mcp_header"]["inputSchema"]
+        assert schema["properties"]["region"]["x-mcp-header"] == "Region"
+        assert schema["properties"]["region"]["type"] == "string"
+        assert text(await h.tool("test_x_mcp_header", {"region": "eu-west"})) == "Region: eu-west"
+        assert (await h.tool("test_x_mcp_header"))["isError"] is True
+
+    pair(body)
+
+
+def test_the_first_listed_tool_accepts_empty_arguments(pair: Runner) -> None:
+    async def body(h: Harness) -> None:
+        # The 2026 header scenarios call the first tool of tools/list with {}: a result
+        # (here an isError one), never a JSON-RPC error.
+        first = (await h.client.list_tools())["tools"][0]["name"]
+        result = await h.tool(first)
+        assert "content" in result
+
+    pair(body)
+
+
+# ---------------------------------------------------------------------- conformance: 2026-07-28
+
+
+def test_missing_capability_tool(pair: Runner) -> None:
+    async def body(h: Harness) -> None:
+        assert text(await h.tool("test_missing_capability")) == "Success: Paris"
+        ((method, _, input_round),) = h.asked
+        assert (method, input_round) == ("sampling/createMessage", h.stateless)
+
+    pair(body)
+
+
+def test_missing_capability_tool_without_sampling(pair: Runner) -> None:
+    async def body(h: Harness) -> None:
+        with pytest.raises(McpError) as caught:
+            await h.tool("test_missing_capability")
+        if h.stateless:
+            assert caught.value.code == ErrorCode.MISSING_REQUIRED_CLIENT_CAPABILITY
+            assert caught.value.data == {"requiredCapabilities": {"sampling": {}}}
+        else:
+            assert caught.value.code == ErrorCode.METHOD_NOT_FOUND
+        assert h.asked == []
+
+    pair(body, sampling=False)
+
+
+def test_logging_tool(pair: Runner) -> None:
+    async def body(h: Harness) -> None:
+        await h.set_logging_level("warning")
+        assert text(await h.tool("test_logging_tool")) == "Logging evaluated"
+        await h.client.list_tools()
+        assert h.messages() == []
+        await h.set_logging_level("info")
+        assert text(await h.tool("test_logging_tool")) == "Logging evaluated"
+        assert h.messages() == ["Diagnostic trace logging activated"]
+        (note,) = [n for n in h.notes if n.method == "notifications/message"]
+        assert note.params["logger"] == "conformance"
+
+    pair(body)
+
+
+def test_streaming_elicitation(pair: Runner) -> None:
+    async def body(h: Harness) -> None:
+        h.elicit_answer = {"action": "accept", "content": {"confirmed": True}}
+        result = await h.tool("test_streaming_elicitation")
+        expected = 'Streaming complete: action=accept, content={"confirmed":true}'
+        assert text(result) == expected
+        ((method, params, input_round),) = h.asked
+        assert (method, input_round) == ("elicitation/create", h.stateless)
+        assert params["message"] == "Please confirm to continue"
+        # Progress before the question and after the answer (in 2026-07-28 the first one is
+        # sent again by the retry, which runs the handler again).
+        assert [p["progress"] for p in h.progress][-2:] == [50, 100]
+
+    pair(body)
+
+
+@pytest.mark.parametrize("kind", ["tools", "prompts"])
+def test_list_change_hooks(pair: Runner, kind: str) -> None:
+    method = f"notifications/{kind}/list_changed"
+
+    async def body(h: Harness) -> None:
+        if h.stateless:  # list changes only go to a listen stream that asked for them
+            h.spawn(lambda: h.client.listen(**{kind: True}))
+            await h.until(
+                lambda: any(n.method == "notifications/subscriptions/acknowledged" for n in h.notes)
+            )
+        result = await h.tool(f"test_trigger_{kind[:-1]}_change")
+        assert text(result) == f"Mutation triggered: the {kind[:-1]} list changed"
+        await h.until(lambda: any(n.method == method for n in h.notes))
+
+    pair(body)
+
+
+# Multi-round-trip requests: through our client, which answers input_required rounds (2026)
+# or the server's requests (initialize era) with the same handlers.
+
+
+def test_input_required_result_elicitation(pair: Runner) -> None:
+    async def body(h: Harness) -> None:
+        h.elicit_answer = {"action": "accept", "content": {"name": "Alice"}}
+        result = await h.tool("test_input_required_result_elicitation")
+        assert text(result) == "Hello, Alice!"
+        ((method, params, input_round),) = h.asked
+        assert (method, input_round) == ("elicitation/create", h.stateless)
+        assert params["message"] == "What is your name?"
+        assert params["requestedSchema"]["required"] == ["name"]
+        h.elicit_answer = {"action": "decline"}
+        result = await h.tool("test_input_required_result_elicitation")
+        assert text(result) == "Hello, stranger!"
+
+    pair(body)
+
+
+def test_input_required_result_sampling_and_roots(pair: Runner) -> None:
+    async def body(h: Harness) -> None:
+        result = await h.tool("test_input_required_result_sampling")
+        assert text(result) == "Sampling result: Paris"
+        result = await h.tool("test_input_required_result_list_roots")
+        assert text(result) == "Found 2 root(s)"
+        asked = [(method, input_round) for method, _, input_round in h.asked]
+        assert asked == [
+            ("sampling/createMessage", h.stateless),
+            ("roots/list", h.stateless),
+        ]
+        assert h.asked[0][1]["messages"][0]["content"]["text"] == ("What is the capital of France?")
+
+    pair(body)
+
+
+def test_input_required_result_request_state_and_tampered_state(pair: Runner) -> None:
+    async def body(h: Harness) -> None:
+        h.elicit_answer = {"action": "accept", "content": {"ok": True}}
+        result = await h.tool("test_input_required_result_request_state")
+        assert text(result) == "state-ok: requestState validated, confirmed=true"
+        result = await h.tool("test_input_required_result_tampered_state")
+        assert text(result) == "integrity-ok: state verified, confirmed=true"
+        assert [params["message"] for _, params, _ in h.asked] == ["Please confirm"] * 2
+
+    pair(body)
+
+
+def test_input_required_result_multiple_inputs(pair: Runner) -> None:
+    async def body(h: Harness) -> None:
+        h.elicit_answer = {"action": "accept", "content": {"name": "Alice"}}
+        result = await h.tool("test_input_required_result_multiple_inputs")
+        assert text(result) == "Name: Alice; Greeting: Paris; Roots: 2"
+        assert [method for method, _, _ in h.asked] == [
+            "elicitation/create",
+            "sampling/createMessage",
+            "roots/list",
+        ]
+
+    pair(body)
+
+
+def test_input_required_result_multi_round(pair: Runner) -> None:
+    async def body(h: Harness) -> None:
+        result = await h.tool("test_input_required_result_multi_round")
+        assert text(result) == "Multi-round complete for <name> who likes <color>"
+        messages = [params["message"] for _, params, _ in h.asked]
+        assert messages == ["Step 1: What is your name?", "Step 2: What is your favorite color?"]
+
+    pair(body)
+
+
+def test_input_required_result_capabilities(pair: Runner) -> None:
+    async def body(h: Harness) -> None:
+        result = await h.tool("test_input_required_result_capabilities")
+        assert text(result) == "capabilities-ok: received elicit_input,sample_input"
+
+    pair(body)
+
+
+def test_input_required_result_capabilities_asks_only_what_was_declared(pair: Runner) -> None:
+    async def body(h: Harness) -> None:
+        result = await h.tool("test_input_required_result_capabilities")
+        assert text(result) == "capabilities-ok: received elicit_input"
+        assert [method for method, _, _ in h.asked] == ["elicitation/create"]
+
+    pair(body, sampling=False)
+
+
+def test_input_required_result_prompt(pair: Runner) -> None:
+    async def body(h: Harness) -> None:
+        h.elicit_answer = {"action": "accept", "content": {"context": "testing"}}
+        (message,) = (await h.client.get_prompt("test_input_required_result_prompt"))["messages"]
+        assert message == {
+            "role": "user",
+            "content": {"type": "text", "text": "Prompt with context: testing"},
+        }
+        ((method, params, input_round),) = h.asked
+        assert (method, input_round) == ("elicitation/create", h.stateless)
+        assert params["message"] == "What context should the prompt use?"
+
+    pair(body)
+
+
+# ---------------------------------------------------------------------- 2026-07-28 on the wire
+#
+# The conformance suite checks the exact shape of input_required answers (the inputRequests
+# keys, requestState) and of the retries' failures, which our client hides: these tests speak
+# JSON lines to the example server by hand (asyncio; the session does the same on trio).
+
+MRTR_CAPS: dict[str, Any] = {"elicitation": {}, "sampling": {}, "roots": {}}
+
+
+def accepted(**content: Any) -> dict[str, Any]:
+    return {"action": "accept", "content": content}
+
+
+SAMPLED = {"role": "assistant", "model": "m", "content": {"type": "text", "text": "Paris"}}
+ROOTS = {"roots": [{"uri": "file:///test/root", "name": "Test Root"}]}
+
+
+class Wire:
+    """A 2026-07-28 client by hand, on a socket pair with the example server."""
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.reader = reader
+        self.writer = writer
+        self.next_id = 0
+        self.notes: list[dict[str, Any]] = []
+
+    async def send(
+        self,
+        method: str,
+        params: Mapping[str, Any],
+        *,
+        caps: Mapping[str, Any] = MRTR_CAPS,
+        meta: Mapping[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """Send a request (with the ``_meta`` of 2026-07-28, plus ``meta``) and return its
+        answer: the JSON-RPC message, ``result`` or ``error``."""
+        self.next_id += 1
+        meta = {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": dict(caps),
+            **(meta or {}),
+        }
+        message = {
+            "jsonrpc": "2.0",
+            "id": self.next_id,
+            "method": method,
+            "params": {**params, "_meta": meta},
+        }
+        self.writer.write(json.dumps(message).encode() + b"\n")
+        await self.writer.drain()
+        while True:
+            answer: dict[str, Any] = json.loads(await self.reader.readline())
+            if answer.get("id") == self.next_id:
+                return answer
+            self.notes.append(answer)
+
+    async def call(self, name: str, **params: Any) -> dict[str, Any]:
+        """``tools/call`` of ``name`` with no arguments (and ``params``)."""
+        caps = params.pop("caps", MRTR_CAPS)
+        return await self.send("tools/call", {"name": name, "arguments": {}, **params}, caps=caps)
+
+
+def run_wire(body: Callable[[Wire], Awaitable[None]]) -> None:
+    async def main() -> None:
+        one, other = socket.socketpair()
+        server_reader, server_writer = await asyncio.open_connection(sock=one)
+        serving = asyncio.create_task(
+            aio.serve_stream(build_server(), server_reader, server_writer)
+        )
+        reader, writer = await asyncio.open_connection(sock=other)
+        await body(Wire(reader, writer))
+        writer.close()
+        await asyncio.wait_for(serving, 5)
+
+    asyncio.run(asyncio.wait_for(main(), LIMIT))
+
+
+def input_required(answer: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``input_required`` result of an answer (it must be one)."""
+    result: dict[str, Any] = answer["result"]
+    assert result["resultType"] == "input_required"
+    assert isinstance(result["requestState"], str)
+    return result
+
+
+def complete_text(answer: Mapping[str, Any]) -> str:
+    result = answer["result"]
+    assert result["resultType"] == "complete"
+    return text(result)
+
+
+def test_wire_elicitation_round_trip() -> None:
+    async def body(w: Wire) -> None:
+        first = input_required(await w.call("test_input_required_result_elicitation"))
+        assert first["inputRequests"] == {
+            "user_name": {
+                "method": "elicitation/create",
+                "params": {
+                    "message": "What is your name?",
+                    "requestedSchema": {
+                        "type": "object",
+                        "properties": {"name": {"type": "string"}},
+                        "required": ["name"],
+                    },
+                },
+            }
+        }
+        answer = await w.call(
+            "test_input_required_result_elicitation",
+            inputResponses={"user_name": accepted(name="Alice")},
+            requestState=first["requestState"],
+        )
+        assert complete_text(answer) == "Hello, Alice!"
+        # Without the requestState, and with keys it did not ask for: still complete.
+        answer = await w.call(
+            "test_input_required_result_elicitation",
+            inputResponses={"user_name": accepted(name="Bob"), "unknown_extra_key": {"x": 1}},
+        )
+        assert complete_text(answer) == "Hello, Bob!"
+
+    run_wire(body)
+
+
+@pytest.mark.parametrize(
+    ("responses", "rerequested"),
+    [
+        ({"wrong_key": accepted(data="wrong")}, True),  # what is missing is asked again
+        (None, True),
+        ({"user_name": 12345}, False),  # an answer that is no ElicitResult: -32602
+        ({"user_name": {"content": {"name": "Eve"}}}, False),
+    ],
+)
+def test_wire_bad_input_responses(responses: Any, rerequested: bool) -> None:
+    async def body(w: Wire) -> None:
+        answer = await w.call("test_input_required_result_elicitation", inputResponses=responses)
+        if rerequested:
+            assert list(input_required(answer)["inputRequests"]) == ["user_name"]
+        else:
+            assert answer["error"]["code"] == ErrorCode.INVALID_PARAMS
+            assert "user_name" in answer["error"]["message"]
+
+    run_wire(body)
+
+
+@pytest.mark.parametrize(
+    ("tool", "key", "method", "response", "expected"),
+    [
+        (
+            "test_input_required_result_sampling",
+            "capital_question",
+            "sampling/createMessage",
+            SAMPLED,
+            "Sampling result: Paris",
+        ),
+        (
+            "test_input_required_result_list_roots",
+            "client_roots",
+            "roots/list",
+            ROOTS,
+            "Found 1 root(s)",
+        ),
+        (
+            "test_input_required_result_request_state",
+            "confirm",
+            "elicitation/create",
+            accepted(ok=True),
+            "state-ok: requestState validated, confirmed=true",
+        ),
+        (
+            "test_input_required_result_tampered_state",
+            "confirm",
+            "elicitation/create",
+            accepted(ok=True),
+            "integrity-ok: state verified, confirmed=true",
+        ),
+    ],
+)
+def test_wire_single_input_tools(
+    tool: str, key: str, method: str, response: Any, expected: str
+) -> None:
+    async def body(w: Wire) -> None:
+        first = input_required(await w.call(tool))
+        assert list(first["inputRequests"]) == [key]
+        assert first["inputRequests"][key]["method"] == method
+        retry = await w.call(
+            tool, inputResponses={key: response}, requestState=first["requestState"]
+        )
+        assert complete_text(retry) == expected
+
+    run_wire(body)
+
+
+def test_wire_sampling_question() -> None:
+    async def body(w: Wire) -> None:
+        first = input_required(await w.call("test_input_required_result_sampling"))
+        params = first["inputRequests"]["capital_question"]["params"]
+        assert params == {
+            "messages": [
+                {
+                    "role": "user",
+                    "content": {"type": "text", "text": "What is the capital of France?"},
+                }
+            ],
+            "maxTokens": 100,
+        }
+        first = input_required(await w.call("test_input_required_result_list_roots"))
+        assert first["inputRequests"] == {"client_roots": {"method": "roots/list", "params": {}}}
+
+    run_wire(body)
+
+
+def test_wire_tampered_request_state_is_refused() -> None:
+    async def body(w: Wire) -> None:
+        tool = "test_input_required_result_tampered_state"
+        first = input_required(await w.call(tool))
+        for state in (
+            first["requestState"] + "-TAMPERED",
+            "not a state",
+            first["requestState"][1:],
+        ):
+            answer = await w.call(
+                tool, inputResponses={"confirm": accepted(ok=True)}, requestState=state
+            )
+            assert answer["error"]["code"] == ErrorCode.INVALID_PARAMS
+        # A state sealed for another tool is refused too.
+        other = input_required(await w.call("test_input_required_result_request_state"))
+        answer = await w.call(
+            tool, inputResponses={"confirm": accepted(ok=True)}, requestState=other["requestState"]
+        )
+        assert answer["error"]["code"] == ErrorCode.INVALID_PARAMS
+
+    run_wire(body)
+
+
+def test_wire_multi_round() -> None:
+    async def body(w: Wire) -> None:
+        tool = "test_input_required_result_multi_round"
+        first = input_required(await w.call(tool))
+        assert list(first["inputRequests"]) == ["step1"]
+        second = input_required(
+            await w.call(
+                tool,
+                inputResponses={"step1": accepted(name="Alice")},
+                requestState=first["requestState"],
+            )
+        )
+        assert list(second["inputRequests"]) == ["step2"]
+        step2 = second["inputRequests"]["step2"]["params"]
+        assert step2["message"] == "Step 2: What is your favorite color?"
+        assert second["requestState"] != first["requestState"]
+        # The last retry carries only step2: step1's answer is in the requestState.
+        third = await w.call(
+            tool,
+            inputResponses={"step2": accepted(color="blue")},
+            requestState=second["requestState"],
+        )
+        assert complete_text(third) == "Multi-round complete for Alice who likes blue"
+
+    run_wire(body)
+
+
+def test_wire_multiple_inputs() -> None:
+    async def body(w: Wire) -> None:
+        tool = "test_input_required_result_multiple_inputs"
+        responses = {
+            "user_name": accepted(name="Alice"),
+            "greeting": SAMPLED,
+            "client_roots": ROOTS,
+        }
+        # The session answers one input request per round (see the report on NeedInput):
+        # the client answers what it is asked until the call completes.
+        state: str | None = None
+        given: dict[str, Any] = {}
+        asked: list[str] = []
+        for _ in range(4):
+            params: dict[str, Any] = {"inputResponses": given}
+            if state is not None:
+                params["requestState"] = state
+            answer = await w.call(tool, **params)
+            if answer["result"]["resultType"] == "complete":
+                break
+            result = input_required(answer)
+            state = result["requestState"]
+            asked += list(result["inputRequests"])
+            given = {key: responses[key] for key in result["inputRequests"]}
+        assert complete_text(answer) == "Name: Alice; Greeting: Paris; Roots: 1"
+        assert sorted(asked) == sorted(responses)
+
+    run_wire(body)
+
+
+def test_wire_capabilities() -> None:
+    async def body(w: Wire) -> None:
+        tool = "test_input_required_result_capabilities"
+        first = input_required(await w.call(tool, caps={"sampling": {}}))
+        assert {r["method"] for r in first["inputRequests"].values()} == {"sampling/createMessage"}
+        assert list(first["inputRequests"]) == ["sample_input"]
+        retry = await w.call(
+            tool,
+            caps={"sampling": {}},
+            inputResponses={"sample_input": SAMPLED},
+            requestState=first["requestState"],
+        )
+        assert complete_text(retry) == "capabilities-ok: received sample_input"
+        answer = await w.call(tool, caps={"roots": {}})
+        assert complete_text(answer) == "No supported capabilities declared"
+
+    run_wire(body)
+
+
+def test_wire_missing_capability() -> None:
+    async def body(w: Wire) -> None:
+        answer = await w.call("test_missing_capability", caps={})
+        assert answer["error"]["code"] == ErrorCode.MISSING_REQUIRED_CLIENT_CAPABILITY
+        assert answer["error"]["data"] == {"requiredCapabilities": {"sampling": {}}}
+        # The same for the keyed asks of the input_required tools.
+        answer = await w.call("test_input_required_result_list_roots", caps={"sampling": {}})
+        assert answer["error"]["data"] == {"requiredCapabilities": {"roots": {}}}
+        first = input_required(await w.call("test_missing_capability", caps={"sampling": {}}))
+        assert [r["method"] for r in first["inputRequests"].values()] == ["sampling/createMessage"]
+
+    run_wire(body)
+
+
+def test_wire_prompt() -> None:
+    async def body(w: Wire) -> None:
+        name = "test_input_required_result_prompt"
+        first = input_required(await w.send("prompts/get", {"name": name}))
+        (key,) = first["inputRequests"]
+        assert key == "user_context"
+        assert first["inputRequests"][key]["method"] == "elicitation/create"
+        retry = await w.send(
+            "prompts/get",
+            {
+                "name": name,
+                "inputResponses": {key: accepted(context="test context")},
+                "requestState": first["requestState"],
+            },
+        )
+        result = retry["result"]
+        assert result["resultType"] == "complete"
+        assert result["messages"][0]["content"]["text"] == "Prompt with context: test context"
+        # Never on the list methods.
+        for method in ("tools/list", "prompts/list"):
+            assert (await w.send(method, {}))["result"]["resultType"] == "complete"
+
+    run_wire(body)
+
+
+def test_wire_streaming_elicitation_and_logging() -> None:
+    async def body(w: Wire) -> None:
+        first = input_required(await w.call("test_streaming_elicitation", caps={"elicitation": {}}))
+        (request,) = first["inputRequests"].values()
+        assert request["method"] == "elicitation/create"
+        assert all("id" not in note for note in w.notes)  # no request to the client, ever
+        assert complete_text(await w.call("test_logging_tool", caps={})) == "Logging evaluated"
+        assert w.notes == []  # no logLevel in _meta: no log message
+        meta = {"io.modelcontextprotocol/logLevel": "info"}
+        await w.send("tools/call", {"name": "test_logging_tool", "arguments": {}}, meta=meta)
+        (note,) = w.notes
+        assert note["method"] == "notifications/message"
+        assert note["params"]["data"] == "Diagnostic trace logging activated"
+
+    run_wire(body)

@@ -4,8 +4,9 @@
     The demonstration: our client and our example server (:mod:`mcp_sansio.example`, started
     as a subprocess) talk over stdio, once with a client of the initialize era and once with a
     client that speaks both eras; each step is printed.
-``mcp-sansio serve [--tcp HOST:PORT | --unix PATH]``
-    Run the example server on stdio (the default), or on a TCP or Unix socket.
+``mcp-sansio serve [--tcp HOST:PORT | --unix PATH | --http HOST:PORT]``
+    Run the example server on stdio (the default), on a TCP or Unix socket, or over
+    Streamable HTTP.
 ``mcp-sansio call [OPTIONS] METHOD [--params JSON]``, ``... call [OPTIONS] tool NAME [--args JSON]``
     Connect to a server, run one method or one tool, print the result as JSON. The server is
     ``--tcp HOST:PORT``, ``--unix PATH``, or a command to start after ``--`` (the last
@@ -151,6 +152,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--tcp", type=parse_tcp, metavar="HOST:PORT", help="listen on TCP (HOST: 127.0.0.1)"
     )
     where.add_argument("--unix", metavar="PATH", help="listen on a Unix socket")
+    where.add_argument(
+        "--http",
+        type=parse_tcp,
+        metavar="HOST:PORT",
+        help="serve Streamable HTTP at http://HOST:PORT/mcp (HOST: 127.0.0.1; needs h11)",
+    )
 
     call = commands.add_parser(
         "call",
@@ -258,10 +265,15 @@ def _check_call(
 
 async def _serve(args: argparse.Namespace, err: TextIO) -> None:
     server = build_server()
-    if args.tcp is None and args.unix is None:
+    if args.tcp is None and args.unix is None and args.http is None:
         await mcp_asyncio.serve_stdio(server)
         return
-    if args.tcp is not None:
+    listener: mcp_asyncio.Listener
+    if args.http is not None:
+        host, port = args.http
+        listener = await mcp_asyncio.serve_http(server, host, port)
+        where = f"http {listener.url}"  # type: ignore[attr-defined]
+    elif args.tcp is not None:
         host, port = args.tcp
         listener = await mcp_asyncio.serve_tcp(server, host, port)
         address = listener.address

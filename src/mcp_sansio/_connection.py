@@ -454,7 +454,9 @@ class Connection:
         """A server's checks of one 2026-07-28 request (the first one decides the era)."""
         modern = self._modern
         params = req.params
-        if req.method == "initialize":
+        if req.method == "initialize" and not _looks_stateless(params):
+            # A legacy client's handshake (one carrying 2026 ``_meta`` asks for a method
+            # that no longer exists: -32601 below).
             requested = params.get("protocolVersion") if params else None
             return self._reject(
                 req,

@@ -57,7 +57,7 @@ from typing import IO, Any, Protocol
 
 from . import requests
 from ._errors import ErrorCode
-from ._events import Notification
+from ._events import Notification, RequestId
 from .server import Server
 from .session import (
     DEFAULT,
@@ -168,6 +168,7 @@ class _Peer:
         self._read_task: asyncio.Task[None] | None = None
         self.dead = False
         self._write_failed = False
+        self.route: Callable[[bytes, RequestId | None], None] | None = None
 
     def now(self) -> float:
         return self.loop.time()
@@ -177,7 +178,10 @@ class _Peer:
 
     # ------------------------------------------------------------------ bytes
 
-    def write(self, data: bytes) -> None:
+    def write(self, data: bytes, job: Job | None = None) -> None:
+        if data and self.route is not None:  # Streamable HTTP: onto the right stream
+            self.route(data, None if job is None else job.id)
+            return
         if data and not self._write_failed:
             try:
                 self.writer.write(data)
@@ -432,7 +436,7 @@ class Context(ContextBase):
         self._peer = peer
 
     def _write(self, data: bytes) -> None:
-        self._peer.write(data)
+        self._peer.write(data, self.job)
 
     async def _request(self, method: str, params: Mapping[str, Any]) -> Any:
         call, answer = self._ask(method, params)
@@ -611,6 +615,41 @@ class Client(ClientView):
         :class:`Client`."""
         client = cls(**options)
         client._connect = lambda: asyncio.open_unix_connection(path)
+        return client
+
+    @classmethod
+    def connect_http(
+        cls, url: str, *, headers: Mapping[str, str] | None = None, **options: Any
+    ) -> Client:
+        """A client of a server's Streamable HTTP endpoint, e.g. ``"http://127.0.0.1:8000/mcp"``
+        (``https://`` uses TLS with the system's default context, or ``ssl=``). Needs
+        ``h11`` (the ``http`` extra).
+
+        Each message is POSTed on a connection from a small keep-alive pool; answers come
+        as JSON or event streams, and HTTP failures reach the calls as :class:`McpError`.
+        In the initialize era the session id and protocol version go with every request,
+        and a ``DELETE`` ends the session on close.
+
+        :param headers: extra headers sent with every request (``Authorization``…).
+        :param options: the transport's keywords ``max_body_size=`` (bytes, default 4 MiB),
+            ``max_reconnects=``, ``default_retry_ms=``, ``listen=`` (open the standalone GET
+            stream; off by default), ``max_idle=``, ``ssl=``, ``close_timeout=`` (see
+            ``mcp_sansio.http._asyncio_client.HttpStreams``); the others as for
+            :class:`Client`.
+        """
+        try:
+            from .http._asyncio_client import HTTP_OPTIONS, HttpStreams, parse_url
+        except ImportError as exc:  # pragma: no cover - h11 missing
+            raise ImportError("connect_http needs h11: pip install mcp-sansio[http]") from exc
+        parse_url(url)  # a bad URL fails here, not at open()
+        transport_options = {k: options.pop(k) for k in HTTP_OPTIONS if k in options}
+        client = cls(**options)
+
+        async def connect() -> Streams:
+            streams = HttpStreams(url, headers=headers, **transport_options)
+            return streams, streams  # type: ignore[return-value]
+
+        client._connect = connect
         return client
 
     # ------------------------------------------------------------------ opening, closing
@@ -945,13 +984,16 @@ class Listener:
         assert task is not None
         self._connections.add(task)
         try:
-            await serve_stream(self._server, reader, writer, **self._options)
+            await self._handle(reader, writer)
         except asyncio.CancelledError:
             # close() cancelled us: end normally (asyncio's callback on this task would
             # otherwise log the cancellation as an error).
             pass
         finally:
             self._connections.discard(task)
+
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await serve_stream(self._server, reader, writer, **self._options)
 
     @property
     def port(self) -> int | None:
@@ -1013,6 +1055,17 @@ async def serve_tcp(
     listener._listening = listening
     listener.sockets = tuple(listening.sockets)
     return listener
+
+
+async def serve_http(
+    server: Server, host: str = "127.0.0.1", port: int = 0, **options: Any
+) -> Listener:
+    """Serve ``server`` over Streamable HTTP (needs the ``http`` extra: h11) on
+    ``host:port``, at ``/mcp`` by default; returns an ``HttpListener`` (its ``url`` is the
+    endpoint). The options are those of :func:`mcp_sansio.http.asyncio.serve_http`."""
+    from .http._asyncio_server import serve_http as serve
+
+    return await serve(server, host, port, **options)
 
 
 async def serve_unix(

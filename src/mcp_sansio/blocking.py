@@ -80,7 +80,7 @@ from typing import IO, Any, ClassVar, Protocol
 
 from . import requests
 from ._errors import RemoteProtocolError
-from ._events import Notification
+from ._events import Notification, RequestId
 from .server import Server
 from .session import (
     DEFAULT,
@@ -118,6 +118,7 @@ __all__ = [
     "RequestTimeout",
     "SocketStream",
     "Stream",
+    "serve_http",
     "serve_stdio",
     "serve_stream",
     "serve_tcp",
@@ -322,8 +323,14 @@ class _Endpoint:
         self._busy = False
         self._backlog: deque[Job] = deque()
         self._opened: Mapping[str, Any] = {}
+        # Streamable HTTP: where the session's writes go instead of the stream (the bytes
+        # and the id of the request whose handler wrote them).
+        self.route: Callable[[bytes, RequestId | None], None] | None = None
 
-    def _write(self, data: bytes) -> None:
+    def _write(self, data: bytes, job: Job | None = None) -> None:
+        if data and self.route is not None:  # Streamable HTTP: onto the right response
+            self.route(data, None if job is None else job.id)
+            return
         if data and not self._write_failed:
             try:
                 self.stream.write(data)
@@ -435,7 +442,7 @@ class Context(ContextBase):
         self._endpoint = endpoint
 
     def _write(self, data: bytes) -> None:
-        self._endpoint._write(data)
+        self._endpoint._write(data, self.job)
 
     def _request(self, method: str, params: Mapping[str, Any]) -> dict[str, Any]:
         call, answer = self._ask(method, params)
@@ -954,11 +961,14 @@ class Listener:
     def _serve(self, conn: socket.socket) -> None:
         stream = SocketStream(conn)
         try:
-            serve_stream(self.server, _Quiet(stream), **self._options)
+            self._handle(stream)
         finally:
             with self._lock:  # stop() never shuts down a closed socket
                 self._live.discard(conn)
                 stream.close()
+
+    def _handle(self, stream: SocketStream) -> None:
+        serve_stream(self.server, _Quiet(stream), **self._options)
 
     def stop(self) -> None:
         """Stop serving (from any thread, or a handler): no new connections; the open ones
@@ -1014,6 +1024,20 @@ def serve_tcp(
         if ready is not None:
             ready(listener)
         listener.serve_forever()
+
+
+def serve_http(server: Server, host: str = "127.0.0.1", port: int = 0, **options: Any) -> None:
+    """Serve ``server`` over Streamable HTTP (needs the ``http`` extra: h11) on TCP
+    ``host``:``port``, at ``/mcp`` by default, until stopped; as :func:`serve_tcp`, ``ready=``
+    is called with the listener (an ``HttpListener``: its ``url`` is the endpoint, its
+    ``stop()`` ends the serving). A thread per connection and one per busy session; the
+    handlers run one at a time server-wide, and one that waits (:meth:`Context.sleep`,
+    :meth:`Context.elicit`, …) lets the others run. The options are those of
+    ``mcp_sansio.http._blocking_server.serve_http`` (``path=``, ``keepalive=``,
+    ``max_connections=``, ``allowed_origins=``, ``json_response=``, ``versions=``, …)."""
+    from .http._blocking_server import serve_http as serve
+
+    serve(server, host, port, **options)
 
 
 def serve_unix(

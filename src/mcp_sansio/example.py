@@ -10,8 +10,12 @@ the client sends it a request and waits; in 2026-07-28 the session answers
 
 The names are those of the MCP conformance suite's fixture (``test_simple_text``,
 ``test_tool_with_progress``, ``test://static-text``, ``test_prompt_with_arguments``, …), so
-the server can stand in for it, plus a few friendly ones (``echo``, ``add``, …).
-``python -m mcp_sansio serve`` runs it on stdio, or on a socket.
+the server can stand in for it, plus a few friendly ones (``echo``, ``add``, …). That
+includes the 2026-07-28 fixtures: the multi-round-trip tools ``test_input_required_result_*``
+(which ask under the ``inputRequests`` keys the suite looks for), ``test_missing_capability``,
+``test_logging_tool``, ``test_streaming_elicitation``, ``test_x_mcp_header`` and the list
+mutation hooks, and ``test_reconnection``, which ends its Streamable HTTP response mid-call.
+``python -m mcp_sansio serve`` runs it on stdio, on a socket, or over Streamable HTTP.
 """
 
 from __future__ import annotations
@@ -19,12 +23,13 @@ from __future__ import annotations
 import base64
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
 from ._errors import ErrorCode
 from ._version import __version__
+from ._versions import VERSIONS, Era
 from .server import Server, ToolError
-from .session import AsyncContext, McpError
+from .session import AsyncContext, Job, McpError, NeedInput, SessionBase
 
 __all__ = [
     "AUDIO_WAV",
@@ -50,8 +55,27 @@ _INSTRUCTIONS: Final = (
 )
 
 
-#: What the example's handlers use of their context (asyncio and trio both provide it).
-Context = AsyncContext
+class Context(AsyncContext, Protocol):
+    """What the example's handlers use of their context: :class:`~mcp_sansio.session.AsyncContext`
+    and a few more members of :class:`~mcp_sansio.session.ContextBase` (the asyncio and trio
+    contexts have them all)."""
+
+    @property
+    def session(self) -> SessionBase:
+        """The session the request arrived on."""
+
+    @property
+    def job(self) -> Job:
+        """The job being run (2026-07-28: its ``inputs`` are the answers the client has
+        given so far)."""
+
+    @property
+    def protocol_version(self) -> str | None:
+        """The protocol version of the session, or of this request in 2026-07-28."""
+
+    def close_stream(self) -> None:
+        """Over Streamable HTTP in the initialize era, end the response carrying this
+        request now (the client resumes it); elsewhere, nothing."""
 
 
 def _text(text: str) -> dict[str, Any]:
@@ -139,16 +163,35 @@ _ELICIT_ENUMS: Final = _object(
     }
 )
 
+_STRING: Final = {"type": "string"}
+_NAME: Final = {"name": _STRING}
+_OK: Final = {"ok": {"type": "boolean"}}
+_CONFIRM: Final = _object({"confirmed": {"type": "boolean", "description": "Confirm?"}})
+
+#: The input schema of ``json_schema_2020_12_tool``: keywords of JSON Schema 2020-12 that a
+#: server must pass through untouched (``$schema``, ``$defs`` with an ``$anchor``,
+#: ``additionalProperties``, and since SEP-2106 ``allOf``/``anyOf`` and ``if``/``then``/``else``).
 _JSON_SCHEMA_2020_12: Final = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "type": "object",
     "$defs": {
         "address": {
+            "$anchor": "addressDef",
             "type": "object",
             "properties": {"street": {"type": "string"}, "city": {"type": "string"}},
         }
     },
-    "properties": {"name": {"type": "string"}, "address": {"$ref": "#/$defs/address"}},
+    "properties": {
+        "name": {"type": "string"},
+        "address": {"$ref": "#/$defs/address"},
+        "contactMethod": {"type": "string", "enum": ["phone", "email"]},
+        "phone": {"type": "string"},
+        "email": {"type": "string"},
+    },
+    "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+    "if": {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]},
+    "then": {"required": ["phone"]},
+    "else": {"required": ["email"]},
     "additionalProperties": False,
 }
 
@@ -183,6 +226,123 @@ def _prompt_argument(arguments: Mapping[str, Any], name: str) -> str:
     if not isinstance(value, str):
         raise McpError(ErrorCode.INVALID_PARAMS, f"missing required argument {name!r}")
     return value
+
+
+# ---------------------------------------------------------------------- asking under keys
+
+_META_CAPABILITIES: Final = "io.modelcontextprotocol/clientCapabilities"
+
+#: The client capability each input request needs, and a key its answer always has.
+_INPUT_METHODS: Final = {
+    "elicitation/create": ("elicitation", "action"),
+    "sampling/createMessage": ("sampling", "content"),
+    "roots/list": ("roots", "roots"),
+}
+
+
+def _elicitation(message: str, properties: Mapping[str, Any]) -> dict[str, Any]:
+    """An ``elicitation/create`` input request for a form whose fields are all required."""
+    schema = _object(properties, list(properties))
+    return {
+        "method": "elicitation/create",
+        "params": {"message": message, "requestedSchema": schema},
+    }
+
+
+def _sampling(text: str, max_tokens: int) -> dict[str, Any]:
+    """A ``sampling/createMessage`` input request with one user message."""
+    messages = [{"role": "user", "content": _text(text)}]
+    return {
+        "method": "sampling/createMessage",
+        "params": {"messages": messages, "maxTokens": max_tokens},
+    }
+
+
+_ROOTS: Final = {"method": "roots/list", "params": {}}
+
+
+def _stateless(ctx: Context) -> bool:
+    """Whether the request is of 2026-07-28 (stateless; asking is ``input_required``)."""
+    version = ctx.protocol_version
+    return version is not None and VERSIONS[version].era is Era.STATELESS
+
+
+def _client_capabilities(ctx: Context) -> Mapping[str, Any]:
+    """The client's capabilities: those the request declares in its ``_meta``
+    (2026-07-28), or those it declared at ``initialize``."""
+    if _stateless(ctx):
+        meta = ctx.params.get("_meta")
+        caps = meta.get(_META_CAPABILITIES) if isinstance(meta, Mapping) else None
+    else:
+        caps = ctx.session.connection.client_capabilities
+    return caps if isinstance(caps, Mapping) else {}
+
+
+async def _ask(ctx: Context, requests: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+    """Ask the client for several things, each an input request ``{"method", "params"}``
+    under a key of our choosing, and return the answers by key.
+
+    In the initialize era they are requests to the client, one after the other. In
+    2026-07-28 the handler answers ``input_required`` with these keys (the conformance
+    suite looks for them) until the retry carries every answer, in its ``inputResponses``
+    or, for the answers of earlier rounds, sealed in its ``requestState`` (the session
+    gathers both into ``ctx.job.inputs``): the handler runs again on each retry. An input
+    request the client has no capability for is an error (-32021); so is an answer that is
+    not a result of its method.
+    """
+    if not _stateless(ctx):
+        answers: dict[str, Any] = {}
+        for key, request in requests.items():
+            method, params = request["method"], request["params"]
+            if method == "elicitation/create":
+                answers[key] = await ctx.elicit(params["message"], params["requestedSchema"])
+            elif method == "sampling/createMessage":
+                answers[key] = await ctx.sample(params)
+            else:
+                answers[key] = await ctx.list_roots()
+        return answers
+    caps = _client_capabilities(ctx)
+    inputs = ctx.job.inputs
+    found: dict[str, Any] = {}
+    missing: dict[str, Mapping[str, Any]] = {}
+    for key, request in requests.items():
+        capability, field = _INPUT_METHODS[request["method"]]
+        if capability not in caps:
+            raise McpError(
+                ErrorCode.MISSING_REQUIRED_CLIENT_CAPABILITY,
+                f"this needs the client capability {capability!r}",
+                {"requiredCapabilities": {capability: {}}},
+            )
+        answer = inputs.get(key)
+        if answer is None:
+            missing[key] = request
+        elif isinstance(answer, Mapping) and field in answer:
+            found[key] = answer
+        else:
+            raise McpError(
+                ErrorCode.INVALID_PARAMS,
+                f"inputResponses[{key!r}] is not a result of {request['method']}",
+            )
+    if missing:
+        key, *others = missing
+        raise NeedInput(key, missing[key], {other: missing[other] for other in others})
+    return found
+
+
+def _field(answer: Mapping[str, Any], name: str, default: str) -> str:
+    """Field ``name`` of an accepted elicitation's content (``default`` otherwise)."""
+    content = answer.get("content") if answer.get("action") == "accept" else None
+    value = content.get(name) if isinstance(content, Mapping) else None
+    return value if isinstance(value, str) else default
+
+
+def _sampled_text(answer: Mapping[str, Any]) -> str | None:
+    """The text of a ``CreateMessageResult`` (its first block, 2025-11-25 allowing a list)."""
+    content = answer.get("content")
+    if isinstance(content, list):
+        content = content[0] if content else None
+    text = content.get("text") if isinstance(content, Mapping) else None
+    return text if isinstance(text, str) else None
 
 
 def build_server() -> Server:
@@ -318,10 +478,7 @@ def build_server() -> Server:
                 "maxTokens": 100,
             }
         )
-        content = result.get("content") if isinstance(result, Mapping) else None
-        if isinstance(content, list):  # 2025-11-25 allows a list of blocks
-            content = content[0] if content else None
-        text = content.get("text") if isinstance(content, Mapping) else None
+        text = _sampled_text(result) if isinstance(result, Mapping) else None
         return f"LLM response: {text or 'No response'}"
 
     @server.tool(
@@ -397,6 +554,167 @@ def build_server() -> Server:
             "lines": len(text.splitlines()),
         }
         return {"content": [_text(_compact(stats))], "structuredContent": stats}
+
+    # ------------------------------------------------------------------ conformance: transports
+
+    @server.tool("test_reconnection", input_schema=_NO_ARGUMENTS)
+    async def reconnection(ctx: Context, arguments: Mapping[str, Any]) -> str:
+        """Tests SSE stream disconnection and client reconnection (SEP-1699): over
+        Streamable HTTP, the server closes the stream mid-call and sends the result after
+        the client reconnects."""
+        ctx.close_stream()
+        await ctx.sleep(0.1)
+        return (
+            "Reconnection test completed successfully. If you received this, the client "
+            "properly reconnected after stream closure."
+        )
+
+    @server.tool(
+        "test_x_mcp_header",
+        input_schema=_object(
+            {
+                "region": {
+                    "type": "string",
+                    "description": "A region, also sent as the Mcp-Param-Region header",
+                    "x-mcp-header": "Region",
+                }
+            },
+            ["region"],
+        ),
+    )
+    async def x_mcp_header(ctx: Context, arguments: Mapping[str, Any]) -> str:
+        """Tests the x-mcp-header annotation (SEP-2243): over Streamable HTTP in
+        2026-07-28, `region` travels in the Mcp-Param-Region header too."""
+        return f"Region: {_argument(arguments, 'region', str)}"
+
+    # ------------------------------------------------------------------ conformance: 2026-07-28
+
+    @server.tool("test_missing_capability", input_schema=_NO_ARGUMENTS)
+    async def missing_capability(ctx: Context, arguments: Mapping[str, Any]) -> str:
+        """Tests a tool that needs the client's sampling capability: without it, the call
+        fails (-32021 in 2026-07-28)."""
+        result = await ctx.sample(
+            {"messages": [{"role": "user", "content": _text("Say hello")}], "maxTokens": 20}
+        )
+        text = _sampled_text(result) if isinstance(result, Mapping) else None
+        return f"Success: {text or 'No response'}"
+
+    @server.tool("test_logging_tool", input_schema=_NO_ARGUMENTS)
+    async def logging_tool(ctx: Context, arguments: Mapping[str, Any]) -> str:
+        """Diagnostic logging tool: logs one message, which a 2026-07-28 request only gets
+        when its _meta has a logLevel."""
+        ctx.log("info", "Diagnostic trace logging activated", "conformance")
+        return "Logging evaluated"
+
+    @server.tool("test_streaming_elicitation", input_schema=_NO_ARGUMENTS)
+    async def streaming_elicitation(ctx: Context, arguments: Mapping[str, Any]) -> str:
+        """Tests progress and elicitation on the response stream: a request to the client
+        in the initialize era, an input_required result (never a request) in 2026-07-28."""
+        ctx.progress(50, 100, "Waiting for the user")
+        result = await ctx.elicit("Please confirm to continue", _CONFIRM)
+        ctx.progress(100, 100, "Done")
+        return f"Streaming complete: {_elicited(result)}"
+
+    @server.tool("test_trigger_tool_change", input_schema=_NO_ARGUMENTS)
+    async def trigger_tool_change(ctx: Context, arguments: Mapping[str, Any]) -> str:
+        """Sends notifications/tools/list_changed (to 2026-07-28 listen streams that asked
+        for it)."""
+        ctx.list_changed("tools")
+        return "Mutation triggered: the tool list changed"
+
+    @server.tool("test_trigger_prompt_change", input_schema=_NO_ARGUMENTS)
+    async def trigger_prompt_change(ctx: Context, arguments: Mapping[str, Any]) -> str:
+        """Sends notifications/prompts/list_changed (to 2026-07-28 listen streams that
+        asked for it)."""
+        ctx.list_changed("prompts")
+        return "Mutation triggered: the prompt list changed"
+
+    # Multi-round-trip requests (SEP-2322): in 2026-07-28 each answers input_required with
+    # the inputRequests keys of the suite; in the initialize era it asks the client.
+
+    @server.tool("test_input_required_result_elicitation", input_schema=_NO_ARGUMENTS)
+    async def irr_elicitation(ctx: Context, arguments: Mapping[str, Any]) -> str:
+        """Asks the user's name (key `user_name`), then greets them."""
+        answers = await _ask(ctx, {"user_name": _elicitation("What is your name?", _NAME)})
+        return f"Hello, {_field(answers['user_name'], 'name', 'stranger')}!"
+
+    @server.tool("test_input_required_result_sampling", input_schema=_NO_ARGUMENTS)
+    async def irr_sampling(ctx: Context, arguments: Mapping[str, Any]) -> str:
+        """Asks the client's model a question (key `capital_question`)."""
+        question = _sampling("What is the capital of France?", 100)
+        answers = await _ask(ctx, {"capital_question": question})
+        return f"Sampling result: {_sampled_text(answers['capital_question']) or 'no response'}"
+
+    @server.tool("test_input_required_result_list_roots", input_schema=_NO_ARGUMENTS)
+    async def irr_list_roots(ctx: Context, arguments: Mapping[str, Any]) -> str:
+        """Asks the client for its roots (key `client_roots`) and counts them."""
+        answers = await _ask(ctx, {"client_roots": _ROOTS})
+        return f"Found {_count_roots(answers['client_roots'])} root(s)"
+
+    @server.tool("test_input_required_result_request_state", input_schema=_NO_ARGUMENTS)
+    async def irr_request_state(ctx: Context, arguments: Mapping[str, Any]) -> str:
+        """Asks for a confirmation (key `confirm`) with a requestState, which the retry
+        must echo (the session checks its seal)."""
+        answers = await _ask(ctx, {"confirm": _elicitation("Please confirm", _OK)})
+        confirmed = _confirmed(answers["confirm"])
+        return f"state-ok: requestState validated, confirmed={str(confirmed).lower()}"
+
+    @server.tool("test_input_required_result_multiple_inputs", input_schema=_NO_ARGUMENTS)
+    async def irr_multiple_inputs(ctx: Context, arguments: Mapping[str, Any]) -> str:
+        """Asks for a name, a greeting from the model and the roots at once (keys
+        `user_name`, `greeting`, `client_roots`)."""
+        answers = await _ask(
+            ctx,
+            {
+                "user_name": _elicitation("What is your name?", _NAME),
+                "greeting": _sampling("Generate a greeting", 50),
+                "client_roots": _ROOTS,
+            },
+        )
+        name = _field(answers["user_name"], "name", "stranger")
+        greeting = _sampled_text(answers["greeting"]) or "Hello there!"
+        roots = _count_roots(answers["client_roots"])
+        return f"Name: {name}; Greeting: {greeting}; Roots: {roots}"
+
+    @server.tool("test_input_required_result_multi_round", input_schema=_NO_ARGUMENTS)
+    async def irr_multi_round(ctx: Context, arguments: Mapping[str, Any]) -> str:
+        """Asks two questions in two rounds (keys `step1`, then `step2`): the answer of
+        the first comes back sealed in the second round's requestState."""
+        first = await _ask(ctx, {"step1": _elicitation("Step 1: What is your name?", _NAME)})
+        second = await _ask(
+            ctx,
+            {
+                "step2": _elicitation(
+                    "Step 2: What is your favorite color?", {"color": {"type": "string"}}
+                )
+            },
+        )
+        name = _field(first["step1"], "name", "friend")
+        color = _field(second["step2"], "color", "no color")
+        return f"Multi-round complete for {name} who likes {color}"
+
+    @server.tool("test_input_required_result_tampered_state", input_schema=_NO_ARGUMENTS)
+    async def irr_tampered_state(ctx: Context, arguments: Mapping[str, Any]) -> str:
+        """Asks for a confirmation (key `confirm`); a retry whose requestState fails the
+        session's integrity check is refused (-32602) before this runs again."""
+        answers = await _ask(ctx, {"confirm": _elicitation("Please confirm", _OK)})
+        confirmed = _confirmed(answers["confirm"])
+        return f"integrity-ok: state verified, confirmed={str(confirmed).lower()}"
+
+    @server.tool("test_input_required_result_capabilities", input_schema=_NO_ARGUMENTS)
+    async def irr_capabilities(ctx: Context, arguments: Mapping[str, Any]) -> str:
+        """Asks only for what the client declared: an elicitation (key `elicit_input`)
+        and a sampling (key `sample_input`), each if the client can answer it."""
+        caps = _client_capabilities(ctx)
+        requests: dict[str, Mapping[str, Any]] = {}
+        if "elicitation" in caps:
+            requests["elicit_input"] = _elicitation("Elicitation input", {"value": _STRING})
+        if "sampling" in caps:
+            requests["sample_input"] = _sampling("Sample request", 50)
+        if not requests:
+            return "No supported capabilities declared"
+        answers = await _ask(ctx, requests)
+        return f"capabilities-ok: received {','.join(answers)}"
 
     # ------------------------------------------------------------------ resources
 
@@ -479,6 +797,17 @@ def build_server() -> Server:
             {"role": "user", "content": _text("Please analyze the image above.")},
         ]
 
+    @server.prompt("test_input_required_result_prompt")
+    async def input_required_prompt(
+        ctx: Context, arguments: Mapping[str, Any]
+    ) -> list[dict[str, Any]]:
+        """A prompt that first asks the user for its context (key `user_context`): a
+        multi-round-trip prompts/get in 2026-07-28."""
+        question = _elicitation("What context should the prompt use?", {"context": _STRING})
+        answers = await _ask(ctx, {"user_context": question})
+        context = _field(answers["user_context"], "context", "none")
+        return [{"role": "user", "content": _text(f"Prompt with context: {context}")}]
+
     # ------------------------------------------------------------------ completion
 
     @server.completion
@@ -505,3 +834,15 @@ def build_server() -> Server:
 def _elicited(result: Mapping[str, Any]) -> str:
     """``action=…, content=…`` of an elicitation result, as the conformance fixture says it."""
     return f"action={result.get('action')}, content={_compact(result.get('content') or {})}"
+
+
+def _confirmed(answer: Mapping[str, Any]) -> bool:
+    """Whether an elicitation was accepted with ``ok: true``."""
+    content = answer.get("content") if answer.get("action") == "accept" else None
+    return isinstance(content, Mapping) and content.get("ok") is True
+
+
+def _count_roots(answer: Mapping[str, Any]) -> int:
+    """How many roots a ``ListRootsResult`` holds."""
+    roots = answer.get("roots")
+    return len(roots) if isinstance(roots, list) else 0

@@ -128,12 +128,25 @@ class ConnectionLost(McpError):
 
 class NeedInput(Exception):
     """Raised inside a 2026-07-28 server handler that asked for input it does not have yet;
-    the session turns it into an ``input_required`` result. Handlers never catch it."""
+    the session turns it into an ``input_required`` result. Handlers never catch it.
 
-    def __init__(self, key: str, request: Mapping[str, Any]) -> None:
+    :param key: the key of the input request in ``inputRequests``.
+    :param request: the input request, ``{"method", "params"}``.
+    :param more: other input requests of the same round, by key (a handler that needs
+        several answers asks for them all at once).
+    """
+
+    def __init__(
+        self,
+        key: str,
+        request: Mapping[str, Any],
+        more: Mapping[str, Mapping[str, Any]] | None = None,
+    ) -> None:
         super().__init__(key)
         self.key = key
         self.request = request
+        self.requests: dict[str, Mapping[str, Any]] = {key: request, **(more or {})}
+        """Every input request of the round, by key (``key`` first)."""
 
 
 class Call:
@@ -334,6 +347,12 @@ class SessionBase:
         self._jobs: dict[RequestId, Job] = {}
         self._progress_tokens: dict[Any, Call] = {}
         self._closed = False
+        self.broadcast: Callable[[Callable[[ServerSession], bytes]], None] | None = None
+        """Set by a transport that serves many sessions at once (Streamable HTTP): handlers'
+        resource updates and list changes go to every session through it."""
+        self.on_close_stream: Callable[[RequestId], None] | None = None
+        """Set by Streamable HTTP: ends the HTTP response carrying a request (see
+        :meth:`ContextBase.close_stream`)."""
 
     # ------------------------------------------------------------------ our calls
 
@@ -1205,7 +1224,7 @@ class ServerSession(SessionBase):
         if isinstance(error, NeedInput):
             return {
                 "resultType": "input_required",
-                "inputRequests": {error.key: dict(error.request)},
+                "inputRequests": {key: dict(item) for key, item in error.requests.items()},
                 "requestState": self._seal.seal(
                     job.inputs, method=job.method, params=job.params, now=self._now
                 ),
@@ -1396,17 +1415,30 @@ class ContextBase:
 
     def resource_updated(self, uri: str) -> None:
         """Tell subscribers of ``uri`` that it changed."""
-        if isinstance(self.session, ServerSession):
+        if self.session.broadcast is not None:
+            self.session.broadcast(lambda session: session.resource_updated(uri))
+        elif isinstance(self.session, ServerSession):
             data = self.session.resource_updated(uri)
             if data:
                 self._write(data)
 
     def list_changed(self, kind: str) -> None:
         """Tell the client that the list of ``kind`` (tools, prompts, resources) changed."""
-        if isinstance(self.session, ServerSession):
+        if self.session.broadcast is not None:
+            self.session.broadcast(lambda session: session.list_changed(kind))
+        elif isinstance(self.session, ServerSession):
             data = self.session.list_changed(kind)
             if data:
                 self._write(data)
+
+    def close_stream(self) -> None:
+        """Over Streamable HTTP in the initialize era, end the HTTP response that carries
+        this request now; the client reconnects after the stream's ``retry`` delay and
+        resumes with ``Last-Event-ID``, and what the handler sends meanwhile waits in the
+        replay buffer. Elsewhere it does nothing."""
+        hook = self.session.on_close_stream
+        if hook is not None and self.job.id is not None:
+            hook(self.job.id)
 
     def _ask(
         self, method: str, params: Mapping[str, Any], timeout: float | None = None

@@ -1,4 +1,5 @@
-"""The trio adapter: an MCP client and server over stdio, TCP, Unix sockets or any trio stream.
+"""The trio adapter: an MCP client and server over stdio, TCP, Unix sockets or any trio stream,
+and a server over Streamable HTTP (:func:`serve_http`).
 
 All protocol work is done by ``mcp_sansio.session``; this module moves bytes, owns the
 clock (``trio.current_time``) and runs handlers in tasks. One connection is a small
@@ -70,7 +71,7 @@ from typing import IO, Any, NoReturn
 import trio
 
 from . import requests
-from ._events import Notification
+from ._events import Notification, RequestId
 from .server import Server
 from .session import (
     DEFAULT,
@@ -104,6 +105,7 @@ __all__ = [
     "Context",
     "McpError",
     "RequestTimeout",
+    "serve_http",
     "serve_stdio",
     "serve_stream",
     "serve_tcp",
@@ -150,6 +152,8 @@ class _Loop:
         self._input_jobs: dict[Call, set[Job]] = {}  # 2026: a call's input handlers
         self._read_scope = trio.CancelScope()
         self._timer_scope = trio.CancelScope()
+        # Streamable HTTP: where what the session writes goes instead of the stream.
+        self.route: Callable[[bytes, RequestId | None], None] | None = None
 
     # -------------------------------------------------------------- the tasks
 
@@ -212,8 +216,12 @@ class _Loop:
 
     # -------------------------------------------------------------- writing, time, reading
 
-    def write(self, data: bytes) -> None:
-        """Queue bytes for the writer task (in order; never interleaved)."""
+    def write(self, data: bytes, job: Job | None = None) -> None:
+        """Queue bytes for the writer task (in order; never interleaved); over Streamable
+        HTTP, hand them to :attr:`route` with the id of ``job``, the request being served."""
+        if data and self.route is not None:
+            self.route(data, None if job is None else job.id)
+            return
         if data and not self._broken:
             self._out += data
             self._wake.set()
@@ -362,7 +370,7 @@ class Context(ContextBase):
         self._loop = loop
 
     def _write(self, data: bytes) -> None:
-        self._loop.write(data)
+        self._loop.write(data, self.job)
 
     async def _request(self, method: str, params: Mapping[str, Any]) -> dict[str, Any]:
         call, answer = self._ask(method, params)
@@ -815,6 +823,31 @@ async def serve_tcp(
     listeners = await trio.open_tcp_listeners(port, host=host)
     task_status.started(listeners[0].socket.getsockname()[1])
     await _serve(server, listeners, session_options)
+
+
+async def serve_http(
+    server: Server,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    *,
+    task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED,
+    **options: Any,
+) -> NoReturn:
+    """Serve ``server`` over Streamable HTTP on ``host``:``port`` (``0``: a free port), at
+    ``http://host:port/mcp``, until cancelled; needs the ``http`` extra (h11).
+    ``port = await nursery.start(serve_http, server)`` returns the port once it is
+    listening. Cancelling it closes the connections and ends every session (their handlers
+    are cancelled).
+
+    :param options: ``path=`` (the endpoint, ``"/mcp"``), ``keepalive=`` (seconds between
+        ``: keep-alive`` comments on open event streams; ``None``: none), the keywords of
+        ``mcp_sansio.http.HttpServer`` (``allowed_hosts=``, ``allowed_origins=``,
+        ``json_response=``, ``max_body_size=``, ``state_keys=``, …) and those of each
+        ``mcp_sansio.session.ServerSession`` (``versions=``, …).
+    """
+    from .http._trio_server import serve_http as serve
+
+    await serve(server, host, port, task_status=task_status, **options)
 
 
 async def serve_unix(

@@ -1,0 +1,55 @@
+"""Streamable HTTP, sans-IO: the MCP transport over HTTP, for both eras.
+
+:class:`HttpServer` turns HTTP requests (method, target, headers, body) into work for
+:class:`~mcp_sansio.session.ServerSession` s and their writes into HTTP responses;
+:mod:`mcp_sansio.http._headers` holds the 2026-07-28 standard headers. The bindings on h11
+(``mcp_sansio.asyncio.serve_http`` and its blocking and trio siblings) and the ASGI
+application only move bytes. Importing this package needs nothing beyond the core; the
+bindings need the ``http`` extra (h11).
+"""
+
+from ._headers import (
+    check_standard_headers,
+    decode_value,
+    encode_value,
+    header_params,
+    render_value,
+    standard_headers,
+)
+from ._server import (
+    DEFAULT_ALLOWED_HOSTS,
+    DEFAULT_MAX_SESSIONS,
+    DEFAULT_REPLAY_SIZE,
+    DEFAULT_RETRY,
+    END,
+    Deliver,
+    Exchange,
+    HttpServer,
+    HttpSession,
+    ResponseHead,
+    Terminate,
+    Wake,
+    Work,
+)
+
+__all__ = [
+    "DEFAULT_ALLOWED_HOSTS",
+    "DEFAULT_MAX_SESSIONS",
+    "DEFAULT_REPLAY_SIZE",
+    "DEFAULT_RETRY",
+    "END",
+    "Deliver",
+    "Exchange",
+    "HttpServer",
+    "HttpSession",
+    "ResponseHead",
+    "Terminate",
+    "Wake",
+    "Work",
+    "check_standard_headers",
+    "decode_value",
+    "encode_value",
+    "header_params",
+    "render_value",
+    "standard_headers",
+]

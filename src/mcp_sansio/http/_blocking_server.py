@@ -1,0 +1,363 @@
+"""Streamable HTTP on threads: sockets and threads around :class:`H11Server` and
+:class:`HttpServer`; every decision is theirs. Each MCP session is driven by the same loop
+as on stdio (``mcp_sansio.blocking._ServerEndpoint``), whose writes go through
+:meth:`HttpServer.route` onto the right HTTP responses.
+
+The threads:
+
+- **one per connection** (at most ``max_connections``; past it a new connection is
+  answered ``503`` and closed): it reads requests, feeds them to the core and writes the
+  responses; while a response is pending it waits in ``select`` on its socket (to see the
+  client leave) and on a wake-up socket pair (the exchange's ``waiter``);
+- **one per busy session**: the session's loop runs in it while bodies delivered to the
+  session wait to be read or one of its handlers runs, and ends when the session is idle
+  (a stateless 2026-07-28 POST is served by one such thread, an initialize-era session by
+  one at a time);
+- **one for the keep-alive** comments on open event streams.
+
+The core and the sessions are not thread-safe: one lock (:attr:`HttpListener.lock`)
+guards every call into them. A session's thread holds it while the session's loop and
+handlers run, and releases it while a handler waits (:meth:`Context.sleep`,
+:meth:`Context.elicit`, …: the loop waits for the session's next delivery). So handlers
+run one at a time server-wide, as a blocking server runs them one at a time per
+connection; a handler that waits lets the others run, one that blocks otherwise (on a
+socket, ``time.sleep``) holds the whole server up.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import selectors
+import socket
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterable
+from typing import Any, Final
+
+from ..blocking import Listener, SocketStream, _ServerEndpoint
+from ..server import Server
+from ._h11server import H11Server
+from ._server import Deliver, Exchange, HttpServer, HttpSession, Terminate, Wake, Work
+
+__all__ = ["DEFAULT_KEEPALIVE", "DEFAULT_MAX_CONNECTIONS", "HttpListener", "serve_http"]
+
+#: Seconds between ``: keep-alive`` comments on open SSE streams.
+DEFAULT_KEEPALIVE: Final = 15.0
+#: How many connections are served at once (a thread each).
+DEFAULT_MAX_CONNECTIONS: Final = 100
+
+_READ_SIZE: Final = 65536
+_BUSY: Final = (
+    b"HTTP/1.1 503 Service Unavailable\r\nretry-after: 1\r\ncontent-length: 0\r\n"
+    b"connection: close\r\n\r\n"
+)
+_clock = time.monotonic
+
+
+class _Waker:
+    """An exchange's ``waiter``: :meth:`set` wakes the connection thread's ``select``."""
+
+    def __init__(self) -> None:
+        self.reader, self._writer = socket.socketpair()
+        self.reader.setblocking(False)
+        self._writer.setblocking(False)
+
+    def set(self) -> None:
+        with contextlib.suppress(OSError):  # full (it is set already), or closed
+            self._writer.send(b"\0")
+
+    def clear(self) -> None:
+        with contextlib.suppress(OSError):  # empty
+            while self.reader.recv(4096):
+                pass
+
+    def close(self) -> None:
+        self.reader.close()
+        self._writer.close()
+
+
+class _Inbox:
+    """The stream a session's loop reads (a :class:`mcp_sansio.blocking.Stream`): the
+    bodies delivered to the session, each between :meth:`HttpServer.begin_delivery` and
+    :meth:`HttpServer.end_delivery`. It is read with :attr:`HttpListener.lock` held, which
+    it releases while it waits."""
+
+    def __init__(self, lock: threading.RLock, core: HttpServer, hs: HttpSession) -> None:
+        self._ready = threading.Condition(lock)
+        self._core = core
+        self._hs = hs
+        self.items: deque[tuple[bytes, Exchange | None]] = deque()
+        self.closed = False
+        self._delivering = False
+
+    def put(self, data: bytes, ex: Exchange | None) -> None:
+        if not self.closed:
+            self.items.append((data, ex))
+            self._ready.notify()
+
+    def settle(self) -> None:
+        """The delivery read last has been carried out."""
+        if self._delivering:
+            self._delivering = False
+            _wake(self._core.end_delivery(self._hs))
+
+    def read_some(self, timeout: float | None) -> bytes | None:
+        self.settle()
+        end = None if timeout is None else _clock() + timeout
+        while not self.items and not self.closed:
+            left = None if end is None else end - _clock()
+            if left is not None and left <= 0:
+                return None
+            self._ready.wait(left)
+        if not self.items:
+            return b""
+        data, ex = self.items.popleft()
+        self._core.begin_delivery(self._hs, ex)
+        self._delivering = True
+        return data
+
+    def write(self, data: bytes) -> None:  # pragma: no cover - route is always set
+        pass
+
+    def close(self) -> None:
+        self.closed = True
+        self.items.clear()
+        self._ready.notify()
+
+
+class _Driver:
+    """One session's loop (:attr:`HttpSession.driver`): the blocking adapter's, reading an
+    :class:`_Inbox`, in a thread of its own while the session has work."""
+
+    def __init__(self, listener: HttpListener, hs: HttpSession) -> None:
+        core = listener.core
+        self._listener = listener
+        self.inbox = _Inbox(listener.lock, core, hs)
+        self.endpoint = _ServerEndpoint(hs.session, self.inbox, None)
+        self.endpoint.route = lambda data, related: _wake(core.route(hs, data, related))
+        hs.session.broadcast = lambda make: _wake(core.broadcast(make))
+        hs.session.on_close_stream = lambda rid: _wake(core.close_stream(hs, rid))
+        self.thread: threading.Thread | None = None
+
+    def deliver(self, data: bytes, ex: Exchange | None) -> None:
+        self.inbox.put(data, ex)
+        self._run_soon()
+
+    def stop(self) -> None:
+        """End the session: its handlers see :attr:`Context.cancelled`, its calls fail."""
+        for job in self.endpoint.session.jobs:
+            job.cancelled = True
+        self.inbox.close()
+        self._run_soon()
+
+    def _run_soon(self) -> None:
+        if self.thread is None and not self.endpoint._eof:
+            self.thread = threading.Thread(target=self._run, name="mcp-http-session", daemon=True)
+            self._listener._track(self.thread)
+            self.thread.start()
+
+    def _run(self) -> None:
+        endpoint, inbox = self.endpoint, self.inbox
+        with self._listener.lock:
+            try:
+                while not endpoint._eof and (
+                    inbox.items or inbox.closed or endpoint.session.next_deadline() is not None
+                ):
+                    endpoint._pump()
+            finally:
+                inbox.settle()
+                self.thread = None
+                self._listener._forget(threading.current_thread())
+
+
+class HttpListener(Listener):
+    """A listening socket serving an MCP server over Streamable HTTP (see
+    :func:`serve_http`): :attr:`url`, and the :class:`~mcp_sansio.blocking.Listener`'s
+    :meth:`serve_forever`, :meth:`stop`, :meth:`close` and context manager. Closing it
+    ends every session and connection and joins their threads (each within the timeout).
+
+    :param server: the registry.
+    :param sock: a bound, listening socket; the listener owns it.
+    :param path: the MCP endpoint.
+    :param keepalive: seconds between ``: keep-alive`` comments on open SSE streams
+        (``None``: none).
+    :param max_connections: the most connections served at once (a thread each); past
+        it, a new connection gets ``503`` and is closed.
+    :param options: keywords of :class:`~mcp_sansio.http.HttpServer` and of each
+        :class:`~mcp_sansio.session.ServerSession`.
+    """
+
+    def __init__(
+        self,
+        server: Server,
+        sock: socket.socket,
+        *,
+        path: str = "/mcp",
+        keepalive: float | None = DEFAULT_KEEPALIVE,
+        max_connections: int = DEFAULT_MAX_CONNECTIONS,
+        **options: Any,
+    ) -> None:
+        super().__init__(server, sock)
+        self.core = HttpServer(server, path=path, **options)
+        """The sans-IO Streamable HTTP server."""
+        self.lock = threading.RLock()
+        """Held around every use of :attr:`core` and of the sessions (see the module)."""
+        self.max_connections = max_connections
+        """The most connections served at once."""
+        self._keepalive = keepalive
+        self._closing = threading.Event()
+        self._threads: set[threading.Thread] = set()  # the sessions' and the keep-alive
+
+    @property
+    def url(self) -> str:
+        """The MCP endpoint's URL."""
+        host, port = self.address[:2]
+        host = f"[{host}]" if ":" in host else host
+        return f"http://{host}:{port}{self.core.path}"
+
+    def serve_forever(self) -> None:
+        """Accept and serve connections until :meth:`stop`; then close everything."""
+        every = self._keepalive
+        if every is not None and not self._closing.is_set():
+            thread = threading.Thread(
+                target=self._keep_alive, args=(every,), name="mcp-http-keepalive", daemon=True
+            )
+            self._track(thread)
+            thread.start()
+        super().serve_forever()
+
+    def _track(self, thread: threading.Thread) -> None:
+        with self._lock:
+            self._threads.add(thread)
+
+    def _forget(self, thread: threading.Thread) -> None:
+        with self._lock:
+            self._threads.discard(thread)
+
+    def _keep_alive(self, every: float) -> None:
+        while not self._closing.wait(every):
+            with self.lock:
+                _wake(self.core.keepalive())
+
+    # ------------------------------------------------------------------ sessions
+
+    def _driver(self, hs: HttpSession) -> _Driver:
+        driver: _Driver | None = hs.driver
+        if driver is None:
+            driver = hs.driver = _Driver(self, hs)
+        return driver
+
+    def _do(self, work: Iterable[Work], ex: Exchange | None) -> None:
+        """Carry out the core's work for the request ``ex`` (with :attr:`lock` held)."""
+        for item in work:
+            if isinstance(item, Wake):
+                _wake(item.exchanges)
+            elif isinstance(item, Deliver):
+                self._driver(item.session).deliver(item.data, ex)
+            elif item.session.driver is not None:
+                item.session.driver.stop()
+
+    # ------------------------------------------------------------------ connections
+
+    def _start(self, conn: socket.socket) -> None:
+        with self._lock:
+            full = len(self._live) >= self.max_connections
+        if not full:
+            super()._start(conn)
+            return
+        with contextlib.suppress(OSError):
+            conn.settimeout(1.0)
+            conn.sendall(_BUSY)
+            conn.shutdown(socket.SHUT_WR)
+        conn.close()
+
+    def _handle(self, stream: SocketStream) -> None:
+        conn = stream.socket
+        glue = H11Server(self.core)
+        waker = _Waker()
+        lock = self.lock
+        try:
+            with selectors.DefaultSelector() as selector:
+                selector.register(conn, selectors.EVENT_READ)
+                selector.register(waker.reader, selectors.EVENT_READ)
+                while True:
+                    with lock:
+                        if glue.exchange is not None:
+                            glue.exchange.waiter = waker
+                        waker.clear()
+                        out = glue.data_to_send()
+                        if not glue.closed and glue.exchange is None:
+                            self._do(glue.resume(), glue.exchange)  # a pipelined request
+                            if glue.exchange is not None:
+                                glue.exchange.waiter = waker
+                                out += glue.data_to_send()
+                        closed = glue.closed
+                        reading = glue.exchange is None or glue.needs_body
+                    if out:
+                        conn.sendall(out)
+                    if closed:
+                        break
+                    if not reading and not any(key.fileobj is conn for key, _ in selector.select()):
+                        continue  # the waiter: more of the response
+                    try:
+                        data = conn.recv(_READ_SIZE)
+                    except OSError:
+                        data = b""
+                    with lock:
+                        self._do(glue.receive_data(data), glue.exchange)
+        except OSError:  # the client went away under us
+            pass
+        finally:
+            with lock:
+                self._do(glue.connection_lost(), None)
+            waker.close()
+
+    # ------------------------------------------------------------------ the end
+
+    def close(self, timeout: float = 5.0) -> None:
+        """Stop; end every connection and session; wait up to ``timeout`` seconds for each
+        of their threads; close the listening socket. Idempotent."""
+        self._closing.set()
+        super().close(timeout)  # the connections first: no new work for the sessions
+        if self.lock.acquire(timeout=timeout):  # a handler that never waits holds it
+            try:
+                self._do([Terminate(hs) for hs in self.core.all_sessions()], None)
+            finally:
+                self.lock.release()
+        with self._lock:
+            threads = list(self._threads)
+        for thread in threads:
+            if thread is not threading.current_thread():
+                thread.join(timeout)
+
+
+def _wake(exchanges: Iterable[Exchange]) -> None:
+    for ex in exchanges:
+        if ex.waiter is not None:
+            ex.waiter.set()
+
+
+def serve_http(
+    server: Server,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    *,
+    ready: Callable[[HttpListener], Any] | None = None,
+    **options: Any,
+) -> None:
+    """Serve ``server`` over Streamable HTTP on TCP ``host``:``port`` (default: loopback,
+    a free port) until stopped. ``ready`` is called with the :class:`HttpListener` once it
+    listens (its :attr:`~HttpListener.url`; its :meth:`~HttpListener.stop`).
+
+    :param options: the keywords of :class:`HttpListener` (``path=``, ``keepalive=``,
+        ``max_connections=``), of :class:`~mcp_sansio.http.HttpServer`
+        (``allowed_hosts=``, ``allowed_origins=``, ``json_response=``, ``max_body_size=``,
+        ``state_keys=``, …) and of each :class:`~mcp_sansio.session.ServerSession`
+        (``versions=``, …).
+    """
+    listener = HttpListener(server, socket.create_server((host, port)), **options)
+    with listener:
+        if ready is not None:
+            ready(listener)
+        listener.serve_forever()

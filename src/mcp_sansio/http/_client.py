@@ -1,0 +1,768 @@
+"""The client side of Streamable HTTP, sans-IO.
+
+:class:`HttpClientTransport` sits between a :class:`~mcp_sansio.session.ClientSession` and
+an HTTP client. Its session-facing side is bytes: :meth:`~HttpClientTransport.send` takes
+the newline-terminated JSON-RPC lines the session writes, and the lines the session should
+read come back as :class:`ToSession` actions. So the session (era probing, the
+``input_required`` loop, cancellation, timeouts) runs over HTTP unchanged. Its HTTP-facing
+side is *parts*: :class:`HttpRequest` descriptions out, and the response in as calls to
+:meth:`~HttpClientTransport.response_started`, :meth:`~HttpClientTransport.response_data`,
+:meth:`~HttpClientTransport.response_ended` or :meth:`~HttpClientTransport.request_failed`.
+It does no I/O and reads no clock: a reconnection comes out as a request with a ``delay``.
+
+What it does, by the specification's rules for Streamable HTTP:
+
+- Each message the session writes is POSTed on its own (one HTTP exchange per message, a
+  *stream* numbered by the transport), with ``Content-Type: application/json`` and
+  ``Accept: application/json, text/event-stream``.
+- Initialize era: once the ``initialize`` result has passed, every request carries the
+  ``Mcp-Session-Id`` the server set on that response (if any) and, from 2025-06-18 on,
+  ``MCP-Protocol-Version``. 2026-07-28 (a message whose ``params._meta`` names a version of
+  that era): the standard headers of :func:`~mcp_sansio.http._headers.standard_headers`,
+  including ``Mcp-Param-*`` for ``tools/call``, from the ``x-mcp-header`` annotations of
+  the ``tools/list`` results it has seen go by. A call of a tool whose annotations are
+  invalid is not sent; the session gets an error answer (-32602) instead.
+- Answers: ``202``/``204`` for notifications and responses; ``application/json`` (one
+  message, or a batch in 2025-03-26) or ``text/event-stream`` (each ``message`` event's
+  data is a message; the priming event with empty data is skipped) for requests.
+- Failures become JSON-RPC errors, so that every request of the session gets its answer: a
+  4xx/5xx whose body is a JSON-RPC error is passed on (a ``null`` id replaced by the id of
+  the request the POST carried: that is how a ``server/discover`` probe of a legacy server
+  ends and the session falls back to ``initialize``); anything else (404 for an expired
+  session, 405, a refused or broken connection, a malformed or oversized body, a stream that
+  ends without the answer) gives each request the POST carried an error with code
+  :data:`TRANSPORT_ERROR` whose message says what happened, with ``data.status`` the HTTP
+  status when there was one.
+- Resumption (initialize era, 2025-11-25's SSE polling): when an event stream ends before
+  every answer it owes has arrived, and it had given an event id, the transport asks for a
+  ``GET`` with ``Last-Event-ID`` after the stream's ``retry`` delay (default
+  :data:`DEFAULT_RETRY_MS`), and again while the server keeps answering with streams that
+  end without the answers, up to ``max_reconnects`` times in a row without progress.
+- Cancellation: a ``notifications/cancelled`` for a request of the initialize era is
+  POSTed; in 2026-07-28 it is not sent (that era has no such notification on HTTP): the
+  request's stream is aborted instead, which is how that era cancels. Either way the
+  cancelled request's stream is aborted and its answer is no longer awaited.
+- Optionally (``listen=True``), initialize era only: a standalone ``GET`` stream for the
+  server's own requests and notifications, opened once ``notifications/initialized`` is
+  sent and reopened (with ``Last-Event-ID``) when it ends; a ``405`` means the server
+  offers none. Off by default: most servers send everything on the POST streams.
+- :meth:`~HttpClientTransport.close` aborts every stream and, when the server set a
+  session id, sends ``DELETE`` with it (any answer, ``405`` included, is fine).
+- Memory is bounded: a JSON body, an error body and each event are limited to
+  ``max_body_size`` bytes (4 MiB by default), counted as they arrive.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any, Final
+
+import attrs
+import orjson
+
+from .._sse import SseDecoder, SseEvent
+from .._versions import VERSIONS, Era
+from ._headers import header_params, standard_headers
+
+__all__ = [
+    "DEFAULT_MAX_BODY_SIZE",
+    "DEFAULT_MAX_RECONNECTS",
+    "DEFAULT_RETRY_MS",
+    "TRANSPORT_ERROR",
+    "AbortRequest",
+    "ClientAction",
+    "HttpClientTransport",
+    "HttpRequest",
+    "ToSession",
+    "TransportProblem",
+]
+
+#: The largest JSON body, error body or SSE event accepted, in bytes (4 MiB).
+DEFAULT_MAX_BODY_SIZE: Final = 4 * 1024 * 1024
+#: How long to wait before resuming a stream whose server gave no ``retry`` (milliseconds).
+DEFAULT_RETRY_MS: Final = 1000
+#: How many times in a row a stream is resumed without a message arriving before its
+#: requests fail.
+DEFAULT_MAX_RECONNECTS: Final = 5
+#: The JSON-RPC error code of the errors the transport makes up for failed exchanges.
+TRANSPORT_ERROR: Final = -32000
+#: The error code of a ``tools/call`` refused because of the tool's ``x-mcp-header``.
+INVALID_PARAMS: Final = -32602
+
+_ACCEPT_BOTH: Final = ("Accept", "application/json, text/event-stream")
+_ACCEPT_SSE: Final = ("Accept", "text/event-stream")
+_JSON_BODY: Final = ("Content-Type", "application/json")
+_LEGACY_VERSIONS: Final = frozenset(v for v, s in VERSIONS.items() if s.era is Era.INITIALIZE)
+_META_VERSION: Final = "io.modelcontextprotocol/protocolVersion"
+_MAX_TOOLS: Final = 65536  # the tools whose header annotations are remembered
+
+
+@attrs.frozen
+class HttpRequest:
+    """An HTTP request for the caller to make, and whose response to feed back under
+    ``stream``."""
+
+    stream: int
+    """The transport's number for this exchange; pass it with each part of the response."""
+    method: str
+    """``"POST"``, ``"GET"`` or ``"DELETE"``."""
+    target: str
+    """The request target (the endpoint's path and query)."""
+    headers: tuple[tuple[str, str], ...]
+    """The headers, without ``Host`` and ``Content-Length`` (the HTTP layer adds them)."""
+    body: bytes = b""
+    """The body (one JSON-RPC message, for a POST)."""
+    delay: float = 0.0
+    """Seconds to wait before sending it (a reconnection's ``retry``)."""
+
+
+@attrs.frozen
+class ToSession:
+    """Bytes for the session: one or more newline-terminated JSON-RPC messages."""
+
+    data: bytes
+
+
+@attrs.frozen
+class AbortRequest:
+    """Stop the exchange ``stream`` now: close its connection (it may not be reused), and
+    feed nothing more of it. Also sent for a request not started yet (a delayed one)."""
+
+    stream: int
+    reason: str
+
+
+@attrs.frozen
+class TransportProblem:
+    """Something went wrong that no request of the session is waiting on (a notification
+    or a response the server refused, a listen stream that failed): worth a log line."""
+
+    message: str
+
+
+#: What the transport's methods return.
+ClientAction = HttpRequest | ToSession | AbortRequest | TransportProblem
+
+# How an exchange's body is read.
+_NONE: Final = 0  # ignored (202, 204, an unexpected success body)
+_JSON: Final = 1
+_SSE: Final = 2
+_ERROR: Final = 3  # a 4xx/5xx body, read up to the limit
+
+# What an exchange is.
+_POST: Final = 0
+_RESUME: Final = 1  # GET with Last-Event-ID, for a POST stream cut short
+_LISTEN: Final = 2  # the standalone GET stream
+_DELETE: Final = 3
+
+
+class _Exchange:
+    __slots__ = (
+        "attempts",
+        "buffer",
+        "decoder",
+        "kind",
+        "last_id",
+        "malformed",
+        "mode",
+        "modern",
+        "oversized",
+        "owed",
+        "progress",
+        "retry",
+        "session_id",
+        "size",
+        "status",
+        "stream",
+        "truncated",
+    )
+
+    def __init__(self, stream: int, kind: int, owed: set[Any], modern: bool = False) -> None:
+        self.stream = stream
+        self.kind = kind
+        self.owed = owed  # the ids of the requests still waiting for their answer here
+        self.modern = modern
+        self.session_id: str | None = None  # sent with the request
+        self.status = 0
+        self.mode = _NONE
+        self.buffer: list[bytes] = []
+        self.size = 0
+        self.truncated = False
+        self.decoder: SseDecoder | None = None
+        self.oversized = 0
+        self.malformed = False
+        self.attempts = 0  # reconnections without progress (resume, listen)
+        self.progress = False  # a message arrived on this exchange
+        self.last_id = ""  # the Last-Event-ID this GET was opened with
+        self.retry: int | None = None  # the retry in force when it was opened (ms)
+
+
+def _text(value: bytes | str) -> str:
+    return value.decode("latin-1") if isinstance(value, bytes) else value
+
+
+def _error(request_id: Any, code: int, message: str, status: int = 0) -> bytes:
+    error: dict[str, Any] = {"code": code, "message": message}
+    if status:
+        error["data"] = {"status": status}
+    return orjson.dumps({"jsonrpc": "2.0", "id": request_id, "error": error}) + b"\n"
+
+
+def _is_id(value: Any) -> bool:
+    return type(value) is str or type(value) is int
+
+
+def _valid_session_id(value: str) -> bool:
+    """Visible ASCII, as the specification requires of a session id."""
+    return bool(value) and all(0x21 <= ord(c) <= 0x7E for c in value)
+
+
+def _header_safe(value: str) -> bool:
+    """Whether ``value`` can go into a header as it is (printable ASCII, no whitespace at
+    either end): a server's event id that cannot is not sent back."""
+    return value == value.strip(" \t") and all(0x20 <= ord(c) <= 0x7E for c in value)
+
+
+_TOKEN = frozenset("!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+
+
+def _check_header(name: str, value: str) -> tuple[str, str]:
+    if not name or not set(name) <= _TOKEN:
+        raise ValueError(f"not a valid header name: {name!r}")
+    if not all(c == "\t" or 0x20 <= ord(c) <= 0x7E for c in value):
+        raise ValueError(f"not a valid value for the header {name}: {value!r}")
+    return name, value
+
+
+class HttpClientTransport:
+    """A Streamable HTTP client transport for one MCP endpoint, sans-IO.
+
+    Every method returns a list of actions, in order: :class:`HttpRequest` (make this
+    request), :class:`AbortRequest` (drop that exchange), :class:`ToSession` (bytes for the
+    session) and :class:`TransportProblem` (log it).
+
+    :param target: the endpoint's request target, e.g. ``"/mcp"``.
+    :param headers: extra headers for every request (``Authorization``…); a name that is
+        not an HTTP token or a value with control characters raises :exc:`ValueError`.
+    :param max_body_size: the largest JSON body, error body or SSE event, in bytes.
+    :param max_reconnects: how many resumptions in a row may bring no message before the
+        requests a stream owes fail.
+    :param default_retry_ms: the wait before resuming a stream whose server set no
+        ``retry``.
+    :param listen: open the standalone GET stream in the initialize era.
+    """
+
+    def __init__(
+        self,
+        target: str = "/mcp",
+        *,
+        headers: Iterable[tuple[str, str]] | Mapping[str, str] = (),
+        max_body_size: int = DEFAULT_MAX_BODY_SIZE,
+        max_reconnects: int = DEFAULT_MAX_RECONNECTS,
+        default_retry_ms: int = DEFAULT_RETRY_MS,
+        listen: bool = False,
+    ) -> None:
+        if max_body_size < 1:
+            raise ValueError("max_body_size must be at least 1 byte")
+        if max_reconnects < 0 or default_retry_ms < 0:
+            raise ValueError("max_reconnects and default_retry_ms must not be negative")
+        self.target = target
+        """The endpoint's request target."""
+        extra = headers.items() if isinstance(headers, Mapping) else headers
+        self.extra_headers: tuple[tuple[str, str], ...] = tuple(
+            _check_header(k, v) for k, v in extra
+        )
+        """The caller's headers, sent with every request."""
+        self.max_body_size = max_body_size
+        """The bound on bodies and events, in bytes."""
+        self.max_reconnects = max_reconnects
+        """The bound on resumptions in a row without progress."""
+        self.default_retry_ms = default_retry_ms
+        """The wait before a resumption when the server set no ``retry``, in ms."""
+        self.listen = listen
+        """Whether the standalone GET stream is opened (initialize era)."""
+        self.session_id: str | None = None
+        """The ``Mcp-Session-Id`` the server set on the ``initialize`` response, once the
+        result has arrived."""
+        self.protocol_version: str | None = None
+        """The version the ``initialize`` result negotiated (initialize era)."""
+        self.closed = False
+        """Whether :meth:`close` was called."""
+        self._next_stream = 1
+        self._exchanges: dict[int, _Exchange] = {}
+        self._owner: dict[Any, _Exchange] = {}  # request id -> the exchange that owes it
+        self._pending = b""  # an unfinished line from the session
+        self._initialize_ids: set[Any] = set()
+        self._offered_session_id: str | None = None  # on the initialize response
+        self._tools_list_ids: set[Any] = set()
+        self._tool_headers: dict[str, dict[str, str] | None] = {}
+        self._modern = False  # whether the last request sent was of 2026-07-28
+        self._post_headers = (_JSON_BODY, _ACCEPT_BOTH, *self.extra_headers)
+        self._legacy_post_headers = self._post_headers
+
+    # ------------------------------------------------------------------ introspection
+
+    @property
+    def open_streams(self) -> tuple[int, ...]:
+        """The exchanges in progress (requested and not yet ended), by number."""
+        return tuple(self._exchanges)
+
+    def tool_headers(self, name: str) -> dict[str, str] | None:
+        """What the transport learned of tool ``name`` from ``tools/list``: its
+        ``{argument: header suffix}`` (``None`` for invalid annotations; ``{}`` for a tool
+        it has not seen or that has none)."""
+        return self._tool_headers.get(name, {})
+
+    # ------------------------------------------------------------------ from the session
+
+    def send(self, data: bytes) -> list[ClientAction]:
+        """Take bytes the session wrote (newline-terminated JSON-RPC lines; a line may be
+        split across calls) and return the requests that carry them."""
+        if self.closed:
+            return []
+        if self._pending:
+            data = self._pending + data
+            self._pending = b""
+        if data.endswith(b"\n") and data.count(b"\n") == 1:  # the usual case: one line
+            return self._post(data[:-1]) if len(data) > 1 else []
+        lines = data.split(b"\n")
+        tail = lines.pop()
+        actions: list[ClientAction] = []
+        if len(tail) > self.max_body_size:
+            actions.append(TransportProblem("the session wrote an oversized line; dropped"))
+        else:
+            self._pending = tail
+        for line in lines:
+            if line.strip():
+                actions.extend(self._post(line))
+        return actions
+
+    def _post(self, line: bytes) -> list[ClientAction]:
+        try:
+            message = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            return [TransportProblem("the session wrote a line that is not JSON; dropped")]
+        owed: set[Any] = set()
+        modern = False
+        method = None
+        headers: tuple[tuple[str, str], ...] | list[tuple[str, str]]
+        actions: list[ClientAction] = []
+        if type(message) is dict:
+            method = message.get("method")
+            request_id = message.get("id")
+            params = message.get("params")
+            meta = params.get("_meta") if type(params) is dict else None
+            version = meta.get(_META_VERSION) if type(meta) is dict else None
+            modern = type(version) is str and version not in _LEGACY_VERSIONS
+            if method == "notifications/cancelled":
+                target_id = params.get("requestId") if type(params) is dict else None
+                ex = self._owner.get(target_id) if _is_id(target_id) else None
+                if ex is not None:
+                    self._forget(ex, target_id)
+                    if not ex.owed and ex.kind != _LISTEN:
+                        actions.append(self._abort(ex, "the request was cancelled"))
+                    if ex.modern:
+                        return actions  # 2026-07-28: closing the stream is the cancel
+                elif self._modern:
+                    return actions  # 2026-07-28, a request no longer in flight: nothing
+            if method is not None and _is_id(request_id):
+                self._modern = modern and method != "initialize"
+                owed.add(request_id)
+                if method == "tools/list":
+                    self._tools_list_ids.add(request_id)
+                elif method == "initialize":
+                    self._initialize_ids.add(request_id)
+                    modern = False
+            if modern:
+                params_of_tool = None
+                if method == "tools/call" and type(params) is dict:
+                    name = params.get("name")
+                    params_of_tool = self._tool_headers.get(name, {}) if type(name) is str else {}
+                    if params_of_tool is None:
+                        return [
+                            ToSession(
+                                _error(
+                                    request_id,
+                                    INVALID_PARAMS,
+                                    f"refusing to call the tool {name!r}: its input schema "
+                                    "has invalid x-mcp-header annotations",
+                                )
+                            )
+                        ]
+                headers = [*self._post_headers, *standard_headers(message, params_of_tool)]
+            else:
+                headers = self._legacy_post_headers
+        elif type(message) is list:  # a batch (2025-03-26)
+            for item in message:
+                if type(item) is dict and "method" in item and _is_id(item.get("id")):
+                    owed.add(item["id"])
+            headers = self._legacy_post_headers
+        else:
+            return [TransportProblem("the session wrote a line that is not a JSON-RPC message")]
+        ex = self._new(_POST, owed, modern)
+        if not modern:
+            ex.session_id = self.session_id
+        actions.insert(0, HttpRequest(ex.stream, "POST", self.target, tuple(headers), line))
+        if self.listen and method == "notifications/initialized":
+            actions.append(self._start_listen())
+        return actions
+
+    def _new(self, kind: int, owed: set[Any], modern: bool = False) -> _Exchange:
+        stream = self._next_stream
+        self._next_stream += 1
+        ex = self._exchanges[stream] = _Exchange(stream, kind, owed, modern)
+        for request_id in owed:
+            self._owner[request_id] = ex
+        return ex
+
+    def _forget(self, ex: _Exchange, request_id: Any) -> None:
+        ex.owed.discard(request_id)
+        self._owner.pop(request_id, None)
+        self._tools_list_ids.discard(request_id)
+        self._initialize_ids.discard(request_id)
+
+    def _abort(self, ex: _Exchange, reason: str) -> AbortRequest:
+        self._exchanges.pop(ex.stream, None)
+        for request_id in list(ex.owed):
+            self._forget(ex, request_id)
+        return AbortRequest(ex.stream, reason)
+
+    def _get_headers(self, last_event_id: str | None) -> tuple[tuple[str, str], ...]:
+        headers = [_ACCEPT_SSE, *self.extra_headers]
+        if self.session_id is not None:
+            headers.append(("Mcp-Session-Id", self.session_id))
+        if self.protocol_version is not None and self.protocol_version >= "2025-06-18":
+            headers.append(("MCP-Protocol-Version", self.protocol_version))
+        if last_event_id:
+            headers.append(("Last-Event-ID", last_event_id))
+        return tuple(headers)
+
+    def _start_listen(self, last_event_id: str = "", delay: float = 0.0) -> HttpRequest:
+        ex = self._new(_LISTEN, set())
+        ex.session_id = self.session_id
+        return HttpRequest(
+            ex.stream, "GET", self.target, self._get_headers(last_event_id), delay=delay
+        )
+
+    # ------------------------------------------------------------------ from the server
+
+    def response_started(
+        self, stream: int, status: int, headers: Iterable[tuple[bytes | str, bytes | str]]
+    ) -> list[ClientAction]:
+        """The status line and headers of the response to ``stream`` arrived (header names
+        in any case; ``bytes`` are read as latin-1). Informational (1xx) responses are not
+        passed here."""
+        ex = self._exchanges.get(stream)
+        if ex is None:
+            return []
+        ex.status = status
+        content_type = ""
+        session_id = None
+        for raw_name, raw_value in headers:
+            name = _text(raw_name).lower()
+            if name == "content-type":
+                content_type = _text(raw_value).split(";", 1)[0].strip().lower()
+            elif name == "mcp-session-id":
+                session_id = _text(raw_value).strip()
+        if ex.kind == _DELETE:
+            return []
+        if session_id is not None and ex.kind == _POST and self._initialize_ids & ex.owed:
+            self._offered_session_id = session_id
+        if 200 <= status < 300:
+            if content_type == "text/event-stream":
+                ex.mode = _SSE
+                ex.decoder = SseDecoder(self.max_body_size)
+            elif content_type == "application/json" and ex.kind == _POST:
+                ex.mode = _JSON
+        elif status >= 300:
+            ex.mode = _ERROR
+        return []
+
+    def response_data(self, stream: int, data: bytes) -> list[ClientAction]:
+        """A piece of the body of ``stream``'s response."""
+        ex = self._exchanges.get(stream)
+        if ex is None or not data:
+            return []
+        mode = ex.mode
+        if mode == _SSE:
+            decoder = ex.decoder
+            assert decoder is not None
+            events = decoder.feed(data)
+            out: list[bytes] = []
+            actions: list[ClientAction] = []
+            if events:
+                self._events(ex, events, out)
+            if decoder.oversized != ex.oversized:
+                ex.oversized = decoder.oversized
+                actions.extend(
+                    self._fail(
+                        ex,
+                        f"an event on the server's stream was larger than {self.max_body_size}"
+                        " bytes",
+                        out,
+                    )
+                )
+            elif ex.kind == _RESUME and not ex.owed and ex.stream in self._exchanges:
+                actions.append(self._abort(ex, "every answer has arrived"))
+            if out:
+                actions.insert(0, ToSession(b"".join(out)))
+            return actions
+        if mode in (_JSON, _ERROR):
+            ex.size += len(data)
+            if ex.size > self.max_body_size:
+                if mode == _ERROR:
+                    ex.truncated = True
+                    return []
+                out = []
+                actions = self._fail(
+                    ex, f"the response body was larger than {self.max_body_size} bytes", out
+                )
+                return [ToSession(b"".join(out)), *actions] if out else actions
+            ex.buffer.append(data)
+        return []
+
+    def response_ended(self, stream: int) -> list[ClientAction]:
+        """The response to ``stream`` ended (the whole body arrived)."""
+        ex = self._exchanges.pop(stream, None)
+        if ex is None:
+            return []
+        out: list[bytes] = []
+        actions: list[ClientAction] = []
+        mode = ex.mode
+        status = ex.status
+        if ex.kind == _DELETE:
+            return []
+        if mode == _JSON:
+            body = b"".join(ex.buffer)
+            ex.buffer = []
+            self._incoming(ex, body, out)
+            if ex.owed:
+                why = (
+                    "the server's JSON body was not valid JSON-RPC"
+                    if ex.malformed
+                    else "the server's JSON body did not answer the request"
+                )
+                self._fail_owed(ex, f"{why} (HTTP {status})", status, out)
+        elif mode == _SSE:
+            decoder = ex.decoder
+            assert decoder is not None
+            self._events(ex, decoder.close(), out)
+            actions.extend(self._stream_over(ex, "the server ended the stream", out))
+        elif mode == _ERROR:
+            actions.extend(self._http_error(ex, out))
+        elif ex.kind == _LISTEN:
+            actions.append(TransportProblem(f"the GET stream got HTTP {status}; not listening"))
+        elif ex.owed:
+            self._fail_owed(
+                ex, f"the server answered HTTP {status} with no JSON or event stream", status, out
+            )
+        if out:
+            actions.insert(0, ToSession(b"".join(out)))
+        return actions
+
+    def request_failed(self, stream: int, reason: str) -> list[ClientAction]:
+        """The exchange ``stream`` failed: no connection, a broken connection, a malformed
+        HTTP response, or the server closed the connection before the response ended.
+        ``reason`` says which (it goes into the errors' messages)."""
+        ex = self._exchanges.pop(stream, None)
+        if ex is None or ex.kind == _DELETE:
+            return []
+        out: list[bytes] = []
+        if ex.mode == _SSE and ex.decoder is not None:
+            self._events(ex, ex.decoder.close(), out)
+            actions = self._stream_over(ex, f"the stream broke ({reason})", out)
+        elif ex.kind == _LISTEN:
+            actions = [TransportProblem(f"the GET stream failed: {reason}")]
+        else:
+            actions = []
+            status = f" after HTTP {ex.status}" if ex.status else ""
+            self._fail_owed(ex, f"the HTTP request failed{status}: {reason}", ex.status, out)
+        if out:
+            actions.insert(0, ToSession(b"".join(out)))
+        return actions
+
+    def close(self) -> list[ClientAction]:
+        """Close: abort every exchange and, when the server set a session id, return the
+        ``DELETE`` that ends the session (its answer may be fed back or ignored). The
+        session's unanswered requests get nothing more from the transport: the session
+        ends them itself when its input ends."""
+        if self.closed:
+            return []
+        self.closed = True
+        actions: list[ClientAction] = [
+            AbortRequest(stream, "the client is closing") for stream in self._exchanges
+        ]
+        self._exchanges.clear()
+        self._owner.clear()
+        if self.session_id is not None:
+            ex = self._new(_DELETE, set())
+            actions.append(HttpRequest(ex.stream, "DELETE", self.target, self._get_headers(None)))
+        return actions
+
+    # ------------------------------------------------------------------ the messages
+
+    def _events(self, ex: _Exchange, events: list[SseEvent], out: list[bytes]) -> None:
+        for event in events:
+            if event.data and event.event == "message":
+                self._incoming(ex, event.data.encode(), out)
+
+    def _incoming(self, ex: _Exchange, raw: bytes, out: list[bytes]) -> None:
+        """One message (or batch) from the server: note what it answers, pass it on."""
+        try:
+            message = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            ex.malformed = True
+            return
+        if type(message) is dict:
+            if not self._note(ex, message, out):
+                return
+        elif type(message) is list and message:
+            kept = [m for m in message if type(m) is not dict or self._note(ex, m, out)]
+            if len(kept) != len(message):
+                if not kept:
+                    return
+                message = kept
+                raw = orjson.dumps(message)
+        else:
+            ex.malformed = True
+            return
+        ex.progress = True
+        if b"\n" in raw or b"\r" in raw:
+            raw = orjson.dumps(message)  # one line for the session's framing
+        out.append(raw + b"\n")
+
+    def _note(self, ex: _Exchange, message: dict[str, Any], out: list[bytes]) -> bool:
+        """Note an answer; ``False`` when the message is consumed here (an error with a
+        ``null`` id, given to the request(s) this exchange owes)."""
+        if "method" in message:
+            return True
+        request_id = message.get("id")
+        if request_id is None and "error" in message:
+            if not ex.owed:
+                return True
+            for owed_id in list(ex.owed):
+                self._forget(ex, owed_id)
+                out.append(orjson.dumps({**message, "id": owed_id}) + b"\n")
+            ex.progress = True
+            return False
+        if not _is_id(request_id):
+            return True
+        owner = self._owner.get(request_id)
+        if owner is not None:
+            owner.owed.discard(request_id)
+            del self._owner[request_id]
+        result = message.get("result")
+        if type(result) is dict:
+            if request_id in self._tools_list_ids:
+                self._learn_tools(result)
+            elif request_id in self._initialize_ids:
+                self._initialized(result)
+        self._tools_list_ids.discard(request_id)
+        self._initialize_ids.discard(request_id)
+        return True
+
+    def _learn_tools(self, result: dict[str, Any]) -> None:
+        tools = result.get("tools")
+        if type(tools) is not list:
+            return
+        if len(self._tool_headers) + len(tools) > _MAX_TOOLS:
+            self._tool_headers.clear()
+        for tool in tools:
+            if type(tool) is dict and type(tool.get("name")) is str:
+                self._tool_headers[tool["name"]] = header_params(tool.get("inputSchema"))
+
+    def _initialized(self, result: dict[str, Any]) -> None:
+        version = result.get("protocolVersion")
+        # Only a version we know goes into a header (the session refuses the others).
+        self.protocol_version = version if version in _LEGACY_VERSIONS else None
+        offered = self._offered_session_id
+        self.session_id = offered if offered is not None and _valid_session_id(offered) else None
+        headers: list[tuple[str, str]] = list(self._post_headers)
+        if self.session_id is not None:
+            headers.append(("Mcp-Session-Id", self.session_id))
+        if self.protocol_version is not None and self.protocol_version >= "2025-06-18":
+            headers.append(("MCP-Protocol-Version", self.protocol_version))
+        self._legacy_post_headers = tuple(headers)
+
+    # ------------------------------------------------------------------ failures
+
+    def _fail_owed(self, ex: _Exchange, message: str, status: int, out: list[bytes]) -> None:
+        for request_id in sorted(ex.owed, key=str):
+            self._forget(ex, request_id)
+            out.append(_error(request_id, TRANSPORT_ERROR, message, status))
+
+    def _fail(self, ex: _Exchange, message: str, out: list[bytes]) -> list[ClientAction]:
+        """Fail what ``ex`` owes and abort it."""
+        if ex.kind == _LISTEN:
+            return [self._abort(ex, message), TransportProblem(f"the GET stream: {message}")]
+        self._fail_owed(ex, message, ex.status, out)
+        return [self._abort(ex, message)]
+
+    def _http_error(self, ex: _Exchange, out: list[bytes]) -> list[ClientAction]:
+        status = ex.status
+        if ex.kind == _LISTEN:
+            if status == 405:
+                return []  # the server offers no standalone stream
+            return [TransportProblem(f"the GET stream got HTTP {status}")]
+        body = b"" if ex.truncated else b"".join(ex.buffer)
+        ex.buffer = []
+        if body and ex.owed and ex.kind == _POST:
+            before = len(out)
+            try:
+                message = orjson.loads(body)
+            except orjson.JSONDecodeError:
+                message = None
+            if type(message) is dict and type(message.get("error")) is dict:
+                self._incoming(ex, body, out)
+            if len(out) > before and not ex.owed:
+                return []
+        if not ex.owed:
+            if ex.kind == _POST:
+                return [TransportProblem(f"the server refused a message with HTTP {status}")]
+            return []
+        if status == 404 and ex.session_id is not None:
+            why = f"the session {ex.session_id!r} has expired (HTTP 404); it must be reopened"
+        elif status == 404:
+            why = "the server answered HTTP 404 (no MCP endpoint here?)"
+        elif status == 405:
+            why = f"the server does not allow {'GET' if ex.kind == _RESUME else 'POST'} (HTTP 405)"
+        elif ex.truncated:
+            why = f"the server answered HTTP {status} (an oversized body, not read)"
+        else:
+            why = f"the server answered HTTP {status} without a JSON-RPC error"
+        self._fail_owed(ex, why, status, out)
+        return []
+
+    def _stream_over(self, ex: _Exchange, how: str, out: list[bytes]) -> list[ClientAction]:
+        """An event stream ended (``how``): resume it, or fail what it still owes."""
+        decoder = ex.decoder
+        assert decoder is not None
+        # The cursor and the delay carry over from earlier streams of the chain.
+        last_id = decoder.last_event_id
+        last_id = last_id if last_id and _header_safe(last_id) else ex.last_id
+        retry = decoder.retry if decoder.retry is not None else ex.retry
+        delay = (retry if retry is not None else self.default_retry_ms) / 1000
+        attempts = 0 if ex.progress else ex.attempts + 1
+        if ex.kind == _LISTEN:
+            if attempts > self.max_reconnects:
+                return [TransportProblem(f"{how}; the GET stream is given up")]
+            request = self._start_listen(last_id, delay)
+            listen = self._exchanges[request.stream]
+            listen.attempts, listen.last_id, listen.retry = attempts, last_id, retry
+            return [request]
+        if not ex.owed:
+            return []
+        if decoder.truncated:
+            how += ", in the middle of an event"
+        if last_id and not ex.modern and attempts <= self.max_reconnects:
+            resumed = self._new(_RESUME, ex.owed)
+            resumed.attempts, resumed.last_id, resumed.retry = attempts, last_id, retry
+            resumed.session_id = self.session_id
+            headers = self._get_headers(last_id)
+            return [HttpRequest(resumed.stream, "GET", self.target, headers, delay=delay)]
+        if ex.malformed:
+            how += " (after a malformed event)"
+        if last_id and not ex.modern and attempts > self.max_reconnects:
+            how += f", and {self.max_reconnects} resumptions in a row brought nothing"
+        self._fail_owed(ex, f"{how} before the answer", ex.status, out)
+        return []

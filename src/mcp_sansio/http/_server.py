@@ -1,0 +1,940 @@
+"""The server side of Streamable HTTP, sans-IO: HTTP requests in, MCP sessions and HTTP
+responses out.
+
+:class:`HttpServer` sits between any HTTP implementation and the
+:class:`~mcp_sansio.session.ServerSession` s that serve the protocol. The HTTP binding
+(h11 in :mod:`mcp_sansio.http.asyncio` and its siblings, or the ASGI application) hands
+it each request's method, target and headers (:meth:`HttpServer.begin`), then the body
+(:meth:`Exchange.receive_body`, :meth:`HttpServer.end`), and pulls the response out of the
+:class:`Exchange` (:meth:`Exchange.next_output`): a :class:`ResponseHead`, body chunks,
+then :data:`END`. Everything the protocol says about HTTP is decided here, once:
+
+- **the initialize era** (2024-11-05 … 2025-11-25): a session per ``initialize``, named by
+  an unguessable ``Mcp-Session-Id``; POST, GET (the standalone stream) and DELETE; the
+  ``Accept`` and ``Content-Type`` rules; 202 for notifications and responses; a JSON or SSE
+  answer (JSON when the answer is ready with nothing before it, SSE otherwise); SSE event
+  ids, a bounded replay buffer per stream and resumption with ``Last-Event-ID``; the
+  priming event with ``retry``; ``MCP-Protocol-Version`` checks; 404 for an unknown
+  session;
+- **the stateless era** (2026-07-28): POST only (405 otherwise); every POST is served by a
+  fresh session; ``Mcp-Method`` / ``Mcp-Name`` / ``Mcp-Param-*`` checked against the body
+  (400 and -32020); HTTP statuses from JSON-RPC error codes (404 for -32601, 400 for
+  -32602, -32020, -32021, -32022); closing the stream cancels the request;
+  ``subscriptions/listen`` streams stay open, with keep-alive comments;
+- **DNS-rebinding protection**: ``Host`` and ``Origin`` allow-lists, on by default and set
+  for a server on loopback (421 for a foreign ``Host``, 403 for a foreign ``Origin``);
+- **bounded memory**: a maximum body size (413), a bounded replay buffer, a bounded number
+  of sessions.
+
+The binding runs the sessions: each :class:`HttpSession` has a ``driver`` slot for the
+binding's loop around it (the asyncio, trio and blocking adapters reuse their stdio
+machinery). :meth:`HttpServer.end` returns :class:`Deliver` (feed these bytes to that
+session) and :class:`Terminate` (that session is over) instructions; what a session writes
+goes through :meth:`HttpServer.route`, which puts each message on the right stream and
+returns the exchanges that have new output, for the binding to wake.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections import OrderedDict, deque
+from collections.abc import Callable, Collection, Iterable, Mapping
+from typing import Any, Final
+from urllib.parse import urlsplit
+
+import attrs
+import orjson
+
+from .._errors import ErrorCode
+from .._events import RequestId
+from .._framing import DEFAULT_MAX_MESSAGE_SIZE
+from .._sse import encode_comment, encode_event
+from .._versions import ALL_VERSIONS, VERSIONS, Era
+from ..session import DEFAULT, DefaultType, ServerSession
+from ._headers import (
+    ACCEPT,
+    CONTENT_TYPE,
+    LAST_EVENT_ID,
+    PROTOCOL_VERSION,
+    SESSION_ID,
+    check_standard_headers,
+    header_params,
+    lower_headers,
+)
+
+__all__ = [
+    "DEFAULT_ALLOWED_HOSTS",
+    "DEFAULT_MAX_SESSIONS",
+    "DEFAULT_REPLAY_SIZE",
+    "DEFAULT_RETRY",
+    "END",
+    "Deliver",
+    "Exchange",
+    "HttpServer",
+    "HttpSession",
+    "ResponseHead",
+    "Terminate",
+    "Wake",
+    "Work",
+]
+
+#: The ``Host`` names a server on loopback accepts by default (any port).
+DEFAULT_ALLOWED_HOSTS: Final = ("localhost", "127.0.0.1", "[::1]")
+#: How many events each SSE stream keeps for resumption.
+DEFAULT_REPLAY_SIZE: Final = 256
+#: The reconnection delay (ms) sent in each stream's priming event.
+DEFAULT_RETRY: Final = 1000
+#: How many initialize-era sessions live at once; past it, the least recently used idle
+#: session is ended.
+DEFAULT_MAX_SESSIONS: Final = 1024
+
+_META: Final = "_meta"
+_META_VERSION: Final = "io.modelcontextprotocol/protocolVersion"
+_META_SUBSCRIPTION: Final = "io.modelcontextprotocol/subscriptionId"
+_JSON: Final = "application/json"
+_SSE: Final = "text/event-stream"
+_SSE_HEADERS: Final = (
+    ("content-type", _SSE),
+    ("cache-control", "no-cache"),
+    ("x-accel-buffering", "no"),
+)
+# 2026-07-28: the HTTP status of a JSON-RPC error answer.
+_STATUS_OF_ERROR: Final[dict[int, int]] = {
+    ErrorCode.PARSE_ERROR: 400,
+    ErrorCode.INVALID_REQUEST: 400,
+    ErrorCode.METHOD_NOT_FOUND: 404,
+    ErrorCode.INVALID_PARAMS: 400,
+    ErrorCode.HEADER_MISMATCH: 400,
+    ErrorCode.MISSING_REQUIRED_CLIENT_CAPABILITY: 400,
+    ErrorCode.UNSUPPORTED_PROTOCOL_VERSION: 400,
+}
+
+
+class _End:
+    def __repr__(self) -> str:
+        return "END"
+
+
+#: What :meth:`Exchange.next_output` returns when the response is complete.
+END: Final = _End()
+
+
+@attrs.frozen
+class ResponseHead:
+    """The status line and headers of a response."""
+
+    status: int
+    headers: tuple[tuple[str, str], ...]
+
+
+@attrs.frozen
+class Deliver:
+    """Feed ``data`` (JSON-RPC lines) to ``session`` (through its driver)."""
+
+    session: HttpSession
+    data: bytes
+
+
+@attrs.frozen
+class Terminate:
+    """``session`` is over (deleted, evicted): stop its driver."""
+
+    session: HttpSession
+
+
+@attrs.frozen
+class Wake:
+    """These exchanges, served on other connections, have new output (their end)."""
+
+    exchanges: tuple[Exchange, ...]
+
+
+#: What :meth:`HttpServer.end` and :meth:`HttpServer.disconnected` ask of the binding.
+Work = Deliver | Terminate | Wake
+
+
+class Exchange:
+    """One HTTP request and its response. The binding feeds the body in and pulls the
+    response out with :meth:`next_output`; ``waiter`` is the binding's to use (wake it
+    when :meth:`HttpServer.route` names this exchange)."""
+
+    __slots__ = (
+        "_body",
+        "_ended",
+        "_out",
+        "_size",
+        "headers",
+        "method",
+        "mode",
+        "session",
+        "stream",
+        "target",
+        "waiter",
+    )
+
+    def __init__(self, method: str, target: str, headers: dict[str, str]) -> None:
+        self.method = method
+        """The HTTP method."""
+        self.target = target
+        """The request target."""
+        self.headers = headers
+        """The request headers, by lower-case name."""
+        self.session: HttpSession | None = None
+        """The MCP session it belongs to, once known."""
+        self.stream: _Stream | None = None
+        self.mode: str | None = None  # None (undecided), "json", "sse" or "done"
+        self.waiter: Any = None
+        self._out: deque[ResponseHead | bytes | _End] = deque()
+        self._body: list[bytes] = []
+        self._size = 0
+        self._ended = False
+
+    # ------------------------------------------------------------------ the request
+
+    def receive_body(self, chunk: bytes, max_size: int) -> bool:
+        """Take a chunk of the request body; ``False`` (and a 413 response) when the body
+        grew past ``max_size``: stop reading it."""
+        if self._ended:
+            return False
+        self._size += len(chunk)
+        if self._size > max_size:
+            self._body.clear()
+            self.respond(413, f"the body is larger than {max_size} bytes")
+            return False
+        if chunk:
+            self._body.append(chunk)
+        return True
+
+    @property
+    def body(self) -> bytes:
+        """The request body received so far."""
+        return b"".join(self._body)
+
+    # ------------------------------------------------------------------ the response
+
+    def next_output(self) -> ResponseHead | bytes | _End | None:
+        """The next part of the response: a :class:`ResponseHead` (first), body bytes,
+        :data:`END` (last), or ``None`` when nothing is ready yet (wait on ``waiter``)."""
+        return self._out.popleft() if self._out else None
+
+    @property
+    def finished(self) -> bool:
+        """Whether the whole response has been queued (its :data:`END` included)."""
+        return self._ended
+
+    @property
+    def streaming(self) -> bool:
+        """Whether the response is an SSE stream."""
+        return self.mode == "sse"
+
+    def respond(
+        self,
+        status: int,
+        message: str | None = None,
+        *,
+        body: bytes | None = None,
+        headers: Iterable[tuple[str, str]] = (),
+        code: int = ErrorCode.INVALID_REQUEST,
+        request_id: RequestId | None = None,
+    ) -> None:
+        """Queue a whole response: ``body`` as JSON, or a JSON-RPC error of ``code`` and
+        ``message`` (with ``request_id``), or no body."""
+        if self._ended:
+            return
+        if body is None and message is not None:
+            body = orjson.dumps(
+                {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
+            )
+        head = list(headers)
+        if body:
+            head.append(("content-type", _JSON))
+        head.append(("content-length", str(len(body or b""))))
+        self._out.append(ResponseHead(status, tuple(head)))
+        if body:
+            self._out.append(body)
+        self._finish()
+
+    def _finish(self) -> None:
+        self._out.append(END)
+        self._ended = True
+        self.mode = "done"
+
+    def _start_sse(self, extra: Iterable[tuple[str, str]] = ()) -> None:
+        self.mode = "sse"
+        self._out.append(ResponseHead(200, _SSE_HEADERS + tuple(extra)))
+
+    def _push(self, data: bytes) -> None:
+        if not self._ended:
+            self._out.append(data)
+
+    def __repr__(self) -> str:
+        return f"<Exchange {self.method} {self.target} {self.mode or 'pending'}>"
+
+
+class _Stream:
+    """A logical SSE stream of a session: the answers (and related messages) of one POST,
+    or the standalone GET stream. It outlives a dropped connection in the initialize era,
+    keeping its last events for resumption."""
+
+    __slots__ = ("exchange", "no", "owed", "replay", "seq", "session", "standalone")
+
+    def __init__(self, session: HttpSession, no: int, *, standalone: bool = False) -> None:
+        self.session = session
+        self.no = no
+        self.standalone = standalone
+        self.exchange: Exchange | None = None
+        self.owed: set[RequestId] = set()
+        self.seq = 0
+        self.replay: deque[tuple[int, bytes]] = deque(maxlen=session.owner.replay_size)
+
+    @property
+    def done(self) -> bool:
+        return not self.standalone and not self.owed
+
+
+class HttpSession:
+    """One MCP session behind HTTP: an initialize-era session (named by its
+    ``Mcp-Session-Id``), or one stateless POST. ``driver`` is the binding's."""
+
+    __slots__ = (
+        "_next_stream",
+        "by_request",
+        "closed",
+        "current",
+        "driver",
+        "get_stream",
+        "id",
+        "owner",
+        "session",
+        "streams",
+    )
+
+    def __init__(self, owner: HttpServer, session: ServerSession, session_id: str | None) -> None:
+        self.owner = owner
+        self.session = session
+        """The sans-IO server session."""
+        self.id = session_id
+        """The ``Mcp-Session-Id`` (``None`` for a stateless POST)."""
+        self.driver: Any = None
+        """The binding's loop around :attr:`session`."""
+        self.streams: dict[int, _Stream] = {}
+        self.by_request: dict[RequestId, _Stream] = {}
+        self.get_stream: _Stream | None = None
+        self.current: _Stream | None = None
+        self.closed = False
+        self._next_stream = 1
+
+    @property
+    def stateless(self) -> bool:
+        """Whether this is a 2026-07-28 POST (no session id, no resumption)."""
+        return self.id is None
+
+    @property
+    def over(self) -> bool:
+        """Whether the session has ended (deleted or evicted, or a stateless POST that is
+        answered or abandoned): the binding stops its driver."""
+        return self.closed or (self.id is None and self not in self.owner.live)
+
+    def _new_stream(self, *, standalone: bool = False) -> _Stream:
+        stream = _Stream(self, self._next_stream, standalone=standalone)
+        self._next_stream += 1
+        self.streams[stream.no] = stream
+        return stream
+
+    def __repr__(self) -> str:
+        return f"<HttpSession {self.id or 'stateless'}>"
+
+
+class HttpServer:
+    """Streamable HTTP for a :class:`~mcp_sansio.server.Server`, sans-IO.
+
+    :param server: the registry to serve.
+    :param path: the MCP endpoint (other paths get 404).
+    :param allowed_hosts: the ``Host`` names (without port) accepted; ``None`` turns the
+        check off (behind a proxy that checks it). Default: the loopback names.
+    :param allowed_origins: the ``Origin`` hosts (without scheme and port) accepted when a
+        request has an ``Origin``; ``None`` turns the check off. Default: as
+        ``allowed_hosts``.
+    :param max_body_size: the largest request body, in bytes (413 past it).
+    :param replay_size: how many events each SSE stream keeps for ``Last-Event-ID``.
+    :param retry: the reconnection delay (ms) announced in each stream's priming event.
+    :param json_response: ``True``: answer requests with JSON only (notifications sent
+        during a request are dropped); ``False``: always SSE; ``None`` (default): JSON when
+        the answer is the first thing ready, SSE otherwise.
+    :param max_sessions: the most initialize-era sessions at once.
+    :param state_keys: the keys that seal 2026 ``requestState`` (share them between the
+        workers of a deployment; default: random per process).
+    :param session_options: for each :class:`~mcp_sansio.session.ServerSession`
+        (``versions=``, ``timeout=``, ``max_message_size=``, …).
+    """
+
+    def __init__(
+        self,
+        server: Any,
+        *,
+        path: str = "/mcp",
+        allowed_hosts: Collection[str] | None = DEFAULT_ALLOWED_HOSTS,
+        allowed_origins: Collection[str] | DefaultType | None = DEFAULT,
+        max_body_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+        replay_size: int = DEFAULT_REPLAY_SIZE,
+        retry: int = DEFAULT_RETRY,
+        json_response: bool | None = None,
+        max_sessions: int = DEFAULT_MAX_SESSIONS,
+        state_keys: bytes | list[bytes] | None = None,
+        **session_options: Any,
+    ) -> None:
+        self.server = server
+        """The registry served."""
+        self.path = path
+        """The MCP endpoint's path."""
+        self.allowed_hosts = None if allowed_hosts is None else frozenset(allowed_hosts)
+        """The accepted ``Host`` names, or ``None`` (no check)."""
+        self.allowed_origins = (
+            self.allowed_hosts
+            if allowed_origins is DEFAULT
+            else None
+            if allowed_origins is None
+            else frozenset(allowed_origins)
+        )
+        """The accepted ``Origin`` hosts, or ``None`` (no check)."""
+        self.max_body_size = max_body_size
+        """The largest request body, in bytes."""
+        self.replay_size = replay_size
+        """How many events each stream keeps for resumption."""
+        self.retry = retry
+        """The reconnection delay (ms) of the priming events."""
+        self.json_response = json_response
+        """JSON only (``True``), SSE only (``False``) or automatic (``None``)."""
+        self.max_sessions = max_sessions
+        """The most initialize-era sessions at once."""
+        self.state_keys = secrets.token_bytes(32) if state_keys is None else state_keys
+        self.session_options = dict(session_options)
+        versions = tuple(session_options.get("versions") or ALL_VERSIONS)
+        self.versions = versions
+        """The protocol versions served."""
+        self.legacy_versions = tuple(v for v in versions if VERSIONS[v].era is Era.INITIALIZE)
+        self.stateless_versions = tuple(v for v in versions if VERSIONS[v].era is Era.STATELESS)
+        self.sessions: OrderedDict[str, HttpSession] = OrderedDict()
+        """The initialize-era sessions, least recently used first."""
+        self.live: set[HttpSession] = set()
+        """Every session with work in hand (stateless POSTs included)."""
+        self._param_headers: dict[str, dict[str, str] | None] = {}
+
+    # ------------------------------------------------------------------ sessions
+
+    def _new_session(self, stateless: bool) -> HttpSession:
+        options = dict(self.session_options)
+        options["versions"] = self.stateless_versions if stateless else self.legacy_versions
+        session = ServerSession(self.server, state_keys=self.state_keys, **options)
+        if stateless:
+            return HttpSession(self, session, None)
+        session_id = secrets.token_hex(16)
+        return HttpSession(self, session, session_id)
+
+    def _remember(self, hs: HttpSession) -> list[Work]:
+        """Register a new initialize-era session, evicting an idle one when full."""
+        out: list[Work] = []
+        if len(self.sessions) >= self.max_sessions:
+            for old in self.sessions.values():
+                if not any(s.exchange is not None for s in old.streams.values()):
+                    out.extend(self._terminate(old))
+                    break
+        assert hs.id is not None
+        self.sessions[hs.id] = hs
+        return out
+
+    def _terminate(self, hs: HttpSession) -> list[Work]:
+        hs.closed = True
+        if hs.id is not None:
+            self.sessions.pop(hs.id, None)
+        self.live.discard(hs)
+        ended = []
+        for stream in hs.streams.values():
+            ex = stream.exchange
+            if ex is not None and not ex.finished:
+                if ex.mode is None:
+                    ex.respond(404, "the session has ended")
+                else:
+                    ex._finish()
+                ended.append(ex)
+        return [Terminate(hs), Wake(tuple(ended))]
+
+    # ------------------------------------------------------------------ requests
+
+    def begin(
+        self, method: str, target: str, headers: Iterable[tuple[bytes | str, bytes | str]]
+    ) -> Exchange:
+        """A request's head arrived. Returns its :class:`Exchange`; when the head alone
+        decides the answer (a wrong path, method, ``Host``, ``Origin``, ``Accept``,
+        session…), the response is already queued (:attr:`Exchange.finished`) and the
+        body need not be read."""
+        ex = Exchange(method.upper(), target, lower_headers(headers))
+        h = ex.headers
+        if urlsplit(target).path != self.path:
+            ex.respond(404, f"no MCP endpoint at {urlsplit(target).path}")
+            return ex
+        problem = self._check_origin(h)
+        if problem is not None:
+            ex.respond(*problem)
+            return ex
+        if ex.method == "POST":
+            self._begin_post(ex)
+        elif ex.method in ("GET", "DELETE"):
+            self._begin_session_request(ex)
+        else:
+            ex.respond(405, f"{ex.method} is not allowed", headers=self._allow())
+        return ex
+
+    def _allow(self) -> tuple[tuple[str, str], ...]:
+        return (("allow", "GET, POST, DELETE" if self.legacy_versions else "POST"),)
+
+    def _check_origin(self, h: Mapping[str, str]) -> tuple[int, str] | None:
+        if self.allowed_hosts is not None:
+            host = _host_name(h.get("host", ""))
+            if host not in self.allowed_hosts:
+                return 421, f"the Host {h.get('host', '')!r} is not allowed"
+        origin = h.get("origin")
+        if origin is not None and self.allowed_origins is not None:
+            parts = urlsplit(origin)
+            if parts.scheme not in ("http", "https") or _host_name(parts.netloc) not in (
+                self.allowed_origins
+            ):
+                return 403, f"the Origin {origin!r} is not allowed"
+        return None
+
+    def _begin_post(self, ex: Exchange) -> None:
+        h = ex.headers
+        if not _accepts(h.get(ACCEPT, ""), _JSON) or not _accepts(h.get(ACCEPT, ""), _SSE):
+            ex.respond(406, "Accept must list both application/json and text/event-stream")
+            return
+        kind = h.get(CONTENT_TYPE, "").split(";")[0].strip().lower()
+        if kind != _JSON:
+            ex.respond(415, "the Content-Type must be application/json")
+            return
+        length = h.get("content-length")
+        if length is not None and length.strip().isdigit() and int(length) > self.max_body_size:
+            ex.respond(413, f"the body is larger than {self.max_body_size} bytes")
+            return
+        session_id = h.get(SESSION_ID)
+        if session_id is not None and self.legacy_versions:
+            hs = self.sessions.get(session_id.strip())
+            if hs is None:
+                ex.respond(404, "no such session (it may have expired): initialize again")
+                return
+            self.sessions.move_to_end(hs.id)  # type: ignore[arg-type]
+            ex.session = hs
+
+    def _begin_session_request(self, ex: Exchange) -> None:
+        h = ex.headers
+        session_id = h.get(SESSION_ID)
+        if not self.legacy_versions or session_id is None:
+            ex.respond(405, f"{ex.method} needs an initialize-era session", headers=self._allow())
+            return
+        hs = self.sessions.get(session_id.strip())
+        if hs is None:
+            ex.respond(404, "no such session (it may have expired): initialize again")
+            return
+        ex.session = hs
+        self.sessions.move_to_end(session_id.strip())
+        if ex.method == "GET" and not _accepts(h.get(ACCEPT, ""), _SSE):
+            ex.respond(406, "Accept must list text/event-stream")
+
+    def end(self, ex: Exchange) -> list[Work]:
+        """The request's body is complete: decide and start its answer. Returns what the
+        binding must do: feed bytes to a session (:class:`Deliver`), stop one
+        (:class:`Terminate`)."""
+        if ex.finished:
+            return []
+        if ex.method == "DELETE":
+            assert ex.session is not None
+            out = self._terminate(ex.session)
+            ex.respond(200)
+            return out
+        if ex.method == "GET":
+            return self._open_get(ex)
+        return self._post(ex)
+
+    def _open_get(self, ex: Exchange) -> list[Work]:
+        hs = ex.session
+        assert hs is not None
+        last = ex.headers.get(LAST_EVENT_ID)
+        if last is not None:
+            stream, seq = self._find_event(hs, last.strip())
+            if stream is None:
+                ex.respond(400, f"unknown Last-Event-ID {last!r}: the stream cannot resume")
+                return []
+            out: list[Work] = []
+            old = stream.exchange
+            if old is not None and not old.finished:
+                old._finish()  # the client moved to this connection
+                out.append(Wake((old,)))
+            stream.exchange = ex
+            ex.stream = stream
+            ex._start_sse()
+            for event_seq, event in stream.replay:
+                if event_seq > seq:
+                    ex._push(event)
+            if stream.done:
+                ex._finish()
+            return out
+        if hs.get_stream is not None and hs.get_stream.exchange is not None:
+            ex.respond(409, "this session's standalone stream is already open")
+            return []
+        stream = hs.get_stream or hs._new_stream(standalone=True)
+        hs.get_stream = stream
+        stream.exchange = ex
+        ex.stream = stream
+        ex._start_sse()
+        self._prime(stream, ex)
+        return []
+
+    @staticmethod
+    def _find_event(hs: HttpSession, last: str) -> tuple[_Stream | None, int]:
+        no, _, seq = last.partition("_")
+        if not (no.isdigit() and seq.isdigit()):
+            return None, 0
+        stream = hs.streams.get(int(no))
+        if stream is None:
+            return None, 0
+        n = int(seq)
+        oldest = stream.replay[0][0] if stream.replay else stream.seq + 1
+        if n > stream.seq or n < oldest - 1:
+            return None, 0  # in the future, or fell out of the replay buffer
+        return stream, n
+
+    def _prime(self, stream: _Stream, ex: Exchange) -> None:
+        """The priming event of a resumable stream: an id (and ``retry``) with no data."""
+        if stream.session.stateless:
+            return
+        ex._push(encode_event(b"", id=f"{stream.no}_{stream.seq}", retry=self.retry))
+
+    # ------------------------------------------------------------------ POST
+
+    def _post(self, ex: Exchange) -> list[Work]:
+        body = ex.body
+        try:
+            message = orjson.loads(body)
+        except orjson.JSONDecodeError:
+            ex.respond(400, "the body is not JSON", code=ErrorCode.PARSE_ERROR)
+            return []
+        messages = message if isinstance(message, list) else [message]
+        if not messages or not all(isinstance(m, dict) for m in messages):
+            ex.respond(400, "the body is not a JSON-RPC message")
+            return []
+        first: dict[str, Any] = messages[0]
+        hs = ex.session
+        out: list[Work] = []
+        if hs is None:
+            stateless = self._is_stateless(ex, first)
+            if stateless is None:
+                ex.respond(
+                    400, "a session id is needed: send initialize first", request_id=first.get("id")
+                )
+                return []
+            if stateless:
+                if isinstance(message, list):
+                    ex.respond(400, "2026-07-28 has no batches", request_id=None)
+                    return []
+                problem = self._check_stateless_headers(ex, first)
+                if problem is not None:
+                    ex.respond(
+                        400,
+                        problem,
+                        code=ErrorCode.HEADER_MISMATCH,
+                        request_id=first.get("id") if "method" in first else None,
+                    )
+                    return []
+            hs = self._new_session(stateless)
+            if not stateless:
+                out.extend(self._remember(hs))
+            ex.session = hs
+        else:
+            problem = self._check_version_header(ex, hs)
+            if problem is not None:
+                ex.respond(400, problem, request_id=first.get("id"))
+                return []
+        requests = [m.get("id") for m in messages if "method" in m and "id" in m]
+        stream = hs._new_stream()
+        stream.owed.update(r for r in requests if isinstance(r, (str, int)))
+        for rid in stream.owed:
+            hs.by_request[rid] = stream
+        stream.exchange = ex
+        ex.stream = stream
+        if not stream.owed:
+            ex.respond(202)
+        self.live.add(hs)
+        out.append(Deliver(hs, body + b"\n" if not body.endswith(b"\n") else body))
+        return out
+
+    def _is_stateless(self, ex: Exchange, first: Mapping[str, Any]) -> bool | None:
+        """Whether a POST without a session is 2026-07-28; ``None`` when it is an
+        initialize-era message that needs a session."""
+        if not self.stateless_versions:
+            return False if first.get("method") == "initialize" else None
+        if not self.legacy_versions:
+            return True
+        header = ex.headers.get(PROTOCOL_VERSION, "").strip()
+        if header in VERSIONS and VERSIONS[header].era is Era.STATELESS:
+            return True
+        params = first.get("params")
+        meta = params.get(_META) if isinstance(params, Mapping) else None
+        if isinstance(meta, Mapping) and _META_VERSION in meta:
+            return True
+        if first.get("method") == "initialize":
+            return False
+        return None if header in VERSIONS else True
+
+    def _check_stateless_headers(self, ex: Exchange, message: Mapping[str, Any]) -> str | None:
+        if "method" not in message:
+            return None
+        h = ex.headers
+        params = message.get("params")
+        meta = params.get(_META) if isinstance(params, Mapping) else None
+        version = meta.get(_META_VERSION) if isinstance(meta, Mapping) else None
+        header = h.get(PROTOCOL_VERSION)
+        if header is None:
+            if version is not None:
+                return "the MCP-Protocol-Version header is missing"
+        elif version is not None and header.strip() != version:
+            return (
+                f"the MCP-Protocol-Version header {header.strip()!r} does not match the "
+                f"request's protocol version {version!r}"
+            )
+        tool_headers = None
+        if message.get("method") == "tools/call" and isinstance(params, Mapping):
+            tool_headers = self._tool_headers(params.get("name"))
+        return check_standard_headers(h, message, tool_headers)
+
+    def _tool_headers(self, name: Any) -> dict[str, str] | None:
+        if not isinstance(name, str):
+            return None
+        if name not in self._param_headers:
+            tool = self.server.tools.get(name)
+            self._param_headers[name] = (
+                header_params(tool.input_schema) if tool is not None else None
+            )
+        return self._param_headers[name]
+
+    def _check_version_header(self, ex: Exchange, hs: HttpSession) -> str | None:
+        header = ex.headers.get(PROTOCOL_VERSION)
+        if header is None:
+            return None  # absent: assume 2025-03-26, as the spec says
+        header = header.strip()
+        if header not in self.legacy_versions:
+            return f"unsupported MCP-Protocol-Version {header!r}"
+        # The spec rejects only invalid or unsupported values: a supported version other
+        # than the negotiated one passes (the 0.1.16 conformance suite sends 2025-03-26 on
+        # a 2025-11-25 session).
+        return None
+
+    # ------------------------------------------------------------------ what sessions write
+
+    def begin_delivery(self, hs: HttpSession, ex: Exchange | None) -> None:
+        """The binding is about to feed ``ex``'s body to ``hs``: what the session writes
+        with no other home (an error about an unreadable message) goes to ``ex``."""
+        hs.current = ex.stream if ex is not None and ex.session is hs else None
+
+    def end_delivery(self, hs: HttpSession) -> list[Exchange]:
+        """The body has been fed; returns the exchanges touched by closing up."""
+        hs.current = None
+        return self._reap(hs)
+
+    def route(
+        self, hs: HttpSession, data: bytes, related: RequestId | None = None
+    ) -> list[Exchange]:
+        """Put what ``hs``'s session wrote (JSON-RPC lines) on the right streams;
+        ``related`` is the id of the request a handler was serving when it wrote. Returns
+        the exchanges with new output (wake their waiters)."""
+        touched: list[Exchange] = []
+        for line in data.splitlines():
+            if not line:
+                continue
+            stream = self._stream_for(hs, line, related)
+            if stream is None:
+                continue
+            ex = self._emit(stream, line)
+            if ex is not None and ex not in touched:
+                touched.append(ex)
+        touched.extend(e for e in self._reap(hs) if e not in touched)
+        return touched
+
+    def _stream_for(
+        self, hs: HttpSession, line: bytes, related: RequestId | None
+    ) -> _Stream | None:
+        message = orjson.loads(line)
+        rid = message.get("id")
+        if "method" not in message and rid is not None:  # an answer
+            stream = hs.by_request.pop(rid, None)
+            if stream is not None:
+                stream.owed.discard(rid)
+                return stream
+            return hs.current
+        if related is not None and related in hs.by_request:
+            return hs.by_request[related]
+        params = message.get("params")
+        meta = params.get(_META) if isinstance(params, dict) else None
+        if isinstance(meta, dict) and meta.get(_META_SUBSCRIPTION) in hs.by_request:
+            return hs.by_request[meta[_META_SUBSCRIPTION]]
+        if "method" not in message:  # an error about an unreadable message
+            return hs.current
+        return hs.current or hs.get_stream
+
+    def _emit(self, stream: _Stream, line: bytes) -> Exchange | None:
+        ex = stream.exchange
+        resumable = not stream.session.stateless
+        if ex is not None and ex.mode is None:
+            if self._json_now(ex, stream):
+                status = 200
+                if stream.session.stateless:
+                    status = _status_of(line)
+                ex.respond(status, body=line, headers=self._session_headers(stream.session))
+                return ex
+            if self.json_response and not stream.done:
+                return None  # JSON only: what comes before the answer is dropped
+            ex._start_sse(self._session_headers(stream.session))
+            self._prime(stream, ex)
+        event: bytes
+        if resumable:
+            stream.seq += 1
+            event = encode_event(line, id=f"{stream.no}_{stream.seq}")
+            stream.replay.append((stream.seq, event))
+        else:
+            event = encode_event(line)
+        if ex is None:
+            return None
+        ex._push(event)
+        return ex
+
+    def _json_now(self, ex: Exchange, stream: _Stream) -> bool:
+        if self.json_response is False:
+            return False
+        return (
+            stream.done
+            and not stream.standalone
+            and len(stream.replay) == 0
+            and (self.json_response is True or _accepts(ex.headers.get(ACCEPT, ""), _JSON))
+        )
+
+    @staticmethod
+    def _session_headers(hs: HttpSession) -> tuple[tuple[str, str], ...]:
+        if hs.id is None:
+            return ()
+        return ((SESSION_ID, hs.id),)
+
+    def _reap(self, hs: HttpSession) -> list[Exchange]:
+        """End the streams whose requests are all answered; forget a finished stateless
+        session."""
+        touched = []
+        for no, stream in list(hs.streams.items()):
+            if not stream.done:
+                continue
+            ex = stream.exchange
+            if ex is not None and ex.mode == "sse" and not ex.finished:
+                ex._finish()
+                touched.append(ex)
+            if ex is not None and ex.mode is not None and hs.current is not stream:
+                stream.exchange = None
+            if stream.exchange is None and (hs.stateless or not stream.replay):
+                del hs.streams[no]
+        if hs.stateless and not hs.streams and hs.current is None:
+            self.live.discard(hs)
+        return touched
+
+    # ------------------------------------------------------------------ the binding's news
+
+    def close_stream(self, hs: HttpSession, request_id: RequestId) -> list[Exchange]:
+        """End the HTTP response carrying ``request_id``'s stream now (the client resumes
+        it with ``Last-Event-ID`` after the priming event's ``retry``); later messages are
+        kept for the replay. Only for initialize-era sessions; returns the exchanges to
+        wake."""
+        stream = hs.by_request.get(request_id)
+        if stream is None or hs.stateless or stream.exchange is None:
+            return []
+        ex = stream.exchange
+        if ex.mode is None:
+            ex._start_sse(self._session_headers(hs))
+            self._prime(stream, ex)
+        ex._finish()
+        stream.exchange = None
+        return [ex]
+
+    def disconnected(self, ex: Exchange) -> list[Work]:
+        """The client went away before ``ex``'s response ended. In the initialize era its
+        stream lives on for resumption; in 2026-07-28 its requests are cancelled (a
+        ``notifications/cancelled`` is fed to the session for each)."""
+        stream = ex.stream
+        if not ex.finished:
+            ex._finish()
+        if stream is None or stream.exchange is not ex:
+            return []
+        stream.exchange = None
+        hs = stream.session
+        if not hs.stateless:
+            return []
+        out: list[Work] = []
+        for rid in list(stream.owed):
+            hs.by_request.pop(rid, None)
+            note = {
+                "jsonrpc": "2.0",
+                "method": "notifications/cancelled",
+                "params": {"requestId": rid, "reason": "the client closed the stream"},
+            }
+            out.append(Deliver(hs, orjson.dumps(note) + b"\n"))
+        stream.owed.clear()
+        self._reap(hs)
+        return out
+
+    def keepalive(self) -> list[Exchange]:
+        """Queue a ``: keep-alive`` comment on every open SSE response; returns them."""
+        touched = []
+        comment = encode_comment("keep-alive")
+        for hs in list(self.live) + list(self.sessions.values()):
+            for stream in hs.streams.values():
+                ex = stream.exchange
+                if ex is not None and ex.mode == "sse" and not ex.finished and ex not in touched:
+                    ex._push(comment)
+                    touched.append(ex)
+        return touched
+
+    def all_sessions(self) -> list[HttpSession]:
+        """Every session alive: the initialize-era ones and the stateless POSTs in hand."""
+        seen = dict.fromkeys(self.sessions.values())
+        seen.update(dict.fromkeys(self.live))
+        return [hs for hs in seen if not hs.closed]
+
+    def broadcast(self, make: Callable[[ServerSession], bytes]) -> list[Exchange]:
+        """Run ``make`` on every live session (``lambda s: s.resource_updated(uri)``) and
+        route what each returns; returns the exchanges to wake."""
+        touched: list[Exchange] = []
+        for hs in self.all_sessions():
+            data = make(hs.session)
+            if data:
+                touched.extend(self.route(hs, data))
+        return touched
+
+
+def _host_name(host: str) -> str:
+    """``host[:port]`` → ``host`` (an IPv6 literal keeps its brackets)."""
+    host = host.strip().lower()
+    if host.startswith("["):
+        end = host.find("]")
+        return host[: end + 1] if end != -1 else host
+    return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+
+
+def _accepts(accept: str, media: str) -> bool:
+    major = media.split("/")[0]
+    for item in accept.split(","):
+        kind = item.split(";")[0].strip().lower()
+        if kind in (media, "*/*", f"{major}/*"):
+            return True
+    return False
+
+
+def _status_of(line: bytes) -> int:
+    """The HTTP status of a 2026-07-28 answer: from its JSON-RPC error code."""
+    if b'"error"' not in line:
+        return 200
+    error = orjson.loads(line).get("error")
+    code = error.get("code") if isinstance(error, dict) else None
+    return _STATUS_OF_ERROR.get(code, 200) if isinstance(code, int) else 200

@@ -1,0 +1,210 @@
+"""Streamable HTTP on trio: sockets and tasks around :class:`H11Server` and
+:class:`HttpServer`; every decision is theirs. Each MCP session is driven by the same loop
+as on stdio (``mcp_sansio.trio._Loop``, in the server's nursery), whose writes go through
+:meth:`HttpServer.route` onto the right HTTP responses.
+
+A connection is a task that moves bytes between its socket and its :class:`H11Server`,
+with a reader task beside it so that a client leaving in the middle of a response is
+noticed (2026-07-28: its request is cancelled). An exchange's ``waiter`` is a
+``trio.Event``, replaced by a fresh one before each drain of its output.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any, NoReturn
+
+import h11
+import trio
+
+from .._events import RequestId
+from ..server import Server
+from ..trio import _GONE, _Loop
+from ._h11server import H11Server
+from ._server import Deliver, Exchange, HttpServer, HttpSession, Wake, Work
+
+__all__ = ["DEFAULT_KEEPALIVE", "serve_http"]
+
+#: Seconds between ``: keep-alive`` comments on open SSE streams.
+DEFAULT_KEEPALIVE = 15.0
+_READ_SIZE = 65536
+
+
+class _Nowhere(trio.abc.Stream):
+    """The stream of a session driven over HTTP: its bytes come through
+    :meth:`HttpServer.end` and go through :meth:`HttpServer.route` instead."""
+
+    async def receive_some(self, max_bytes: int | None = None) -> bytes:
+        await trio.sleep_forever()
+
+    async def send_all(self, data: Any) -> None:  # pragma: no cover - route is always set
+        await trio.lowlevel.checkpoint()
+
+    async def wait_send_all_might_not_block(self) -> None:  # pragma: no cover
+        await trio.lowlevel.checkpoint()
+
+    async def aclose(self) -> None:  # pragma: no cover - never closed
+        await trio.lowlevel.checkpoint()
+
+
+class _Service:
+    """The sessions of an :class:`HttpServer`, each run by a ``_Loop`` in ``nursery``, and
+    the connections that reach them."""
+
+    def __init__(self, core: HttpServer, nursery: trio.Nursery) -> None:
+        self.core = core
+        self.nursery = nursery
+
+    # ------------------------------------------------------------------ sessions
+
+    async def _driver(self, hs: HttpSession) -> _Loop:
+        loop: _Loop | None = hs.driver
+        if loop is None:
+            loop = _Loop(hs.session, _Nowhere())
+            core = self.core
+
+            def route(data: bytes, related: RequestId | None) -> None:
+                _wake(core.route(hs, data, related))
+                self._reap(hs)
+
+            loop.route = route
+            hs.session.broadcast = lambda make: _wake(core.broadcast(make))
+            hs.session.on_close_stream = lambda rid: _wake(core.close_stream(hs, rid))
+            await self.nursery.start(loop.run)
+            hs.driver = loop
+        return loop
+
+    def _reap(self, hs: HttpSession) -> None:
+        """A stateless session is over once its POST is answered: stop its loop."""
+        if hs.over:
+            self._stop(hs)
+
+    @staticmethod
+    def _stop(hs: HttpSession) -> None:
+        loop: _Loop | None = hs.driver
+        if loop is not None:
+            loop.scope.cancel()  # its handlers with it
+
+    async def _do(self, work: Iterable[Work], ex: Exchange | None) -> None:
+        core = self.core
+        for item in work:
+            if isinstance(item, Wake):
+                _wake(item.exchanges)
+                continue
+            hs = item.session
+            if isinstance(item, Deliver):
+                loop = await self._driver(hs)
+                core.begin_delivery(hs, ex)
+                try:
+                    loop.feed(item.data)
+                finally:
+                    _wake(core.end_delivery(hs))
+                self._reap(hs)
+            else:
+                self._stop(hs)
+
+    def close(self) -> None:
+        """End every session."""
+        for hs in self.core.all_sessions():
+            self._stop(hs)
+
+    # ------------------------------------------------------------------ connections
+
+    async def handle(self, stream: trio.abc.Stream) -> None:
+        """Serve one connection until either side closes it."""
+        glue = H11Server(self.core)
+        inbox_in, inbox = trio.open_memory_channel[bytes](1)
+        wakeup = trio.Event()
+
+        async def read() -> None:
+            while True:
+                try:
+                    data = bytes(await stream.receive_some(_READ_SIZE))
+                except _GONE:
+                    data = b""
+                await inbox_in.send(data)
+                wakeup.set()
+                if not data:
+                    return
+
+        async with trio.open_nursery() as tasks:
+            tasks.start_soon(read)
+            try:
+                while True:
+                    # Woken by the reader, or (through the exchange's waiter) by the
+                    # sessions and the keep-alive.
+                    wakeup = trio.Event()
+                    if glue.exchange is not None:
+                        glue.exchange.waiter = wakeup
+                    out = glue.data_to_send()
+                    if out:
+                        await stream.send_all(out)
+                    if glue.closed:
+                        break
+                    if glue.exchange is None:
+                        await self._do(glue.resume(), glue.exchange)  # a pipelined request
+                        if glue.exchange is not None:
+                            continue
+                    try:
+                        data = inbox.receive_nowait()
+                    except trio.WouldBlock:
+                        await wakeup.wait()
+                        continue
+                    await self._do(glue.receive_data(data), glue.exchange)
+                    if not data:
+                        break  # the client left: nothing more to write
+            except _GONE:  # the client went away under us
+                pass
+            except h11.LocalProtocolError:
+                pass  # the response cannot be framed after a broken request: just close
+            finally:
+                with trio.CancelScope(shield=True):
+                    await self._do(glue.connection_lost(), None)
+                tasks.cancel_scope.cancel()
+
+    async def keep_alive(self, every: float) -> NoReturn:
+        """Queue a ``: keep-alive`` comment on every open SSE response, ``every`` seconds."""
+        while True:
+            await trio.sleep(every)
+            _wake(self.core.keepalive())
+
+
+def _wake(exchanges: Iterable[Exchange]) -> None:
+    for ex in exchanges:
+        if ex.waiter is not None:
+            ex.waiter.set()
+
+
+async def serve_http(
+    server: Server,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    *,
+    path: str = "/mcp",
+    keepalive: float | None = DEFAULT_KEEPALIVE,
+    task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED,
+    **options: Any,
+) -> NoReturn:
+    """Serve ``server`` over Streamable HTTP on ``host:port`` (default: loopback, a free
+    port), at ``path``, until cancelled; ``port = await nursery.start(serve_http, server)``
+    returns the port once it is listening. Cancelling it closes the connections and ends
+    every session.
+
+    :param keepalive: seconds between ``: keep-alive`` comments on open SSE streams
+        (``None``: none).
+    :param options: keywords of :class:`~mcp_sansio.http.HttpServer` (``allowed_hosts=``,
+        ``allowed_origins=``, ``json_response=``, ``max_body_size=``, ``state_keys=``, …)
+        and of each :class:`~mcp_sansio.session.ServerSession` (``versions=``, …).
+    """
+    core = HttpServer(server, path=path, **options)
+    listeners = await trio.open_tcp_listeners(port, host=host)
+    async with trio.open_nursery() as nursery:
+        service = _Service(core, nursery)
+        try:
+            if keepalive is not None:
+                nursery.start_soon(service.keep_alive, keepalive)
+            task_status.started(listeners[0].socket.getsockname()[1])
+            await trio.serve_listeners(service.handle, listeners, handler_nursery=nursery)
+        finally:
+            service.close()
+    raise AssertionError("unreachable")  # pragma: no cover - serve_listeners never returns
