@@ -85,6 +85,11 @@ def build() -> Server:
     def region(ctx: Any, arguments: Mapping[str, Any]) -> str:
         return f"{arguments.get('region')}/{arguments.get('n')}"
 
+    @server.tool("ask", input_schema=nothing)
+    def ask(ctx: Any, arguments: Mapping[str, Any]) -> str:
+        _, answer = ctx._ask("elicitation/create", ctx.elicitation_params("Name?"))
+        return f"hello {answer['content']['name']}"
+
     @server.resource("test://r", name="r")
     def resource(ctx: Any, uri: str) -> str:
         return "text"
@@ -1024,3 +1029,25 @@ def test_no_input_makes_the_server_raise(
     while driver.kept:
         driver.finish()
     core.keepalive()
+
+
+def test_a_request_state_sealed_by_one_worker_opens_on_another() -> None:
+    """Scaling out: two servers sharing ``state_keys`` (and the wall clock) serve the two
+    rounds of one ``input_required`` exchange."""
+    keys = b"k" * 32
+    first, second = Client(state_keys=keys), Client(state_keys=keys)
+    caps = {"elicitation": {}}
+    body, headers = modern("tools/call", 1, name="ask", arguments={})
+    body["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] = caps
+    answer = first.send(body=body, headers=headers).json()["result"]
+    assert answer["resultType"] == "input_required"
+    ((key, request),) = answer["inputRequests"].items()
+    assert request["method"] == "elicitation/create"
+    body["id"] = 2
+    body["params"]["requestState"] = answer["requestState"]
+    body["params"]["inputResponses"] = {key: {"action": "accept", "content": {"name": "Ada"}}}
+    final = second.send(body=body, headers=headers).json()["result"]
+    assert final["content"][0]["text"] == "hello Ada"
+    stranger = Client(state_keys=b"x" * 32)
+    refused = stranger.send(body=body, headers=headers)
+    assert refused.json()["error"]["code"] == -32602

@@ -26,7 +26,7 @@ def check_demonstration(text: str) -> None:
     assert f"handshake       initialize -> protocol 2025-11-25, {server}" in legacy
     assert f"handshake       server/discover -> protocol 2026-07-28, {server}" in both
     for part, how in ((legacy, "(a request to us)"), (both, "(an input_required round)")):
-        assert part[2].startswith("tools/list      20 tools: echo, add, add_numbers,")
+        assert part[2].startswith("tools/list      35 tools: echo, add, add_numbers,")
         assert 'tools/call      echo {"message":"hello over MCP"} -> Echo: hello over MCP' in part
         progress = [line for line in part if line.startswith("  progress")]
         assert progress == [

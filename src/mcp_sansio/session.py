@@ -987,6 +987,10 @@ class ServerSession(SessionBase):
     :param server: the registry.
     :param state_keys: keys for sealing ``requestState`` (default: a random key per
         session, so a state is only good on the process that sealed it).
+    :param state_ttl: how long a sealed ``requestState`` stays good, in seconds.
+    :param state_clock: the clock that stamps and checks ``requestState`` (default: the
+        ``now`` the adapter passes, a monotonic clock of this process). Processes that share
+        ``state_keys`` need a clock they share: ``time.time``.
     """
 
     def __init__(
@@ -997,6 +1001,7 @@ class ServerSession(SessionBase):
         timeout: float | None = DEFAULT_TIMEOUT,
         state_keys: bytes | list[bytes] | None = None,
         state_ttl: float = 600.0,
+        state_clock: Callable[[], float] | None = None,
         **config: Any,
     ) -> None:
         if versions is not None:
@@ -1012,6 +1017,7 @@ class ServerSession(SessionBase):
 
             state_keys = secrets.token_bytes(32)
         self._seal = RequestStateSeal(state_keys, ttl=state_ttl)
+        self._state_clock = state_clock
         self._log_level: str | None = None
         self._subscribed: set[str] = set()
         # 2026 listen streams: request id → (notification methods, resource URIs)
@@ -1238,8 +1244,13 @@ class ServerSession(SessionBase):
 
     _now: float = 0.0
 
+    def _stamp(self, now: float) -> None:
+        """The time that seals and opens ``requestState``: the adapter's ``now``, or the
+        ``state_clock`` (the wall clock, where several processes share the keys)."""
+        self._now = now if self._state_clock is None else self._state_clock()
+
     def _restore_inputs(self, job: Job, now: float) -> None:
-        self._now = now
+        self._stamp(now)
         params = job.params
         state = params.get("requestState")
         inputs: dict[str, Any] = {}
@@ -1270,7 +1281,7 @@ class ServerSession(SessionBase):
         carries the answer; raises :class:`NeedInput` when it does not yet (let it
         propagate out of the handler) and :class:`McpError` when the client cannot answer."""
         capability = _ASK_CAPABILITY[method]
-        self._now = now
+        self._stamp(now)
         if self.connection.era is Era.STATELESS:
             caps = job.meta.get(_META_CAPABILITIES) or {}
             if capability not in caps:

@@ -17,7 +17,7 @@ from typing import Any
 from .._events import RequestId
 from ..asyncio import Listener, _Peer
 from ..server import Server
-from ._server import Deliver, Exchange, HttpServer, HttpSession, Terminate
+from ._server import Deliver, Exchange, HttpServer, HttpSession, Terminate, Wake, Work
 
 __all__ = ["DEFAULT_KEEPALIVE", "HttpListener", "serve_http"]
 
@@ -74,11 +74,15 @@ class _Sessions:
             hs.session.on_close_stream = lambda rid: _wake(core.close_stream(hs, rid))
         return peer
 
-    def do(self, work: Iterable[Deliver | Terminate], ex: Exchange | None) -> None:
+    def do(self, work: Iterable[Work], ex: Exchange | None) -> None:
         """Carry out ``work`` for the request ``ex`` (``None``: no request): feed each
-        :class:`Deliver` to its session, stop the driver of each :class:`Terminate`."""
+        :class:`Deliver` to its session, stop the driver of each :class:`Terminate`, wake
+        the exchanges of each :class:`Wake`."""
         core = self.core
         for item in work:
+            if isinstance(item, Wake):
+                _wake(item.exchanges)
+                continue
             hs = item.session
             if isinstance(item, Deliver):
                 core.begin_delivery(hs, ex)

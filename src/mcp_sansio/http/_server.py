@@ -37,6 +37,7 @@ returns the exchanges that have new output, for the binding to wake.
 from __future__ import annotations
 
 import secrets
+import time
 from collections import OrderedDict, deque
 from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import Any, Final
@@ -364,6 +365,9 @@ class HttpServer:
     :param max_sessions: the most initialize-era sessions at once.
     :param state_keys: the keys that seal 2026 ``requestState`` (share them between the
         workers of a deployment; default: random per process).
+    :param state_clock: the clock that stamps ``requestState`` (default ``time.time``, so
+        that a state sealed by one worker opens on another; the only clock this class
+        touches, and only through this parameter).
     :param session_options: for each :class:`~mcp_sansio.session.ServerSession`
         (``versions=``, ``timeout=``, ``max_message_size=``, …).
     """
@@ -381,6 +385,7 @@ class HttpServer:
         json_response: bool | None = None,
         max_sessions: int = DEFAULT_MAX_SESSIONS,
         state_keys: bytes | list[bytes] | None = None,
+        state_clock: Callable[[], float] = time.time,
         **session_options: Any,
     ) -> None:
         self.server = server
@@ -408,7 +413,7 @@ class HttpServer:
         self.max_sessions = max_sessions
         """The most initialize-era sessions at once."""
         self.state_keys = secrets.token_bytes(32) if state_keys is None else state_keys
-        self.session_options = dict(session_options)
+        self.session_options = dict(session_options, state_clock=state_clock)
         versions = tuple(session_options.get("versions") or ALL_VERSIONS)
         self.versions = versions
         """The protocol versions served."""
