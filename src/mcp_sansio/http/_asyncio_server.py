@@ -153,7 +153,7 @@ class HttpListener(Listener):
         glue = H11Server(self.core)
         read: asyncio.Task[bytes] | None = None
         try:
-            while not glue.closed:
+            while True:  # it writes what is queued (a 400 for a bad request too), then stops
                 ex = glue.exchange
                 if ex is not None and ex.waiter is None:
                     ex.waiter = asyncio.Event()

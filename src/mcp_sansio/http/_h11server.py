@@ -108,6 +108,7 @@ class H11Server:
                         h11.Response(
                             status_code=status,
                             headers=[("content-length", "0"), ("connection", "close")],
+                            reason=_reason(status),
                         )
                     )
                     or b""
