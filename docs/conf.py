@@ -63,6 +63,8 @@ nitpick_ignore_regex = [
     ),
     # Type variables (``T``) are not documented objects.
     (r"py:class", r"mcp_sansio(\.\w+)*\.[A-Z]"),
+    # Private classes named in signatures (the type of a sentinel such as ``END``).
+    (r"py:class", r"mcp_sansio(\.\w+)*\._[A-Za-z]\w*"),
 ]
 
 autodoc_member_order = "bysource"

@@ -2,7 +2,8 @@
 
 :class:`HttpServer` turns HTTP requests (method, target, headers, body) into work for
 :class:`~mcp_sansio.session.ServerSession` s and their writes into HTTP responses;
-:mod:`mcp_sansio.http._headers` holds the 2026-07-28 standard headers. The bindings on h11
+the functions of the 2026-07-28 standard headers (``Mcp-Method``, ``Mcp-Name``,
+``Mcp-Param-*``) are here too. The bindings on h11
 (``mcp_sansio.asyncio.serve_http`` and its blocking and trio siblings) and the ASGI
 application only move bytes. Importing this package needs nothing beyond the core; the
 bindings need the ``http`` extra (h11).

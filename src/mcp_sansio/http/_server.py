@@ -7,7 +7,7 @@ responses out.
 it each request's method, target and headers (:meth:`HttpServer.begin`), then the body
 (:meth:`Exchange.receive_body`, :meth:`HttpServer.end`), and pulls the response out of the
 :class:`Exchange` (:meth:`Exchange.next_output`): a :class:`ResponseHead`, body chunks,
-then :data:`END`. Everything the protocol says about HTTP is decided here, once:
+then :data:`~mcp_sansio.http.END`. Everything the protocol says about HTTP is decided here, once:
 
 - **the initialize era** (2024-11-05 … 2025-11-25): a session per ``initialize``, named by
   an unguessable ``Mcp-Session-Id``; POST, GET (the standalone stream) and DELETE; the
@@ -215,12 +215,12 @@ class Exchange:
 
     def next_output(self) -> ResponseHead | bytes | _End | None:
         """The next part of the response: a :class:`ResponseHead` (first), body bytes,
-        :data:`END` (last), or ``None`` when nothing is ready yet (wait on ``waiter``)."""
+        :data:`~mcp_sansio.http.END` (last), or ``None`` when nothing is ready yet (wait on ``waiter``)."""
         return self._out.popleft() if self._out else None
 
     @property
     def finished(self) -> bool:
-        """Whether the whole response has been queued (its :data:`END` included)."""
+        """Whether the whole response has been queued (its :data:`~mcp_sansio.http.END` included)."""
         return self._ended
 
     @property
