@@ -19,6 +19,7 @@ from ._headers import (
 )
 from ._server import (
     DEFAULT_ALLOWED_HOSTS,
+    DEFAULT_KEEPALIVE,
     DEFAULT_MAX_SESSIONS,
     DEFAULT_REPLAY_SIZE,
     DEFAULT_RETRY,
@@ -31,10 +32,12 @@ from ._server import (
     Terminate,
     Wake,
     Work,
+    wake,
 )
 
 __all__ = [
     "DEFAULT_ALLOWED_HOSTS",
+    "DEFAULT_KEEPALIVE",
     "DEFAULT_MAX_SESSIONS",
     "DEFAULT_REPLAY_SIZE",
     "DEFAULT_RETRY",
@@ -53,4 +56,5 @@ __all__ = [
     "header_params",
     "render_value",
     "standard_headers",
+    "wake",
 ]

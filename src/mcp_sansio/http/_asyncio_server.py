@@ -14,15 +14,22 @@ import contextlib
 from collections.abc import Iterable
 from typing import Any
 
-from .._events import RequestId
 from ..asyncio import Listener, _Peer
 from ..server import Server
-from ._server import Deliver, Exchange, HttpServer, HttpSession, Terminate, Wake, Work
+from ._server import (
+    DEFAULT_KEEPALIVE,
+    Deliver,
+    Exchange,
+    HttpServer,
+    HttpSession,
+    Terminate,
+    Wake,
+    Work,
+    wake,
+)
 
 __all__ = ["DEFAULT_KEEPALIVE", "HttpListener", "serve_http"]
 
-#: Seconds between ``: keep-alive`` comments on open SSE streams.
-DEFAULT_KEEPALIVE = 15.0
 _READ_SIZE = 65536
 
 
@@ -66,12 +73,7 @@ class _Sessions:
             peer = hs.driver = _Peer(hs.session, nowhere, nowhere)
             core = self.core
 
-            def route(data: bytes, related: RequestId | None) -> None:
-                _wake(core.route(hs, data, related))
-
-            peer.route = route
-            hs.session.broadcast = lambda make: _wake(core.broadcast(make))
-            hs.session.on_close_stream = lambda rid: _wake(core.close_stream(hs, rid))
+            peer.route = core.wire(hs)
         return peer
 
     def do(self, work: Iterable[Work], ex: Exchange | None) -> None:
@@ -81,7 +83,7 @@ class _Sessions:
         core = self.core
         for item in work:
             if isinstance(item, Wake):
-                _wake(item.exchanges)
+                wake(item.exchanges)
                 continue
             hs = item.session
             if isinstance(item, Deliver):
@@ -89,7 +91,7 @@ class _Sessions:
                 try:
                     self.driver(hs).feed(item.data)
                 finally:
-                    _wake(core.end_delivery(hs))
+                    wake(core.end_delivery(hs))
             elif hs.driver is not None:
                 task = asyncio.get_running_loop().create_task(hs.driver.stop())
                 self._stopping.add(task)
@@ -110,7 +112,7 @@ class _Sessions:
     async def _keep_alive(self, every: float) -> None:
         while True:
             await asyncio.sleep(every)
-            _wake(self.core.keepalive())
+            wake(self.core.keepalive())
 
     def close(self) -> None:
         """Stop the keep-alive task and end every session (their drivers stop)."""
@@ -208,12 +210,6 @@ class HttpListener(Listener):
         """Wait until the socket, the connections and the sessions are closed."""
         await super().wait_closed()
         await self._sessions.wait_closed()
-
-
-def _wake(exchanges: Iterable[Exchange]) -> None:
-    for ex in exchanges:
-        if ex.waiter is not None:
-            ex.waiter.set()
 
 
 async def serve_http(

@@ -38,12 +38,20 @@ from typing import Any, Final
 from ..blocking import Listener, SocketStream, _ServerEndpoint
 from ..server import Server
 from ._h11server import H11Server
-from ._server import Deliver, Exchange, HttpServer, HttpSession, Terminate, Wake, Work
+from ._server import (
+    DEFAULT_KEEPALIVE,
+    Deliver,
+    Exchange,
+    HttpServer,
+    HttpSession,
+    Terminate,
+    Wake,
+    Work,
+    wake,
+)
 
 __all__ = ["DEFAULT_KEEPALIVE", "DEFAULT_MAX_CONNECTIONS", "HttpListener", "serve_http"]
 
-#: Seconds between ``: keep-alive`` comments on open SSE streams.
-DEFAULT_KEEPALIVE: Final = 15.0
 #: How many connections are served at once (a thread each).
 DEFAULT_MAX_CONNECTIONS: Final = 100
 
@@ -100,7 +108,7 @@ class _Inbox:
         """The delivery read last has been carried out."""
         if self._delivering:
             self._delivering = False
-            _wake(self._core.end_delivery(self._hs))
+            wake(self._core.end_delivery(self._hs))
 
     def read_some(self, timeout: float | None) -> bytes | None:
         self.settle()
@@ -135,9 +143,7 @@ class _Driver:
         self._listener = listener
         self.inbox = _Inbox(listener.lock, core, hs)
         self.endpoint = _ServerEndpoint(hs.session, self.inbox, None)
-        self.endpoint.route = lambda data, related: _wake(core.route(hs, data, related))
-        hs.session.broadcast = lambda make: _wake(core.broadcast(make))
-        hs.session.on_close_stream = lambda rid: _wake(core.close_stream(hs, rid))
+        self.endpoint.route = core.wire(hs)
         self.thread: threading.Thread | None = None
 
     def deliver(self, data: bytes, ex: Exchange | None) -> None:
@@ -238,7 +244,7 @@ class HttpListener(Listener):
     def _keep_alive(self, every: float) -> None:
         while not self._closing.wait(every):
             with self.lock:
-                _wake(self.core.keepalive())
+                wake(self.core.keepalive())
 
     # ------------------------------------------------------------------ sessions
 
@@ -252,7 +258,7 @@ class HttpListener(Listener):
         """Carry out the core's work for the request ``ex`` (with :attr:`lock` held)."""
         for item in work:
             if isinstance(item, Wake):
-                _wake(item.exchanges)
+                wake(item.exchanges)
             elif isinstance(item, Deliver):
                 self._driver(item.session).deliver(item.data, ex)
             elif item.session.driver is not None:
@@ -330,12 +336,6 @@ class HttpListener(Listener):
         for thread in threads:
             if thread is not threading.current_thread():
                 thread.join(timeout)
-
-
-def _wake(exchanges: Iterable[Exchange]) -> None:
-    for ex in exchanges:
-        if ex.waiter is not None:
-            ex.waiter.set()
 
 
 def serve_http(

@@ -65,6 +65,7 @@ from ._headers import (
 
 __all__ = [
     "DEFAULT_ALLOWED_HOSTS",
+    "DEFAULT_KEEPALIVE",
     "DEFAULT_MAX_SESSIONS",
     "DEFAULT_REPLAY_SIZE",
     "DEFAULT_RETRY",
@@ -77,6 +78,7 @@ __all__ = [
     "Terminate",
     "Wake",
     "Work",
+    "wake",
 ]
 
 #: The ``Host`` names a server on loopback accepts by default (any port).
@@ -88,6 +90,8 @@ DEFAULT_RETRY: Final = 1000
 #: How many initialize-era sessions live at once; past it, the least recently used idle
 #: session is ended.
 DEFAULT_MAX_SESSIONS: Final = 1024
+#: Seconds between the bindings' ``: keep-alive`` comments on open SSE streams.
+DEFAULT_KEEPALIVE: Final = 15.0
 
 _META: Final = "_meta"
 _META_VERSION: Final = "io.modelcontextprotocol/protocolVersion"
@@ -215,12 +219,14 @@ class Exchange:
 
     def next_output(self) -> ResponseHead | bytes | _End | None:
         """The next part of the response: a :class:`ResponseHead` (first), body bytes,
-        :data:`~mcp_sansio.http.END` (last), or ``None`` when nothing is ready yet (wait on ``waiter``)."""
+        :data:`~mcp_sansio.http.END` (last), or ``None`` when nothing is ready yet (wait
+        on ``waiter``)."""
         return self._out.popleft() if self._out else None
 
     @property
     def finished(self) -> bool:
-        """Whether the whole response has been queued (its :data:`~mcp_sansio.http.END` included)."""
+        """Whether the whole response has been queued (its :data:`~mcp_sansio.http.END`
+        included)."""
         return self._ended
 
     @property
@@ -907,6 +913,18 @@ class HttpServer:
         seen.update(dict.fromkeys(self.live))
         return [hs for hs in seen if not hs.closed]
 
+    def wire(
+        self, hs: HttpSession, waker: Callable[[Iterable[Exchange]], None] | None = None
+    ) -> Callable[[bytes, RequestId | None], None]:
+        """Connect ``hs``'s session to this server: its handlers' broadcasts (resource
+        updates, list changes) and ``close_stream`` go through here. Returns the function
+        its driver writes through (``route(data, related_request_id)``). Each call wakes
+        the exchanges it touched with ``waker`` (default: :func:`wake`)."""
+        waker = waker or wake
+        hs.session.broadcast = lambda make: waker(self.broadcast(make))
+        hs.session.on_close_stream = lambda rid: waker(self.close_stream(hs, rid))
+        return lambda data, related: waker(self.route(hs, data, related))
+
     def broadcast(self, make: Callable[[ServerSession], bytes]) -> list[Exchange]:
         """Run ``make`` on every live session (``lambda s: s.resource_updated(uri)``) and
         route what each returns; returns the exchanges to wake."""
@@ -943,3 +961,11 @@ def _status_of(line: bytes) -> int:
     error = orjson.loads(line).get("error")
     code = error.get("code") if isinstance(error, dict) else None
     return _STATUS_OF_ERROR.get(code, 200) if isinstance(code, int) else 200
+
+
+def wake(exchanges: Iterable[Exchange]) -> None:
+    """Set the ``waiter`` of each exchange (anything with a ``set()``: an
+    :class:`asyncio.Event`, a :class:`trio.Event`, a binding's own waker)."""
+    for ex in exchanges:
+        if ex.waiter is not None:
+            ex.waiter.set()

@@ -21,12 +21,19 @@ from .._events import RequestId
 from ..server import Server
 from ..trio import _GONE, _Loop
 from ._h11server import H11Server
-from ._server import Deliver, Exchange, HttpServer, HttpSession, Wake, Work
+from ._server import (
+    DEFAULT_KEEPALIVE,
+    Deliver,
+    Exchange,
+    HttpServer,
+    HttpSession,
+    Wake,
+    Work,
+    wake,
+)
 
 __all__ = ["DEFAULT_KEEPALIVE", "serve_http"]
 
-#: Seconds between ``: keep-alive`` comments on open SSE streams.
-DEFAULT_KEEPALIVE = 15.0
 _READ_SIZE = 65536
 
 
@@ -63,13 +70,13 @@ class _Service:
             loop = _Loop(hs.session, _Nowhere())
             core = self.core
 
+            write = core.wire(hs)
+
             def route(data: bytes, related: RequestId | None) -> None:
-                _wake(core.route(hs, data, related))
+                write(data, related)
                 self._reap(hs)
 
             loop.route = route
-            hs.session.broadcast = lambda make: _wake(core.broadcast(make))
-            hs.session.on_close_stream = lambda rid: _wake(core.close_stream(hs, rid))
             await self.nursery.start(loop.run)
             hs.driver = loop
         return loop
@@ -89,7 +96,7 @@ class _Service:
         core = self.core
         for item in work:
             if isinstance(item, Wake):
-                _wake(item.exchanges)
+                wake(item.exchanges)
                 continue
             hs = item.session
             if isinstance(item, Deliver):
@@ -98,7 +105,7 @@ class _Service:
                 try:
                     loop.feed(item.data)
                 finally:
-                    _wake(core.end_delivery(hs))
+                    wake(core.end_delivery(hs))
                 self._reap(hs)
             else:
                 self._stop(hs)
@@ -166,13 +173,7 @@ class _Service:
         """Queue a ``: keep-alive`` comment on every open SSE response, ``every`` seconds."""
         while True:
             await trio.sleep(every)
-            _wake(self.core.keepalive())
-
-
-def _wake(exchanges: Iterable[Exchange]) -> None:
-    for ex in exchanges:
-        if ex.waiter is not None:
-            ex.waiter.set()
+            wake(self.core.keepalive())
 
 
 async def serve_http(
