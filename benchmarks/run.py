@@ -39,6 +39,7 @@ if __name__ == "__main__":
     _env.ensure()
 
 import adapters
+import http_bench
 import import_cost
 from _columns import COLUMNS, NotAvailable
 from _messages import PROTOCOL_VERSION, SAMPLES, Sample
@@ -325,6 +326,15 @@ def bench_adapters(quick: bool, report: Report) -> list[str]:
     return result.lines
 
 
+def bench_http(quick: bool, report: Report) -> list[str]:
+    """tools/call round trips over Streamable HTTP, ours and the SDK's (http_bench.py)."""
+    result = http_bench.measure(quick)
+    report.errors += result.errors
+    report.results.update(result.results)
+    report.targets += [Target(*t) for t in result.targets]
+    return result.lines
+
+
 # --------------------------------------------------------------------------- import cost
 
 
@@ -446,6 +456,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, metavar="FILE", help="also write figures as JSON")
     parser.add_argument("--no-import", action="store_true", help="skip the import cost")
     parser.add_argument("--no-adapters", action="store_true", help="skip adapters.py's table")
+    parser.add_argument("--no-http", action="store_true", help="skip http_bench.py's tables")
     args = parser.parse_args(argv)
     _env.ensure()
     if not _env.in_bench_venv():
@@ -460,6 +471,8 @@ def main(argv: list[str] | None = None) -> int:
     lines += bench_round_trip(settings, report)
     if not args.no_adapters:
         lines += bench_adapters(args.quick, report)
+    if not args.no_http:
+        lines += bench_http(args.quick, report)
     if not args.no_import:
         lines += bench_imports(3 if args.quick else 10, report)
     lines.append("### Targets\n")

@@ -168,6 +168,30 @@ def test_initialize_era_headers_follow_the_initialize_result() -> None:
     assert hdrs(call)["mcp-session-id"] == "abc-1"
 
 
+def test_what_follows_initialized_waits_for_its_answer() -> None:
+    """On separate connections a later POST could overtake ``notifications/initialized``
+    and reach the server first: the transport holds it until that POST is answered."""
+    t = HttpClientTransport()
+    open_legacy(t)
+    initialized = post(t, line({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+    assert t.send(req(1, "tools/list")) == []
+    assert t.send(req(2, "ping")) == []
+    released = respond(t, initialized.stream, 202)
+    sent = [a for a in released if isinstance(a, HttpRequest)]
+    assert [orjson.loads(r.body)["id"] for r in sent] == [1, 2]
+    assert hdrs(sent[0])["mcp-session-id"] == "s-1"
+    assert only_request(t.send(req(3, "ping"))).body == req(3, "ping")[:-1]
+
+
+def test_a_failed_initialized_post_releases_what_waits() -> None:
+    t = HttpClientTransport()
+    open_legacy(t)
+    initialized = post(t, line({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+    assert t.send(req(1, "tools/list")) == []
+    released = t.request_failed(initialized.stream, "connection reset")
+    assert [orjson.loads(a.body)["id"] for a in released if isinstance(a, HttpRequest)] == [1]
+
+
 def test_2025_03_26_sends_no_protocol_version_header() -> None:
     t = HttpClientTransport()
     open_legacy(t, "2025-03-26")
@@ -766,9 +790,11 @@ def test_a_batch_with_listen_on() -> None:
 
 
 def post_listen(t: HttpClientTransport) -> HttpRequest:
+    """Send ``notifications/initialized`` (answered 202): the GET stream opens with it."""
     actions = t.send(line({"jsonrpc": "2.0", "method": "notifications/initialized"}))
     requests = [a for a in actions if isinstance(a, HttpRequest)]
     assert [r.method for r in requests] == ["POST", "GET"]
+    assert respond(t, requests[0].stream, 202) == []
     return requests[1]
 
 
@@ -792,7 +818,7 @@ def test_listen_stream_refused_with_405_is_quiet() -> None:
     open_legacy(t)
     listen = post_listen(t)
     assert respond(t, listen.stream, 405) == []
-    assert t.open_streams == (listen.stream - 1,)  # the POST of notifications/initialized
+    assert t.open_streams == ()
 
 
 def test_listen_stream_gives_up_after_empty_reconnections() -> None:
@@ -870,6 +896,7 @@ def test_session_probe_falls_back_on_a_legacy_server_and_calls() -> None:
     assert any(isinstance(a, Opened) for a in actions)
     (initialized,) = drive(session, t, actions)
     assert hdrs(initialized)["mcp-session-id"] == "z"
+    assert respond(t, initialized.stream, 202) == []
     call, data = session.call("tools/call", {"name": "echo", "arguments": {}}, now=0.3)
     (request,) = [a for a in t.send(data) if isinstance(a, HttpRequest)]
     error_actions = respond(t, request.stream, 503, body=b"busy")

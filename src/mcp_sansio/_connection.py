@@ -1034,8 +1034,19 @@ class Connection:
         capabilities allow (they cannot change during the session)."""
         spec = self._spec
         assert spec is not None
-        gated: dict[tuple[Role, Kind], frozenset[str]] = {}
         lenient = self.config.accept_undeclared
+        key = (
+            spec.version,
+            self._peer,
+            lenient,
+            _fingerprint(self._client_caps),
+            _fingerprint(self._server_caps),
+        )
+        cached = _GATES.get(key)
+        if cached is not None:  # a server serving many stateless requests computes it once
+            self._gated = cached
+            return
+        gated: dict[tuple[Role, Kind], frozenset[str]] = {}
         for sender in Role:
             for kind in Kind:
                 holder = sender.peer if kind is Kind.REQUEST else sender
@@ -1055,6 +1066,9 @@ class Connection:
                     )
                 )
         self._gated = gated
+        if len(_GATES) >= _GATES_MAX:
+            _GATES.clear()
+        _GATES[key] = gated
 
     def _method_fault(self, sender: Role, kind: Kind, method: str) -> Fault:
         """Why ``sender`` may not use ``method`` now (called only when it may not)."""
@@ -1413,6 +1427,22 @@ class Connection:
             method=event.request.method,
             params=params,
         )
+
+
+# The gates computed per (version, peer, waived methods, both sides' capabilities): a
+# read-only table, shared by the connections that agree on all of them. Bounded.
+_GATES: dict[tuple[Any, ...], dict[tuple[Role, Kind], frozenset[str]]] = {}
+_GATES_MAX: Final = 256
+
+
+def _fingerprint(capabilities: Mapping[str, Any] | None) -> bytes | None:
+    """A hashable stand-in for a capabilities object: its JSON, keys sorted. (Capabilities
+    are JSON by construction: the configured ones are checked by a round trip through
+    orjson, the peer's were decoded by it; ``default=dict`` reads the configured ones'
+    read-only view.)"""
+    if capabilities is None:
+        return None
+    return orjson.dumps(capabilities, default=dict, option=orjson.OPT_SORT_KEYS)
 
 
 def _looks_stateless(params: Any) -> bool:

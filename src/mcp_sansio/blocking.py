@@ -620,6 +620,37 @@ class Client(_Endpoint, ClientView):
             raise
         return cls(SocketStream(sock), **options)
 
+    @classmethod
+    def connect_http(
+        cls, url: str, *, headers: Mapping[str, str] | None = None, **options: Any
+    ) -> Client:
+        """Connect to a server's Streamable HTTP endpoint, e.g.
+        ``"http://127.0.0.1:8000/mcp"`` (``https://`` uses TLS with the system's default
+        context, or ``ssl=``). Needs ``h11`` (the ``http`` extra).
+
+        Each message is POSTed on a connection from a small keep-alive pool by a worker
+        thread, at most ``max_workers`` at once (an answer that comes as an event stream
+        holds its thread until it ends: see ``mcp_sansio.http._blocking_client``); the
+        client itself still makes one call at a time, pumping what the responses carry.
+        HTTP failures reach the calls as :class:`McpError`. In the initialize era the
+        session id and protocol version go with every request, and a ``DELETE`` ends the
+        session on :meth:`close`.
+
+        :param headers: extra headers sent with every request (``Authorization``…).
+        :param options: the transport's keywords ``max_body_size=`` (bytes, default 4 MiB),
+            ``max_reconnects=``, ``default_retry_ms=``, ``listen=`` (open the standalone GET
+            stream; off by default), ``max_idle=``, ``ssl=``, ``close_timeout=``,
+            ``max_workers=`` (default 8), ``connect_timeout=`` (seconds, default 10; see
+            ``mcp_sansio.http._blocking_client.HttpStream``); the others as for
+            :class:`Client`.
+        """
+        try:
+            from .http._blocking_client import HTTP_OPTIONS, HttpStream
+        except ImportError as exc:  # pragma: no cover - h11 missing
+            raise ImportError("connect_http needs h11: pip install mcp-sansio[http]") from exc
+        transport_options = {k: options.pop(k) for k in HTTP_OPTIONS if k in options}
+        return cls(HttpStream(url, headers=headers, **transport_options), **options)
+
     # ------------------------------------------------------------------ lifetime
 
     def close(self) -> None:

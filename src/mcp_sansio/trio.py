@@ -65,7 +65,7 @@ import math
 import os
 import stat
 import subprocess
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import IO, Any, NoReturn
 
 import trio
@@ -465,6 +465,10 @@ class Client(ClientView):
         self._stderr = bytearray()
         self._stderr_scope = trio.CancelScope(shield=True)
         self._stderr_done = trio.Event()
+        # A stream with tasks of its own (Streamable HTTP: its exchanges) sets this: started
+        # in the client's nursery before the loop, shielded like it, cancelled with it.
+        self._stream_tasks: Callable[..., Awaitable[None]] | None = None
+        self._stream_scope = trio.CancelScope(shield=True)
 
     # -------------------------------------------------------------- constructors
 
@@ -528,6 +532,41 @@ class Client(ClientView):
 
         return cls._later(connect, options)
 
+    @classmethod
+    def connect_http(
+        cls, url: str, *, headers: Mapping[str, str] | None = None, **options: Any
+    ) -> Client:
+        """A client of a server's Streamable HTTP endpoint, e.g. ``"http://127.0.0.1:8000/mcp"``
+        (``https://`` uses TLS, ``trio.open_ssl_over_tcp_stream``, with the system's default
+        context, or ``ssl=``). Needs ``h11`` (the ``http`` extra).
+
+        Each message is POSTed on a connection from a small keep-alive pool, in a task of
+        its own (the client's calls run concurrently as ever); answers come as JSON or
+        event streams, and HTTP failures reach the calls as
+        ``mcp_sansio.session.McpError``. In the initialize era the session id and protocol
+        version go with every request, and a ``DELETE`` ends the session on close.
+
+        :param headers: extra headers sent with every request (``Authorization``…).
+        :param options: the transport's keywords ``max_body_size=`` (bytes, default 4 MiB),
+            ``max_reconnects=``, ``default_retry_ms=``, ``listen=`` (open the standalone GET
+            stream; off by default), ``max_idle=``, ``ssl=``, ``close_timeout=`` (see
+            ``mcp_sansio.http._trio_client.HttpStream``); the others as for
+            :class:`Client`.
+        """
+        try:
+            from .http._trio_client import HTTP_OPTIONS, HttpStream, parse_url
+        except ImportError as exc:  # pragma: no cover - h11 missing
+            raise ImportError("connect_http needs h11: pip install mcp-sansio[http]") from exc
+        parse_url(url)  # a bad URL fails here, not when entering
+        transport_options = {k: options.pop(k) for k in HTTP_OPTIONS if k in options}
+
+        async def connect(client: Client) -> trio.abc.Stream:
+            stream = HttpStream(url, headers=headers, **transport_options)
+            client._stream_tasks = stream.run
+            return stream
+
+        return cls._later(connect, options)
+
     # -------------------------------------------------------------- lifetime
 
     async def __aenter__(self) -> Client:
@@ -540,6 +579,8 @@ class Client(ClientView):
         self._nursery_cm = trio.open_nursery()
         self._nursery = nursery = await self._nursery_cm.__aenter__()
         try:
+            if self._stream_tasks is not None:
+                await nursery.start(self._run_stream_tasks)
             await nursery.start(loop.run)
             process = self.process
             if process is not None and process.stderr is not None:
@@ -569,6 +610,7 @@ class Client(ClientView):
                 await self._shutdown(loop)
         finally:
             loop.scope.cancel()
+            self._stream_scope.cancel()
             self._stderr_scope.cancel()
             self._nursery.cancel_scope.cancel()
             try:
@@ -606,6 +648,11 @@ class Client(ClientView):
         with trio.move_on_after(timeout):
             await loop.reader_done.wait()
             await self._stderr_done.wait()
+
+    async def _run_stream_tasks(self, *, task_status: trio.TaskStatus[None]) -> None:
+        assert self._stream_tasks is not None
+        with self._stream_scope:
+            await self._stream_tasks(task_status=task_status)
 
     async def _capture(self, stderr: trio.abc.ReceiveStream) -> None:
         with self._stderr_scope:

@@ -16,75 +16,24 @@ import asyncio
 import contextlib
 import functools
 import logging
-import ssl as _ssl
-from collections.abc import Iterable, Mapping
-from typing import Final
-from urllib.parse import urlsplit
+from typing import Any, Final
 
-import attrs
 import h11
 
-from ._client import (
-    DEFAULT_MAX_BODY_SIZE,
-    DEFAULT_MAX_RECONNECTS,
-    DEFAULT_RETRY_MS,
-    AbortRequest,
-    ClientAction,
-    HttpClientTransport,
-    HttpRequest,
-    ToSession,
+from ._client import HttpRequest
+from ._h11client import (
+    DEFAULT_CLOSE_TIMEOUT,
+    HTTP_OPTIONS,
+    ClientBinding,
+    Endpoint,
+    H11Exchange,
+    parse_url,
 )
-from ._h11client import DEFAULT_MAX_IDLE, ConnectionPool, H11Exchange, host_header
 
 __all__ = ["DEFAULT_CLOSE_TIMEOUT", "HTTP_OPTIONS", "HttpStreams", "Endpoint", "parse_url"]
 
-#: How long :meth:`HttpStreams.wait_closed` waits for the ``DELETE`` that ends a session.
-DEFAULT_CLOSE_TIMEOUT: Final = 2.0
-#: The keywords of :class:`HttpStreams` that :meth:`~mcp_sansio.asyncio.Client.connect_http`
-#: passes on (the others go to the client).
-HTTP_OPTIONS: Final = (
-    "max_body_size",
-    "max_reconnects",
-    "default_retry_ms",
-    "listen",
-    "max_idle",
-    "ssl",
-    "close_timeout",
-)
-
 _READ_SIZE: Final = 1 << 16
 _log = logging.getLogger("mcp_sansio.http")
-
-
-@attrs.frozen
-class Endpoint:
-    """Where an MCP endpoint is, from its URL."""
-
-    scheme: str
-    host: str
-    port: int
-    target: str
-    """The path and query."""
-
-    @property
-    def host_header(self) -> str:
-        """The ``Host`` header's value."""
-        return host_header(self.host, self.port, 443 if self.scheme == "https" else 80)
-
-
-def parse_url(url: str) -> Endpoint:
-    """Split an ``http://`` or ``https://`` URL; raises :exc:`ValueError` for others."""
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ValueError(f"not an http:// or https:// URL: {url!r}")
-    try:
-        port = parts.port or (443 if parts.scheme == "https" else 80)
-    except ValueError as exc:  # a port out of range or not a number
-        raise ValueError(f"bad port in {url!r}: {exc}") from None
-    target = parts.path or "/"
-    if parts.query:
-        target += "?" + parts.query
-    return Endpoint(parts.scheme, parts.hostname, port, target)
 
 
 class _Conn:
@@ -100,57 +49,21 @@ class _Conn:
             self.writer.close()
 
 
-class HttpStreams:
+class HttpStreams(ClientBinding[_Conn]):
     """The reader and writer of a :class:`mcp_sansio.asyncio.Client` over Streamable HTTP.
 
     :param url: the endpoint (``http://host:port/path``; ``https://`` uses TLS).
-    :param headers: extra headers sent with every request.
-    :param max_body_size: the largest JSON body or SSE event accepted, in bytes.
-    :param max_reconnects: resumptions in a row without progress before giving up.
-    :param default_retry_ms: the wait before resuming a stream whose server set no ``retry``.
-    :param listen: open the standalone GET stream (initialize era); off by default.
-    :param max_idle: idle keep-alive connections kept.
-    :param ssl: for ``https://``: an :class:`ssl.SSLContext` (default: the system's
-        default context).
-    :param close_timeout: how long :meth:`wait_closed` waits for the ``DELETE``.
+    :param options: the keywords of :class:`~mcp_sansio.http._h11client.ClientBinding`:
+        ``headers=`` (extra headers sent with every request), ``max_body_size=``,
+        ``max_reconnects=``, ``default_retry_ms=``, ``listen=``, ``max_idle=``, ``ssl=``
+        and ``close_timeout=`` (how long :meth:`wait_closed` waits for the ``DELETE``).
     """
 
-    def __init__(
-        self,
-        url: str,
-        *,
-        headers: Mapping[str, str] | Iterable[tuple[str, str]] | None = None,
-        max_body_size: int = DEFAULT_MAX_BODY_SIZE,
-        max_reconnects: int = DEFAULT_MAX_RECONNECTS,
-        default_retry_ms: int = DEFAULT_RETRY_MS,
-        listen: bool = False,
-        max_idle: int = DEFAULT_MAX_IDLE,
-        ssl: _ssl.SSLContext | None = None,
-        close_timeout: float = DEFAULT_CLOSE_TIMEOUT,
-    ) -> None:
-        self.endpoint = parse_url(url)
-        """Where the server is."""
-        self.transport = HttpClientTransport(
-            self.endpoint.target,
-            headers=headers or (),
-            max_body_size=max_body_size,
-            max_reconnects=max_reconnects,
-            default_retry_ms=default_retry_ms,
-            listen=listen,
-        )
-        """The sans-IO transport."""
-        self.close_timeout = close_timeout
-        self._ssl: _ssl.SSLContext | None = None
-        if self.endpoint.scheme == "https":
-            self._ssl = ssl if ssl is not None else _ssl.create_default_context()
-        self._host_header = self.endpoint.host_header
-        self._pool: ConnectionPool[_Conn] = ConnectionPool(max_idle)
+    def __init__(self, url: str, **options: Any) -> None:
+        super().__init__(url, **options)
         self._tasks: dict[int, asyncio.Task[None]] = {}
         self._aborted: set[int] = set()
-        self._incoming: list[bytes] = []
         self._waiter: asyncio.Future[None] | None = None
-        self._eof = False
-        self._closing = False
 
     # ------------------------------------------------------------------ the reader
 
@@ -165,13 +78,7 @@ class HttpStreams:
                 await waiter
             finally:
                 self._waiter = None
-        incoming = self._incoming
-        data = incoming[0] if len(incoming) == 1 else b"".join(incoming)
-        incoming.clear()
-        if 0 < n < len(data):
-            incoming.append(data[n:])
-            data = data[:n]
-        return data
+        return self._take(n)
 
     def _wake(self) -> None:
         waiter = self._waiter
@@ -191,12 +98,7 @@ class HttpStreams:
     def close(self) -> None:
         """Close: abort the exchanges, send the ``DELETE`` that ends the session (when the
         server set a session id), end the reading side."""
-        if self._closing:
-            return
-        self._closing = True
-        self._run(self.transport.close())
-        self._eof = True
-        self._wake()
+        self._close_transport()
 
     async def wait_closed(self) -> None:
         """Wait (up to ``close_timeout``) for the ``DELETE``; then close every connection."""
@@ -211,26 +113,19 @@ class HttpStreams:
 
     # ------------------------------------------------------------------ actions
 
-    def _run(self, actions: list[ClientAction]) -> None:
-        for action in actions:
-            if isinstance(action, ToSession):
-                if not self._eof:
-                    self._incoming.append(action.data)
-                    self._wake()
-            elif isinstance(action, HttpRequest):
-                task = asyncio.get_running_loop().create_task(self._exchange(action))
-                self._tasks[action.stream] = task
-                task.add_done_callback(functools.partial(self._done, action.stream))
-            elif isinstance(action, AbortRequest):
-                running = self._tasks.get(action.stream)
-                if running is None:
-                    continue
-                if running is asyncio.current_task():
-                    self._aborted.add(action.stream)  # it stops after the bytes in hand
-                else:
-                    running.cancel()
-            else:
-                _log.warning("%s", action.message)
+    def _start(self, request: HttpRequest) -> None:
+        task = asyncio.get_running_loop().create_task(self._exchange(request))
+        self._tasks[request.stream] = task
+        task.add_done_callback(functools.partial(self._done, request.stream))
+
+    def _abort(self, stream: int) -> None:
+        running = self._tasks.get(stream)
+        if running is None:
+            return
+        if running is asyncio.current_task():
+            self._aborted.add(stream)  # it stops after the bytes in hand
+        else:
+            running.cancel()
 
     def _done(self, stream: int, task: asyncio.Task[None]) -> None:
         if self._tasks.get(stream) is task:
@@ -270,30 +165,20 @@ class HttpStreams:
                     try:
                         conn = await self._open()
                     except OSError as exc:
-                        where = f"{self.endpoint.host}:{self.endpoint.port}"
-                        reason = f"cannot connect to {where}: {exc.strerror or exc}"
+                        reason = self._cannot_connect(exc)
                         self._run(self.transport.request_failed(request.stream, reason))
                         return
-                exchange = H11Exchange(
-                    self.transport,
-                    request,
-                    self._host_header,
-                    conn.h11,
-                )
+                exchange = self._new_exchange(request, conn.h11)
                 conn.h11 = exchange.conn
                 await self._drive(conn, exchange)
                 if exchange.stale:  # an idle connection the server had closed: once more
                     conn.close()
                     conn = None
                     continue
-                if exchange.reusable and not self._closing:
-                    exchange.recycle()
-                    evicted = self._pool.put(None, conn)
-                    if evicted is not None:
-                        evicted.close()
-                else:
-                    conn.close()
+                to_close = self._release(conn, exchange)
                 conn = None
+                if to_close is not None:
+                    to_close.close()
                 return
         finally:
             if conn is not None:  # cancelled (aborted, closing) or failed

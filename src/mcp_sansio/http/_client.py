@@ -299,6 +299,10 @@ class HttpClientTransport:
         self._modern = False  # whether the last request sent was of 2026-07-28
         self._post_headers = (_JSON_BODY, _ACCEPT_BOTH, *self.extra_headers)
         self._legacy_post_headers = self._post_headers
+        # Initialize era: what the session writes after ``notifications/initialized`` waits
+        # until that POST is answered; on other connections it could overtake it.
+        self._gate: int | None = None
+        self._held: list[bytes] = []
 
     # ------------------------------------------------------------------ introspection
 
@@ -338,6 +342,9 @@ class HttpClientTransport:
         return actions
 
     def _post(self, line: bytes) -> list[ClientAction]:
+        if self._gate is not None:
+            self._held.append(line)
+            return []
         try:
             message = orjson.loads(line)
         except orjson.JSONDecodeError:
@@ -403,8 +410,21 @@ class HttpClientTransport:
         if not modern:
             ex.session_id = self.session_id
         actions.insert(0, HttpRequest(ex.stream, "POST", self.target, tuple(headers), line))
+        if method == "notifications/initialized" and not modern:
+            self._gate = ex.stream
         if self.listen and method == "notifications/initialized":
             actions.append(self._start_listen())
+        return actions
+
+    def _release(self, stream: int) -> list[ClientAction]:
+        """The POST of ``notifications/initialized`` is over: send what waited for it."""
+        if stream != self._gate:
+            return []
+        self._gate = None
+        held, self._held = self._held, []
+        actions: list[ClientAction] = []
+        for line in held:
+            actions.extend(self._post(line))
         return actions
 
     def _new(self, kind: int, owed: set[Any], modern: bool = False) -> _Exchange:
@@ -558,6 +578,7 @@ class HttpClientTransport:
             )
         if out:
             actions.insert(0, ToSession(b"".join(out)))
+        actions.extend(self._release(stream))
         return actions
 
     def request_failed(self, stream: int, reason: str) -> list[ClientAction]:
@@ -579,6 +600,7 @@ class HttpClientTransport:
             self._fail_owed(ex, f"the HTTP request failed{status}: {reason}", ex.status, out)
         if out:
             actions.insert(0, ToSession(b"".join(out)))
+        actions.extend(self._release(stream))
         return actions
 
     def close(self) -> list[ClientAction]:
@@ -594,6 +616,8 @@ class HttpClientTransport:
         ]
         self._exchanges.clear()
         self._owner.clear()
+        self._gate = None
+        self._held.clear()
         if self.session_id is not None:
             ex = self._new(_DELETE, set())
             actions.append(HttpRequest(ex.stream, "DELETE", self.target, self._get_headers(None)))

@@ -15,27 +15,70 @@ A runtime binding (asyncio, trio, blocking sockets) only moves bytes and keeps s
 
 A connection carries one exchange at a time (no pipelining), and is reused only after its
 response ended cleanly with the connection kept alive.
+
+What the bindings share beyond that is here too: :func:`parse_url` and :class:`Endpoint`,
+the keywords they take (:data:`HTTP_OPTIONS`), and :class:`ClientBinding`, their common base:
+the transport, the pool, the bytes waiting for the session and the dispatch of the
+transport's actions, leaving a binding only its sockets, tasks or threads, and its waits.
 """
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+import logging
+import ssl as _ssl
+from collections.abc import Hashable, Iterable, Mapping
 from typing import Final, Generic, TypeVar
+from urllib.parse import urlsplit
 
+import attrs
 import h11
 
-from ._client import ClientAction, HttpClientTransport, HttpRequest
+from ._client import (
+    DEFAULT_MAX_BODY_SIZE,
+    DEFAULT_MAX_RECONNECTS,
+    DEFAULT_RETRY_MS,
+    AbortRequest,
+    ClientAction,
+    HttpClientTransport,
+    HttpRequest,
+    ToSession,
+)
 
-__all__ = ["DEFAULT_MAX_IDLE", "ConnectionPool", "H11Exchange", "host_header"]
+__all__ = [
+    "DEFAULT_CLOSE_TIMEOUT",
+    "DEFAULT_MAX_IDLE",
+    "HTTP_OPTIONS",
+    "ClientBinding",
+    "ConnectionPool",
+    "Endpoint",
+    "H11Exchange",
+    "host_header",
+    "parse_url",
+]
 
 #: How many idle connections a pool keeps per host and port.
 DEFAULT_MAX_IDLE: Final = 8
+#: How long closing a client waits for the ``DELETE`` that ends its session, in seconds.
+DEFAULT_CLOSE_TIMEOUT: Final = 2.0
+#: The keywords of :class:`ClientBinding` that every binding's ``Client.connect_http``
+#: passes on to it (the others go to the client).
+HTTP_OPTIONS: Final = (
+    "max_body_size",
+    "max_reconnects",
+    "default_retry_ms",
+    "listen",
+    "max_idle",
+    "ssl",
+    "close_timeout",
+)
 #: The largest response head (status line and headers) accepted, in bytes.
 MAX_HEAD_SIZE: Final = 64 * 1024
 
 _USER_AGENT: Final = ("User-Agent", "mcp-sansio")
 
 T = TypeVar("T")
+
+_log = logging.getLogger("mcp_sansio.http")
 
 
 def host_header(host: str, port: int, default_port: int = 80) -> str:
@@ -181,3 +224,163 @@ class ConnectionPool(Generic[T]):
 
     def __len__(self) -> int:
         return sum(len(idle) for idle in self._idle.values())
+
+
+@attrs.frozen
+class Endpoint:
+    """Where an MCP endpoint is, from its URL."""
+
+    scheme: str
+    host: str
+    port: int
+    target: str
+    """The path and query."""
+
+    @property
+    def host_header(self) -> str:
+        """The ``Host`` header's value."""
+        return host_header(self.host, self.port, 443 if self.scheme == "https" else 80)
+
+
+def parse_url(url: str) -> Endpoint:
+    """Split an ``http://`` or ``https://`` URL; raises :exc:`ValueError` for others."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError(f"not an http:// or https:// URL: {url!r}")
+    try:
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError as exc:  # a port out of range or not a number
+        raise ValueError(f"bad port in {url!r}: {exc}") from None
+    target = parts.path or "/"
+    if parts.query:
+        target += "?" + parts.query
+    return Endpoint(parts.scheme, parts.hostname, port, target)
+
+
+class ClientBinding(Generic[T]):
+    """The base of a runtime binding of the Streamable HTTP client (asyncio, trio,
+    blocking), with all of it that is not about the runtime: the endpoint, the sans-IO
+    :class:`~mcp_sansio.http._client.HttpClientTransport`, the keep-alive
+    :class:`ConnectionPool` of its connections (of type ``T``), the bytes waiting for the
+    session, and the dispatch of the transport's actions (:meth:`_run`).
+
+    A binding supplies :meth:`_start` (make a request, in a task or a thread, as the module
+    docs say), :meth:`_abort` (stop an exchange) and :meth:`_wake` (the session's reader has
+    bytes, or the end, to read), and reads with :meth:`_take`.
+
+    :param url: the endpoint (``http://host:port/path``; ``https://`` uses TLS).
+    :param headers: extra headers sent with every request.
+    :param max_body_size: the largest JSON body or SSE event accepted, in bytes.
+    :param max_reconnects: resumptions in a row without progress before giving up.
+    :param default_retry_ms: the wait before resuming a stream whose server set no ``retry``.
+    :param listen: open the standalone GET stream (initialize era); off by default.
+    :param max_idle: idle keep-alive connections kept.
+    :param ssl: for ``https://``: an :class:`ssl.SSLContext` (default: the system's
+        default context).
+    :param close_timeout: how long closing waits for the ``DELETE`` that ends the session.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        headers: Mapping[str, str] | Iterable[tuple[str, str]] | None = None,
+        max_body_size: int = DEFAULT_MAX_BODY_SIZE,
+        max_reconnects: int = DEFAULT_MAX_RECONNECTS,
+        default_retry_ms: int = DEFAULT_RETRY_MS,
+        listen: bool = False,
+        max_idle: int = DEFAULT_MAX_IDLE,
+        ssl: _ssl.SSLContext | None = None,
+        close_timeout: float = DEFAULT_CLOSE_TIMEOUT,
+    ) -> None:
+        self.endpoint = parse_url(url)
+        """Where the server is."""
+        self.transport = HttpClientTransport(
+            self.endpoint.target,
+            headers=headers or (),
+            max_body_size=max_body_size,
+            max_reconnects=max_reconnects,
+            default_retry_ms=default_retry_ms,
+            listen=listen,
+        )
+        """The sans-IO transport."""
+        self.close_timeout = close_timeout
+        """How long closing waits for the ``DELETE``, in seconds."""
+        self._ssl: _ssl.SSLContext | None = None
+        if self.endpoint.scheme == "https":
+            self._ssl = ssl if ssl is not None else _ssl.create_default_context()
+        self._host_header = self.endpoint.host_header
+        self._pool: ConnectionPool[T] = ConnectionPool(max_idle)
+        self._incoming: list[bytes] = []
+        self._eof = False  # the session's side has ended: it reads b"" once the rest is read
+        self._closing = False
+
+    # ------------------------------------------------------------------ for the binding
+
+    def _start(self, request: HttpRequest) -> None:
+        """Make ``request`` (after its ``delay``), feeding its response to the transport."""
+        raise NotImplementedError
+
+    def _abort(self, stream: int) -> None:
+        """Stop the exchange ``stream`` (running or not started yet); its connection is not
+        reused, and nothing more of it reaches the transport."""
+        raise NotImplementedError
+
+    def _wake(self) -> None:
+        """Wake the session's reader: bytes (or the end) are there to read."""
+        raise NotImplementedError
+
+    # ------------------------------------------------------------------ shared
+
+    def _run(self, actions: list[ClientAction]) -> None:
+        """Carry out the transport's actions."""
+        for action in actions:
+            if isinstance(action, ToSession):
+                if not self._eof:
+                    self._incoming.append(action.data)
+                    self._wake()
+            elif isinstance(action, HttpRequest):
+                self._start(action)
+            elif isinstance(action, AbortRequest):
+                self._abort(action.stream)
+            else:
+                _log.warning("%s", action.message)
+
+    def _take(self, n: int = -1) -> bytes:
+        """The bytes waiting for the session (at most ``n`` when ``n > 0``), taken."""
+        incoming = self._incoming
+        data = incoming[0] if len(incoming) == 1 else b"".join(incoming)
+        incoming.clear()
+        if 0 < n < len(data):
+            incoming.append(data[n:])
+            data = data[:n]
+        return data
+
+    def _close_transport(self) -> bool:
+        """Begin closing (once; ``False`` after): abort every exchange, start the
+        ``DELETE`` when the server set a session id, end the session's side."""
+        if self._closing:
+            return False
+        self._closing = True
+        self._run(self.transport.close())
+        self._eof = True
+        self._wake()
+        return True
+
+    def _new_exchange(self, request: HttpRequest, conn: h11.Connection | None) -> H11Exchange:
+        """An :class:`H11Exchange` of ``request`` on ``conn`` (``None``: a new connection)."""
+        return H11Exchange(self.transport, request, self._host_header, conn)
+
+    def _cannot_connect(self, exc: OSError) -> str:
+        """The reason given to the transport when no connection could be opened."""
+        where = f"{self.endpoint.host}:{self.endpoint.port}"
+        return f"cannot connect to {where}: {exc.strerror or exc}"
+
+    def _release(self, connection: T, exchange: H11Exchange, keep: bool = True) -> T | None:
+        """After ``exchange`` (not stale) on ``connection``: keep the connection for the
+        next request if it is reusable (and ``keep``, and not closing); returns the
+        connection to close, if any (this one, or one the full pool let go)."""
+        if keep and exchange.reusable and not self._closing:
+            exchange.recycle()
+            return self._pool.put(None, connection)
+        return connection
