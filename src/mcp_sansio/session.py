@@ -751,8 +751,9 @@ class ClientSession(SessionBase):
             and "2026-07-28" in conn.config.versions
             and conn.config.eras == {Era.STATELESS}
         ):
-            # A stateless-only client needs no handshake; it may still discover.
-            call, data = self.call("server/discover", now=now, timeout=self.probe_timeout)
+            # A stateless-only client needs no handshake; it may still discover. This is no
+            # probe (there is no other era to fall back to): the usual timeout applies.
+            call, data = self.call("server/discover", now=now)
         elif conn.era is None:
             call, data = self.call("server/discover", now=now, timeout=self.probe_timeout)
         else:
@@ -841,8 +842,13 @@ class ClientSession(SessionBase):
         return actions
 
     def _after_timeout(self, call: Call) -> list[Action]:
-        if call is self.opening and call.method == "server/discover":
-            # The probe timed out: fall back to initialize (cancel() did the switch).
+        if (
+            call is self.opening
+            and call.method == "server/discover"
+            and self.connection.config.versions_of(Era.INITIALIZE)
+        ):
+            # The probe timed out: fall back to initialize (cancel() did the switch). A
+            # client of 2026-07-28 alone has nothing to fall back to: its opening fails.
             call.error = None
             new_call, data = self._initialize(call.deadline or 0.0)
             self.opening = new_call
