@@ -147,6 +147,10 @@ class Peer:
                 "roots/list": self.roots,
             },
             "timeout": TIMEOUT,
+            # The probe's clock starts when the SDK server is spawned, and its imports take
+            # seconds (tens of them on a loaded machine): a probe that times out falls back
+            # to initialize, which this server then refuses, as the spec allows.
+            "probe_timeout": TIMEOUT,
         }
         if versions is not None:
             options["versions"] = versions
