@@ -25,6 +25,8 @@ from mcp_sansio.server import Server
 LIMIT = 10.0  # seconds, for any one wait
 ACCEPT = "application/json, text/event-stream"
 LEGACY = "2025-11-25"
+WATCHED = "test://watched-resource"
+BLOCK = 0.5  # seconds that sync_block blocks its thread
 V2026 = "2026-07-28"
 META = {
     "io.modelcontextprotocol/protocolVersion": V2026,
@@ -93,6 +95,36 @@ def make_server(probe: Probe) -> Server:
         with probe.lock:
             probe.active -= 1
         return f"nap {arguments.get('n')}"
+
+    @server.tool("sync_block", input_schema=nothing)
+    def sync_block(ctx: Context, arguments: Mapping[str, Any]) -> str:
+        "Block the thread (not through the context), counting the handlers blocked at once."
+        with probe.lock:
+            probe.active += 1
+            probe.most = max(probe.most, probe.active)
+        time.sleep(BLOCK)
+        with probe.lock:
+            probe.active -= 1
+        return "blocked"
+
+    @server.tool("sync_touch", input_schema=nothing)
+    def sync_touch(ctx: Context, arguments: Mapping[str, Any]) -> str:
+        "Tell the subscribers of the watched resource that it changed."
+        ctx.resource_updated(WATCHED)
+        return "touched"
+
+    @server.tool("sync_bad_broadcast", input_schema=nothing)
+    def sync_bad_broadcast(ctx: Context, arguments: Mapping[str, Any]) -> str:
+        "Broadcast what fails to build on every session but this one."
+
+        def make(session: Any) -> bytes:
+            if session is not ctx.session:
+                raise RuntimeError("no notification for you")
+            return b""
+
+        assert ctx.session.broadcast is not None
+        ctx.session.broadcast(make)
+        return "sent"
 
     return server
 
@@ -197,6 +229,16 @@ class Peer:
 
     def close(self) -> None:
         self.conn.close()
+
+
+def next_message(response: http.client.HTTPResponse, decoder: SseDecoder) -> Any:
+    """The next message of an open event stream."""
+    while True:
+        line = response.readline()
+        assert line, "the stream ended"
+        for event in decoder.feed(line):
+            if event.data:
+                return orjson.loads(event.data)
 
 
 def modern(method: str, rid: int = 1, **params: Any) -> tuple[dict[str, Any], dict[str, str]]:
@@ -453,3 +495,161 @@ def test_several_clients_at_once(probe: Probe) -> None:
     assert not failures
     assert sorted(results) == [f"nap {n}" for n in range(6)]
     assert probe.most >= 2  # the handlers waited at the same time
+
+
+@pytest.mark.parametrize("era", ["initialize", "stateless"])
+def test_handlers_of_different_sessions_run_in_parallel(probe: Probe, era: str) -> None:
+    results: list[str] = []
+    failures: list[BaseException] = []
+    go = threading.Barrier(3, timeout=LIMIT)
+
+    def call(peer: Peer, n: int) -> None:
+        try:
+            go.wait()
+            if era == "initialize":
+                reply = peer.call(n, "sync_block")
+            else:
+                body, headers = modern("tools/call", n, name="sync_block", arguments={})
+                reply = peer.fetch(body=body, headers=headers)
+            results.append(reply.json()["result"]["content"][0]["text"])
+        except BaseException as exc:  # pragma: no cover - reported below
+            failures.append(exc)
+
+    with serving(probe) as listener:
+        peers = [Peer(listener), Peer(listener)]
+        for peer in peers:  # connected (and initialized) beforehand: only the calls are timed
+            if era == "initialize":
+                peer.initialize()
+            else:
+                body, headers = modern("tools/list")
+                assert peer.fetch(body=body, headers=headers).status == 200
+        threads = [threading.Thread(target=call, args=(p, n)) for n, p in enumerate(peers, 1)]
+        for thread in threads:
+            thread.start()
+        go.wait()
+        start = time.monotonic()
+        for thread in threads:
+            thread.join(LIMIT)
+        elapsed = time.monotonic() - start
+        assert not any(thread.is_alive() for thread in threads)
+        for peer in peers:
+            peer.close()
+    assert not failures
+    assert results == ["blocked", "blocked"]
+    assert probe.most == 2  # both blocked at the same time
+    assert elapsed < 1.8 * BLOCK  # one after the other would take 2 * BLOCK
+
+
+def test_a_broadcast_reaches_a_listen_stream_of_another_session(probe: Probe) -> None:
+    with serving(probe) as listener:
+        listening = Peer(listener)
+        body, headers = modern(
+            "subscriptions/listen", 20, notifications={"resourceSubscriptions": [WATCHED]}
+        )
+        response = listening.send(body=body, headers=headers)
+        assert response.status == 200
+        decoder = SseDecoder()
+        ack = next_message(response, decoder)
+        assert ack["method"] == "notifications/subscriptions/acknowledged"
+        toucher = Peer(listener)  # another 2026-07-28 POST: another session
+        body, headers = modern("tools/call", 21, name="sync_touch", arguments={})
+        reply = toucher.fetch(body=body, headers=headers)
+        assert reply.json()["result"]["content"][0]["text"] == "touched"
+        update = next_message(response, decoder)
+        assert update["method"] == "notifications/resources/updated"
+        assert update["params"]["uri"] == WATCHED
+        assert update["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"] == 20
+        toucher.close()
+        listening.close()
+
+
+def test_a_broadcast_reaches_a_session_busy_in_a_handler(probe: Probe) -> None:
+    with serving(probe) as listener:
+        peer = Peer(listener)
+        peer.initialize()
+        subscribe = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "resources/subscribe",
+            "params": {"uri": WATCHED},
+        }
+        assert peer.fetch(body=subscribe).json()["result"] == {}
+        stream = Peer(listener)  # the session's standalone stream
+        stream.session_id, stream.version = peer.session_id, peer.version
+        response = stream.send("GET", headers={"accept": "text/event-stream"})
+        assert response.status == 200
+        waiting = Peer(listener)  # a handler of the session waits in ctx.sleep
+        waiting.session_id, waiting.version = peer.session_id, peer.version
+        body = {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {"name": "sync_wait", "arguments": {}},
+        }
+        headers = {"accept": ACCEPT, "content-type": "application/json"}
+        headers.update({"mcp-session-id": peer.session_id or "", "mcp-protocol-version": LEGACY})
+        waiting.conn.request("POST", "/mcp", body=orjson.dumps(body), headers=headers)
+        assert probe.started.wait(LIMIT)
+        with listener.lock:  # the session has a thread: the broadcast goes through its inbox
+            assert listener.core.sessions[peer.session_id or ""].driver.thread is not None
+        toucher = Peer(listener)
+        body, more = modern("tools/call", 3, name="sync_touch", arguments={})
+        assert toucher.fetch(body=body, headers=more).status == 200
+        update = next_message(response, SseDecoder())
+        assert update == {
+            "jsonrpc": "2.0",
+            "method": "notifications/resources/updated",
+            "params": {"uri": WATCHED},
+        }
+        assert not probe.cancelled.is_set()  # the handler waits on
+        assert peer.fetch("DELETE").status == 200  # which ends it
+        assert probe.cancelled.wait(LIMIT)
+        assert response.read() == b""  # the stream ends
+        for each in (peer, stream, waiting, toucher):
+            each.close()
+
+
+def test_a_broadcast_reaches_the_broadcasting_session_on_the_request_stream(
+    probe: Probe,
+) -> None:
+    with serving(probe) as listener:
+        peer = Peer(listener)
+        peer.initialize()
+        subscribe = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "resources/subscribe",
+            "params": {"uri": WATCHED},
+        }
+        assert peer.fetch(body=subscribe).json()["result"] == {}
+        messages = peer.call(2, "sync_touch").messages()  # built in the handler's thread
+        assert [m.get("method") for m in messages] == ["notifications/resources/updated", None]
+        assert messages[-1]["result"]["content"][0]["text"] == "touched"
+        peer.close()
+
+
+def test_a_broadcast_failing_on_another_session_is_logged_and_skipped(
+    probe: Probe, caplog: pytest.LogCaptureFixture
+) -> None:
+    with serving(probe) as listener:
+        idle = Peer(listener)  # an idle session, the broadcast's other target
+        idle.initialize()
+        hs = listener.core.sessions[idle.session_id or ""]
+        end = time.monotonic() + LIMIT
+        while True:  # done with notifications/initialized: its thread is gone
+            with listener.lock:
+                if hs.driver.thread is None:
+                    break
+            assert time.monotonic() < end
+            time.sleep(0.005)
+        peer = Peer(listener)
+        body, headers = modern("tools/call", 1, name="sync_bad_broadcast", arguments={})
+        with caplog.at_level("ERROR", logger="mcp_sansio.http"):
+            reply = peer.fetch(body=body, headers=headers)
+        assert reply.json()["result"]["content"][0]["text"] == "sent"
+        assert "a broadcast failed" in caplog.text
+        assert idle.call(2, "sync_echo", arguments={"m": "ok"}).json()["result"]["content"] == [
+            {"type": "text", "text": "ok"}
+        ]
+        idle.close()
+        peer.close()

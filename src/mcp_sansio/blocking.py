@@ -1061,9 +1061,9 @@ def serve_http(server: Server, host: str = "127.0.0.1", port: int = 0, **options
     """Serve ``server`` over Streamable HTTP (needs the ``http`` extra: h11) on TCP
     ``host``:``port``, at ``/mcp`` by default, until stopped; as :func:`serve_tcp`, ``ready=``
     is called with the listener (an ``HttpListener``: its ``url`` is the endpoint, its
-    ``stop()`` ends the serving). A thread per connection and one per busy session; the
-    handlers run one at a time server-wide, and one that waits (:meth:`Context.sleep`,
-    :meth:`Context.elicit`, …) lets the others run. The options are those of
+    ``stop()`` ends the serving). A thread per connection and one per busy session: the
+    handlers of different sessions (in 2026-07-28, of different requests) run at once, so
+    they must be thread-safe; a session's own run one at a time. The options are those of
     ``mcp_sansio.http._blocking_server.serve_http`` (``path=``, ``keepalive=``,
     ``max_connections=``, ``allowed_origins=``, ``json_response=``, ``versions=``, …)."""
     from .http._blocking_server import serve_http as serve

@@ -10,23 +10,49 @@ The threads:
   responses; while a response is pending it waits in ``select`` on its socket (to see the
   client leave) and on a wake-up socket pair (the exchange's ``waiter``);
 - **one per busy session**: the session's loop runs in it while bodies delivered to the
-  session wait to be read or one of its handlers runs, and ends when the session is idle
-  (a stateless 2026-07-28 POST is served by one such thread, an initialize-era session by
-  one at a time);
+  session wait to be read, one of its handlers runs or one of its questions to the client
+  waits, and ends when the session is idle (a stateless 2026-07-28 POST is served by one
+  such thread, an initialize-era session by one at a time);
 - **one for the keep-alive** comments on open event streams.
 
-The core and the sessions are not thread-safe: one lock (:attr:`HttpListener.lock`)
-guards every call into them. A session's thread holds it while the session's loop and
-handlers run, and releases it while a handler waits (:meth:`Context.sleep`,
-:meth:`Context.elicit`, …: the loop waits for the session's next delivery). So handlers
-run one at a time server-wide, as a blocking server runs them one at a time per
-connection; a handler that waits lets the others run, one that blocks otherwise (on a
-socket, ``time.sleep``) holds the whole server up.
+So handlers of different sessions run at once, each in its session's thread (they must
+be thread-safe, as on any threaded server): a handler that blocks (on a socket,
+``time.sleep``) holds up its own session only. Within a session they run one at a time, as
+on stdio: a request that arrives while a handler waits (:meth:`Context.sleep`,
+:meth:`Context.elicit`, …) is queued and run after it. In 2026-07-28 every POST is a
+session of its own, so every request runs in parallel with the others.
+
+The locks, always taken in this order (never the other way round):
+
+1. :attr:`HttpListener.lock`, the *core lock*: it guards :class:`HttpServer` (its
+   sessions' HTTP side, the exchanges) and each session's inbox and thread slot (it is the
+   condition the inboxes wait on). It is held only for short calls into the core
+   (``begin``/``end``, ``route``, ``begin_delivery``/``end_delivery``, ``close_stream``,
+   ``keepalive``, ``disconnected``, …), never while a handler runs, a socket is written or
+   a thread joined;
+2. the :class:`~mcp_sansio.blocking.Listener`'s registry lock (the connections and
+   threads), taken alone or inside the core lock.
+
+A session's own state (its :class:`~mcp_sansio.session.ServerSession` and connection) has
+one owner at a time: its thread while it has one; while it has none (idle), whoever holds
+the core lock (the thread is started, and lets go of the session, with the core lock
+held). A handler's broadcast (:meth:`Context.resource_updated`,
+:meth:`Context.list_changed`) therefore builds each session's notification where that
+session lives: its own at once, in the handler's thread; an idle session's under the core
+lock; a busy session's in that session's thread, the broadcast being queued in its inbox
+(read at once if it waits through its context; after the running handler otherwise).
+
+Ending a session (``DELETE``, eviction, :meth:`HttpListener.close`) closes its inbox: its
+thread marks its handlers cancelled and feeds the session its end, so a handler waiting
+through its context wakes with :attr:`Context.cancelled` true (its questions fail); one
+that blocks otherwise finishes first, and its answer goes nowhere. A 2026-07-28 client
+that leaves cancels its request (a ``notifications/cancelled`` fed to the session).
 """
 
 from __future__ import annotations
 
 import contextlib
+import logging
 import selectors
 import socket
 import threading
@@ -35,8 +61,10 @@ from collections import deque
 from collections.abc import Callable, Iterable
 from typing import Any, Final
 
+from .._events import RequestId
 from ..blocking import Listener, SocketStream, _ServerEndpoint
 from ..server import Server
+from ..session import ServerSession
 from ._h11server import H11Server
 from ._server import (
     DEFAULT_KEEPALIVE,
@@ -61,6 +89,10 @@ _BUSY: Final = (
     b"connection: close\r\n\r\n"
 )
 _clock = time.monotonic
+_log = logging.getLogger("mcp_sansio.http")
+
+#: A broadcast: what a session writes for it (``lambda s: s.resource_updated(uri)``).
+_Make = Callable[[ServerSession], bytes]
 
 
 class _Waker:
@@ -88,47 +120,62 @@ class _Waker:
 class _Inbox:
     """The stream a session's loop reads (a :class:`mcp_sansio.blocking.Stream`): the
     bodies delivered to the session, each between :meth:`HttpServer.begin_delivery` and
-    :meth:`HttpServer.end_delivery`. It is read with :attr:`HttpListener.lock` held, which
-    it releases while it waits."""
+    :meth:`HttpServer.end_delivery`, and the broadcasts queued for it. Its queue is guarded
+    by the core lock (the condition it waits on); only the session's thread reads it."""
 
     def __init__(self, lock: threading.RLock, core: HttpServer, hs: HttpSession) -> None:
+        self._lock = lock
         self._ready = threading.Condition(lock)
         self._core = core
         self._hs = hs
-        self.items: deque[tuple[bytes, Exchange | None]] = deque()
+        self.items: deque[tuple[bytes, Exchange | None] | _Make] = deque()
         self.closed = False
-        self._delivering = False
+        self._delivering = False  # the session's thread's own
 
-    def put(self, data: bytes, ex: Exchange | None) -> None:
+    def put(self, item: tuple[bytes, Exchange | None] | _Make) -> None:
+        """Queue a body (and its exchange) or a broadcast (with the core lock held)."""
         if not self.closed:
-            self.items.append((data, ex))
+            self.items.append(item)
             self._ready.notify()
 
     def settle(self) -> None:
-        """The delivery read last has been carried out."""
+        """The delivery read last has been carried out (with the core lock held, in the
+        session's thread)."""
         if self._delivering:
             self._delivering = False
             wake(self._core.end_delivery(self._hs))
 
     def read_some(self, timeout: float | None) -> bytes | None:
-        self.settle()
         end = None if timeout is None else _clock() + timeout
-        while not self.items and not self.closed:
-            left = None if end is None else end - _clock()
-            if left is not None and left <= 0:
-                return None
-            self._ready.wait(left)
-        if not self.items:
-            return b""
-        data, ex = self.items.popleft()
-        self._core.begin_delivery(self._hs, ex)
-        self._delivering = True
-        return data
+        with self._lock:
+            self.settle()
+            while not self.items and not self.closed:
+                left = None if end is None else end - _clock()
+                if left is not None and left <= 0:
+                    return None
+                self._ready.wait(left)
+            if not self.items:  # the session is over: its handlers see it
+                for job in self._hs.session.jobs:
+                    job.cancelled = True
+                return b""
+            item = self.items.popleft()
+            if isinstance(item, tuple):
+                data, ex = item
+                self._core.begin_delivery(self._hs, ex)
+                self._delivering = True
+                return data
+        # A broadcast, built in this session's thread without the core lock.
+        data = _made(item, self._hs)
+        if data:
+            with self._lock:
+                wake(self._core.route(self._hs, data))
+        return None  # nothing for the session to read: its loop reads again
 
     def write(self, data: bytes) -> None:  # pragma: no cover - route is always set
         pass
 
     def close(self) -> None:
+        """No more reading: the loop sees the end (with the core lock held)."""
         self.closed = True
         self.items.clear()
         self._ready.notify()
@@ -136,45 +183,81 @@ class _Inbox:
 
 class _Driver:
     """One session's loop (:attr:`HttpSession.driver`): the blocking adapter's, reading an
-    :class:`_Inbox`, in a thread of its own while the session has work."""
+    :class:`_Inbox`, in a thread of its own while the session has work. Made, like every
+    change of :attr:`thread` and :attr:`finished`, with the core lock held."""
 
     def __init__(self, listener: HttpListener, hs: HttpSession) -> None:
-        core = listener.core
+        core, lock = listener.core, listener.lock
         self._listener = listener
-        self.inbox = _Inbox(listener.lock, core, hs)
+        self.hs = hs
+        self.inbox = _Inbox(lock, core, hs)
         self.endpoint = _ServerEndpoint(hs.session, self.inbox, None)
-        self.endpoint.route = core.wire(hs)
         self.thread: threading.Thread | None = None
+        """The session's thread, while it has one (its state is then the thread's)."""
+        self.finished = False
+        """Whether the session's loop has ended for good."""
+
+        # The hooks of HttpServer.wire, each call into the core under the core lock.
+        def route(data: bytes, related: RequestId | None) -> None:
+            with lock:
+                wake(core.route(hs, data, related))
+
+        def close_stream(request_id: RequestId) -> None:
+            with lock:
+                wake(core.close_stream(hs, request_id))
+
+        self.endpoint.route = route
+        hs.session.on_close_stream = close_stream
+        hs.session.broadcast = listener._broadcast
 
     def deliver(self, data: bytes, ex: Exchange | None) -> None:
-        self.inbox.put(data, ex)
+        self.inbox.put((data, ex))
         self._run_soon()
 
     def stop(self) -> None:
-        """End the session: its handlers see :attr:`Context.cancelled`, its calls fail."""
-        for job in self.endpoint.session.jobs:
-            job.cancelled = True
+        """End the session: its thread marks its handlers cancelled (they see
+        :attr:`Context.cancelled`) and feeds it its end (its calls fail)."""
         self.inbox.close()
         self._run_soon()
 
     def _run_soon(self) -> None:
-        if self.thread is None and not self.endpoint._eof:
+        if self.thread is None and not self.finished:
             self.thread = threading.Thread(target=self._run, name="mcp-http-session", daemon=True)
             self._listener._track(self.thread)
             self.thread.start()
 
     def _run(self) -> None:
-        endpoint, inbox = self.endpoint, self.inbox
-        with self._listener.lock:
-            try:
-                while not endpoint._eof and (
-                    inbox.items or inbox.closed or endpoint.session.next_deadline() is not None
-                ):
-                    endpoint._pump()
-            finally:
+        endpoint, inbox, lock = self.endpoint, self.inbox, self._listener.lock
+        try:
+            while True:
+                with lock:
+                    inbox.settle()
+                    if endpoint._eof:
+                        inbox.close()
+                        self.finished = True
+                    if self.finished or not (
+                        inbox.items or inbox.closed or endpoint.session.next_deadline() is not None
+                    ):
+                        self.thread = None  # the session is the core lock's again
+                        return
+                endpoint._pump()
+        except BaseException:  # pragma: no cover - a bug (a handler's errors are answers)
+            with lock:  # a later delivery starts a new thread
                 inbox.settle()
                 self.thread = None
-                self._listener._forget(threading.current_thread())
+            raise
+        finally:
+            self._listener._forget(threading.current_thread())
+
+
+def _made(make: _Make, hs: HttpSession) -> bytes:
+    """What a broadcast writes on ``hs`` (nothing if building it fails: another session's
+    trouble is not the broadcasting handler's)."""
+    try:
+        return make(hs.session)
+    except Exception:
+        _log.exception("a broadcast failed on %r", hs)
+        return b""
 
 
 class HttpListener(Listener):
@@ -208,7 +291,8 @@ class HttpListener(Listener):
         self.core = HttpServer(server, path=path, **options)
         """The sans-IO Streamable HTTP server."""
         self.lock = threading.RLock()
-        """Held around every use of :attr:`core` and of the sessions (see the module)."""
+        """The core lock: held around each (short) use of :attr:`core`, never while a
+        handler runs (see the module)."""
         self.max_connections = max_connections
         """The most connections served at once."""
         self._keepalive = keepalive
@@ -245,6 +329,30 @@ class HttpListener(Listener):
         while not self._closing.wait(every):
             with self.lock:
                 wake(self.core.keepalive())
+
+    def _broadcast(self, make: _Make) -> None:
+        """A handler's broadcast (every session's ``broadcast`` hook): ``make`` runs for
+        each live session where that session lives (see the module), and what it writes
+        is routed. Called without the core lock, from the broadcasting handler's thread."""
+        me = threading.current_thread()
+        mine: _Driver | None = None
+        with self.lock:
+            for hs in self.core.all_sessions():
+                driver = self._driver(hs)
+                if driver.finished:
+                    continue
+                if driver.thread is me:
+                    mine = driver  # after the lock: no need to hold the others up
+                elif driver.thread is None:  # idle: the session is the core lock's
+                    data = _made(make, hs)
+                    if data:
+                        wake(self.core.route(hs, data))
+                else:  # busy: its thread builds it
+                    driver.inbox.put(make)
+        if mine is not None:
+            data = make(mine.hs.session)
+            if data:
+                mine.endpoint._write(data)
 
     # ------------------------------------------------------------------ sessions
 
@@ -315,9 +423,9 @@ class HttpListener(Listener):
         except OSError:  # the client went away under us
             pass
         finally:
-            with lock:
+            with lock:  # no session's thread sets the waker meanwhile
                 self._do(glue.connection_lost(), None)
-            waker.close()
+                waker.close()
 
     # ------------------------------------------------------------------ the end
 
@@ -326,11 +434,8 @@ class HttpListener(Listener):
         of their threads; close the listening socket. Idempotent."""
         self._closing.set()
         super().close(timeout)  # the connections first: no new work for the sessions
-        if self.lock.acquire(timeout=timeout):  # a handler that never waits holds it
-            try:
-                self._do([Terminate(hs) for hs in self.core.all_sessions()], None)
-            finally:
-                self.lock.release()
+        with self.lock:
+            self._do([Terminate(hs) for hs in self.core.all_sessions()], None)
         with self._lock:
             threads = list(self._threads)
         for thread in threads:
