@@ -82,7 +82,7 @@ class _Conn:
 class _Job:
     """A request, queued or in progress."""
 
-    __slots__ = ("aborted", "conn", "request", "seq", "wake")
+    __slots__ = ("aborted", "conn", "released", "request", "seq", "to_close", "wake")
 
     def __init__(self, request: HttpRequest, seq: int) -> None:
         self.request = request
@@ -90,6 +90,10 @@ class _Job:
         self.aborted = False
         self.wake = threading.Event()  # ends the wait of a delayed request when aborted
         self.conn: _Conn | None = None  # the connection it is using, while it is
+        # Set when the connection went back to the pool in the same locked step that
+        # delivered the answer (so the request the answer prompts finds it there).
+        self.released = False
+        self.to_close: _Conn | None = None
 
 
 class HttpStream(ClientBinding[_Conn]):
@@ -285,7 +289,9 @@ class HttpStream(ClientBinding[_Conn]):
                 with self._lock:
                     job.conn = None
                     again = exchange.stale and not job.aborted  # the server had closed it
-                    if not exchange.stale:
+                    if job.released:
+                        to_close = job.to_close
+                    elif not exchange.stale:
                         to_close = self._release(conn, exchange, not job.aborted)
                 conn = None
                 if to_close is not None:
@@ -313,6 +319,9 @@ class HttpStream(ClientBinding[_Conn]):
                         exchange.finished = True
                         return
                     self._run(exchange.receive_data(data))
+                    if exchange.finished and not exchange.stale and not job.aborted:
+                        job.to_close = self._release(conn, exchange)
+                        job.released = True
                     if exchange.finished or job.aborted:  # (it may abort itself)
                         return
         except (OSError, h11.LocalProtocolError) as exc:
