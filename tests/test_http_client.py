@@ -728,8 +728,8 @@ def test_answer_on_another_stream_ends_the_wait() -> None:
     t = HttpClientTransport(listen=True)
     open_legacy(t)
     listen = post_listen(t)
-    call = post(t, req(1, "ping"))
     t.response_started(listen.stream, 200, SSE)
+    call = post(t, req(1, "ping"))
     assert lines(t.response_data(listen.stream, encode_event(orjson.dumps(result(1))))) == [
         result(1)
     ]
@@ -796,6 +796,17 @@ def post_listen(t: HttpClientTransport) -> HttpRequest:
     assert [r.method for r in requests] == ["POST", "GET"]
     assert respond(t, requests[0].stream, 202) == []
     return requests[1]
+
+
+def test_with_listen_what_follows_initialized_waits_for_the_get_stream_too() -> None:
+    t = HttpClientTransport(listen=True)
+    open_legacy(t)
+    actions = t.send(line({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+    initialized, listen = [a for a in actions if isinstance(a, HttpRequest)]
+    assert t.send(req(1, "tools/call", {"name": "x"})) == []
+    assert respond(t, initialized.stream, 202) == []  # the GET stream is not up yet
+    released = t.response_started(listen.stream, 200, [(b"content-type", b"text/event-stream")])
+    assert [orjson.loads(a.body)["id"] for a in released if isinstance(a, HttpRequest)] == [1]
 
 
 def test_listen_stream_opens_after_initialized_and_reconnects() -> None:

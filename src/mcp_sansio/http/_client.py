@@ -300,8 +300,10 @@ class HttpClientTransport:
         self._post_headers = (_JSON_BODY, _ACCEPT_BOTH, *self.extra_headers)
         self._legacy_post_headers = self._post_headers
         # Initialize era: what the session writes after ``notifications/initialized`` waits
-        # until that POST is answered; on other connections it could overtake it.
-        self._gate: int | None = None
+        # until that POST is answered (on other connections it could overtake it) and, with
+        # ``listen``, until the GET stream has its answer (a server sends what it has for
+        # the client there, and drops it while no stream is open).
+        self._gates: set[int] = set()
         self._held: list[bytes] = []
 
     # ------------------------------------------------------------------ introspection
@@ -342,7 +344,7 @@ class HttpClientTransport:
         return actions
 
     def _post(self, line: bytes) -> list[ClientAction]:
-        if self._gate is not None:
+        if self._gates:
             self._held.append(line)
             return []
         try:
@@ -411,16 +413,21 @@ class HttpClientTransport:
             ex.session_id = self.session_id
         actions.insert(0, HttpRequest(ex.stream, "POST", self.target, tuple(headers), line))
         if method == "notifications/initialized" and not modern:
-            self._gate = ex.stream
-        if self.listen and method == "notifications/initialized":
-            actions.append(self._start_listen())
+            self._gates.add(ex.stream)
+            if self.listen:
+                listen = self._start_listen()
+                self._gates.add(listen.stream)
+                actions.append(listen)
         return actions
 
     def _release(self, stream: int) -> list[ClientAction]:
-        """The POST of ``notifications/initialized`` is over: send what waited for it."""
-        if stream != self._gate:
+        """The POST of ``notifications/initialized`` is over, or the GET stream has its
+        answer: once both are, send what waited for them."""
+        if stream not in self._gates:
             return []
-        self._gate = None
+        self._gates.discard(stream)
+        if self._gates:
+            return []
         held, self._held = self._held, []
         actions: list[ClientAction] = []
         for line in held:
@@ -496,7 +503,7 @@ class HttpClientTransport:
                 ex.mode = _JSON
         elif status >= 300:
             ex.mode = _ERROR
-        return []
+        return self._release(stream) if ex.kind == _LISTEN else []
 
     def response_data(self, stream: int, data: bytes) -> list[ClientAction]:
         """A piece of the body of ``stream``'s response."""
@@ -616,7 +623,7 @@ class HttpClientTransport:
         ]
         self._exchanges.clear()
         self._owner.clear()
-        self._gate = None
+        self._gates.clear()
         self._held.clear()
         if self.session_id is not None:
             ex = self._new(_DELETE, set())
