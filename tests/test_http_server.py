@@ -29,6 +29,7 @@ from mcp_sansio.session import CallFinished, ContextBase, HandleJob, Job, Send
 
 ACCEPT = "application/json, text/event-stream"
 V2026 = "2026-07-28"
+_SSE = "text/event-stream"
 META = {
     "io.modelcontextprotocol/protocolVersion": V2026,
     "io.modelcontextprotocol/clientCapabilities": {},
@@ -1036,7 +1037,7 @@ def test_a_request_state_sealed_by_one_worker_opens_on_another() -> None:
     rounds of one ``input_required`` exchange."""
     keys = b"k" * 32
     first, second = Client(state_keys=keys), Client(state_keys=keys)
-    caps = {"elicitation": {}}
+    caps: dict[str, Any] = {"elicitation": {}}
     body, headers = modern("tools/call", 1, name="ask", arguments={})
     body["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] = caps
     answer = first.send(body=body, headers=headers).json()["result"]
@@ -1051,3 +1052,49 @@ def test_a_request_state_sealed_by_one_worker_opens_on_another() -> None:
     stranger = Client(state_keys=b"x" * 32)
     refused = stranger.send(body=body, headers=headers)
     assert refused.json()["error"]["code"] == -32602
+
+
+@pytest.mark.parametrize("bad_id", [None, True, 1.5])
+def test_a_request_with_an_invalid_id_gets_its_error_not_202(bad_id: Any) -> None:
+    client = Client()
+    client.initialize()
+    reply = client.send(body={"jsonrpc": "2.0", "id": bad_id, "method": "ping"})
+    assert reply.status == 400
+    assert reply.ended
+    assert reply.json()["error"]["code"] == -32600
+
+
+def test_a_refused_batch_gets_its_error_and_the_answer_ends() -> None:
+    client = Client()
+    client.initialize("2025-11-25")  # no batches in this version
+    reply = client.send(
+        body=[
+            {"jsonrpc": "2.0", "id": 1, "method": "ping"},
+            {"jsonrpc": "2.0", "id": 2, "method": "ping"},
+        ]
+    )
+    assert reply.ended
+    (error,) = reply.messages() if reply.header("content-type") == _SSE else [reply.json()]
+    assert error["error"]["code"] == -32600
+    hs = client.core.sessions[client.session_id]  # type: ignore[index]
+    assert hs.by_request == {}
+
+
+def test_an_id_already_in_flight_is_refused_and_the_first_answer_is_kept() -> None:
+    client = Client()
+    client.initialize()
+    first = client.call(1, "slow")
+    second = client.call(1, "echo", {"m": "x"})
+    assert second.status == 400
+    assert second.json()["error"]["code"] == -32600
+    client.driver.finish("first")
+    first.pull()
+    assert first.json()["result"]["content"][0]["text"] == "first"
+
+
+def test_a_batch_repeating_an_id_is_refused() -> None:
+    client = Client()
+    client.initialize("2025-03-26")
+    ping = {"jsonrpc": "2.0", "id": 7, "method": "ping"}
+    reply = client.send(body=[ping, ping])
+    assert reply.status == 400

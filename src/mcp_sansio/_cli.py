@@ -11,8 +11,11 @@
     Connect to a server, run one method or one tool, print the result as JSON. The server is
     ``--tcp HOST:PORT``, ``--unix PATH``, or a command to start after ``--`` (the last
     thing on the line); with none, the example server is started.
+``mcp-sansio probe [--http URL | -- CMD ...] [--json] [--examples N] [--seed S] ...``
+    Test a server against every rule of the protocol (:mod:`mcp_sansio.testing`, needs
+    hypothesis: ``pip install mcp-sansio[testing]``); with no server, the example server.
 
-Everything runs on :mod:`mcp_sansio.asyncio`.
+Everything runs on :mod:`mcp_sansio.asyncio` (the probe: on threads).
 """
 
 from __future__ import annotations
@@ -195,7 +198,65 @@ def build_parser() -> argparse.ArgumentParser:
         "-v", "--verbose", action="store_true", help="show progress and log messages on stderr"
     )
     call.set_defaults(call_parser=call)
+
+    probe = commands.add_parser(
+        "probe",
+        help="test a server against every rule of the protocol",
+        usage=f"{_PROG} probe [OPTIONS] [--http URL | -- COMMAND ...]",
+        description="Test an MCP server against the rules of the protocol: the versions it "
+        "offers (server/discover, initialize), a deterministic check per rule (each on a "
+        "fresh process or session), then a fuzz phase (hypothesis, seeded); every message "
+        "the server sends is judged by mcp-sansio's own Connection. The server: --http URL "
+        "(loopback only), or a command after -- (the last thing on the line); by default, "
+        "the example server. Exit status: 0 when no rule failed, 1 when one did, 2 when "
+        "the server cannot be used (or hypothesis is not installed).",
+        epilog="Needs hypothesis: pip install mcp-sansio[testing]. See docs/probe.rst.",
+    )
+    probe.add_argument("--http", metavar="URL", help="a Streamable HTTP endpoint (loopback)")
+    probe.add_argument("--json", action="store_true", help="print the report as JSON")
+    probe.add_argument(
+        "--examples",
+        type=_count,
+        default=20,
+        metavar="N",
+        help="fuzz examples per version (default: 20; 0: no fuzz phase)",
+    )
+    probe.add_argument("--seed", type=int, metavar="S", help="the fuzz seed (default: random)")
+    probe.add_argument(
+        "--timeout",
+        type=_positive,
+        default=5.0,
+        metavar="SECONDS",
+        help="how long the server has for each answer (default: 5)",
+    )
+    probe.add_argument(
+        "--startup",
+        type=_positive,
+        default=15.0,
+        metavar="SECONDS",
+        help="how long a fresh server has for its first answer, at least (default: 15)",
+    )
+    probe.add_argument(
+        "--versions",
+        type=_versions,
+        metavar="V,...",
+        help="protocol versions to probe (default: all)",
+    )
+    probe.add_argument(
+        "--jobs", type=_count, default=4, metavar="N", help="checks run at once (default: 4)"
+    )
+    probe.set_defaults(probe_parser=probe)
     return parser
+
+
+def _count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError("must not be negative")
+    return value
 
 
 def _split_command(argv: list[str]) -> tuple[list[str], list[str] | None]:
@@ -220,10 +281,15 @@ def main(
     parser = build_parser()
     try:
         args = parser.parse_args(args_list)
-        if command is not None and args.command != "call":
-            parser.error("a server command after -- is only for `call`")
+        if command is not None and args.command not in ("call", "probe"):
+            parser.error("a server command after -- is only for `call` and `probe`")
         if args.command == "call":
             _check_call(args.call_parser, args, command)
+        if args.command == "probe":
+            if command is not None and args.http:
+                args.probe_parser.error("give one server: --http or -- COMMAND")
+            if command == []:
+                args.probe_parser.error("no command after --")
     except SystemExit as exc:  # --help, --version, a usage error
         return exc.code if isinstance(exc.code, int) else 2
     try:
@@ -232,6 +298,8 @@ def main(
             return 0
         if args.command == "call":
             return asyncio.run(_call(args, command, out, err))
+        if args.command == "probe":
+            return _probe(args, command, out, err)
         return asyncio.run(demo(out))
     except KeyboardInterrupt:
         return 130
@@ -285,6 +353,30 @@ async def _serve(args: argparse.Namespace, err: TextIO) -> None:
         err.write(f"{_PROG}: serving the example server on {where}\n")
         err.flush()
         await listener.serve_forever()
+
+
+# ---------------------------------------------------------------------- probe
+
+
+def _probe(args: argparse.Namespace, command: list[str] | None, out: TextIO, err: TextIO) -> int:
+    try:
+        from .testing._probe import probe_command
+    except ImportError as exc:  # hypothesis (or h11) missing
+        err.write(f"{_PROG} probe needs hypothesis ({exc}): pip install mcp-sansio[testing]\n")
+        return 2
+    return probe_command(
+        http=args.http,
+        command=command,
+        json_output=args.json,
+        examples=args.examples,
+        seed=args.seed,
+        timeout=args.timeout,
+        startup=args.startup,
+        versions=args.versions,
+        jobs=max(1, args.jobs),
+        out=out,
+        err=err,
+    )
 
 
 # ---------------------------------------------------------------------- call

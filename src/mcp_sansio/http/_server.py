@@ -664,15 +664,24 @@ class HttpServer:
             if problem is not None:
                 ex.respond(400, problem, request_id=first.get("id"))
                 return []
-        requests = [m.get("id") for m in messages if "method" in m and "id" in m]
+        requests = [
+            m["id"]
+            for m in messages
+            if "method" in m
+            and isinstance(m.get("id"), (str, int))
+            and not isinstance(m["id"], bool)
+        ]
+        for rid in requests:
+            if rid in hs.by_request or requests.count(rid) > 1:
+                # Its answer would be mistaken for the one in flight under the same id.
+                ex.respond(400, f"the request id {rid!r} is already in flight", request_id=rid)
+                return out
         stream = hs._new_stream()
-        stream.owed.update(r for r in requests if isinstance(r, (str, int)))
+        stream.owed.update(requests)
         for rid in stream.owed:
             hs.by_request[rid] = stream
         stream.exchange = ex
         ex.stream = stream
-        if not stream.owed:
-            ex.respond(202)
         self.live.add(hs)
         out.append(Deliver(hs, body + b"\n" if not body.endswith(b"\n") else body))
         return out
@@ -746,9 +755,22 @@ class HttpServer:
         hs.current = ex.stream if ex is not None and ex.session is hs else None
 
     def end_delivery(self, hs: HttpSession) -> list[Exchange]:
-        """The body has been fed; returns the exchanges touched by closing up."""
-        hs.current = None
-        return self._reap(hs)
+        """The body has been fed; returns the exchanges touched by closing up. A request
+        the session refused without an answer of its own (a refused batch: one error with
+        a null id) is owed no more; a POST that asked for nothing gets its 202 now, unless
+        an error about it went out."""
+        stream, hs.current = hs.current, None
+        touched: list[Exchange] = []
+        if stream is not None:
+            owed = hs.session.connection.owed
+            for rid in [r for r in stream.owed if r not in owed]:
+                stream.owed.discard(rid)
+                hs.by_request.pop(rid, None)
+            ex = stream.exchange
+            if ex is not None and ex.mode is None and stream.done:
+                ex.respond(202)
+                touched.append(ex)
+        return touched + [e for e in self._reap(hs) if e not in touched]
 
     def route(
         self, hs: HttpSession, data: bytes, related: RequestId | None = None
@@ -796,7 +818,7 @@ class HttpServer:
         if ex is not None and ex.mode is None:
             if self._json_now(ex, stream):
                 status = 200
-                if stream.session.stateless:
+                if stream.session.stateless or b'"id":null' in line:
                     status = _status_of(line)
                 ex.respond(status, body=line, headers=self._session_headers(stream.session))
                 return ex

@@ -12,11 +12,30 @@ Nothing in the core imports this package; importing it needs ``hypothesis``
 - :func:`near_misses` -- near-miss invalid messages (:class:`NearMiss`), each breaking
   one named rule and valid in every other respect, with the exchange that sets the state
   (:class:`Line`, :class:`Scenario`), what the receiver must answer (:class:`Expect`) and
-  a repaired twin the receiver must accept.
+  a repaired twin the receiver must accept;
+- :class:`PeerMachine` -- a hypothesis state machine that drives a live server (a
+  :class:`Target`: :class:`StdioTarget`, :class:`HttpTarget`, :class:`ConnectionTarget`,
+  :class:`FunctionTarget`) through legal and near-miss sequences, judged by our own
+  Connection (:class:`Conversation`);
+- :func:`run_probe` -- the ``mcp-sansio probe`` command's checks and report.
 """
 
 from __future__ import annotations
 
+from mcp_sansio.testing._machine import (
+    Conversation,
+    Demand,
+    PeerMachine,
+    PeerViolation,
+    SessionRefused,
+    Shot,
+    Violation,
+    WireLine,
+    agrees,
+    classify,
+    replay,
+    shot_builders,
+)
 from mcp_sansio.testing._near_miss import (
     MIN_MESSAGE_SIZE,
     Expect,
@@ -26,6 +45,7 @@ from mcp_sansio.testing._near_miss import (
     full_capabilities,
     near_misses,
 )
+from mcp_sansio.testing._probe import PROBE_RULES, Report, Row, all_rules, run_probe
 from mcp_sansio.testing._rules import RULES, Level, Reply, Rule, rule, rules_for
 from mcp_sansio.testing._schema_strategies import (
     EXTRA_KEYS,
@@ -38,9 +58,44 @@ from mcp_sansio.testing._schema_strategies import (
     results,
     schema_dir,
 )
+from mcp_sansio.testing._targets import (
+    Channel,
+    ConnectionTarget,
+    FunctionTarget,
+    HttpTarget,
+    Incoming,
+    StdioTarget,
+    Target,
+    TargetError,
+)
 
 __all__ = [
     "EXTRA_KEYS",
+    "PROBE_RULES",
+    "Channel",
+    "ConnectionTarget",
+    "Conversation",
+    "Demand",
+    "FunctionTarget",
+    "HttpTarget",
+    "Incoming",
+    "PeerMachine",
+    "PeerViolation",
+    "Report",
+    "Row",
+    "SessionRefused",
+    "Shot",
+    "StdioTarget",
+    "Target",
+    "TargetError",
+    "Violation",
+    "WireLine",
+    "agrees",
+    "all_rules",
+    "classify",
+    "replay",
+    "run_probe",
+    "shot_builders",
     "MIN_MESSAGE_SIZE",
     "RULES",
     "Expect",

@@ -1,0 +1,1888 @@
+"""Judging a peer under test, and driving it with hypothesis.
+
+:class:`Conversation` is one conversation with one fresh peer (a :class:`~._targets.Channel`),
+judged by our own :class:`~mcp_sansio.Connection`: a *mirror* connection in the client
+role sees every legal message we send and every message the peer sends, so any
+:class:`~mcp_sansio.InvalidMessage` or :class:`~mcp_sansio.RemoteProtocolError` it raises
+about the peer's messages is a violation by the peer, named after the rule it breaks (see
+:func:`classify`). Near-miss messages, which break one rule on purpose, go out raw, past the
+mirror, as a :class:`Shot`: the answer the rule demands (:class:`Demand`: an error with the
+right code and id, nothing at all, or a normal answer; exactly one) is checked by
+:meth:`Conversation.shoot`, and the peer must still answer afterwards.
+
+:func:`shot_builders` lists the near-misses the probe and the machine fire, one builder per
+rule, each drawing its variations from a :data:`Draw` (hypothesis in the fuzz phase, the
+canonical choice in the deterministic checks).
+
+:func:`replay` plays a scripted near-miss of :func:`mcp_sansio.testing.near_misses` (a
+whole exchange from a fresh connection) against a fresh peer; :func:`agrees` says whether
+our own Connection, configured like the live server (its versions, its capabilities),
+finds that the script breaks its rule the way the rule says, since the scripts assume a
+server of their own making.
+
+:class:`PeerMachine` is a :class:`hypothesis.stateful.RuleBasedStateMachine` that drives one
+fresh peer per example through legal requests (params from
+:func:`mcp_sansio.testing.params`), near-misses, scripted near-misses and cancellations,
+and fails with a
+:class:`PeerViolation` (one subclass per rule, so that hypothesis shrinks each rule's
+failure on its own) as soon as the peer breaks a rule. ``PeerMachine.against(target)``
+makes a machine for one target; its ``TestCase`` runs under pytest or unittest.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import string
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, ClassVar, Final, Protocol, TypeVar
+
+import attrs
+import orjson
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
+
+from mcp_sansio._connection import Connection
+from mcp_sansio._errors import ErrorCode, LocalProtocolError, RemoteProtocolError
+from mcp_sansio._events import (
+    ConnectionClosed,
+    ErrorResponse,
+    InputRequired,
+    InvalidMessage,
+    Notification,
+    Request,
+    RequestId,
+    Response,
+)
+from mcp_sansio._sentinels import NEED_DATA
+from mcp_sansio._state import Role
+from mcp_sansio._version import __version__
+from mcp_sansio._versions import ALL_VERSIONS, VERSIONS, Direction, Era, Kind, capability_met
+from mcp_sansio.testing._targets import MAX_LINE, Channel, Incoming, Target
+
+__all__ = [
+    "DEFAULT_STARTUP",
+    "DEFAULT_TIMEOUT",
+    "FIRST_WAIT",
+    "GRACE",
+    "OTHER_RULE",
+    "PROBE_INFO",
+    "SAFE_METHODS",
+    "SHOWN_BYTES",
+    "Conversation",
+    "Demand",
+    "Draw",
+    "PeerMachine",
+    "PeerViolation",
+    "SessionRefused",
+    "Shot",
+    "Violation",
+    "WireLine",
+    "agrees",
+    "canonical",
+    "classify",
+    "legal_methods",
+    "replay",
+    "sampled_message",
+    "shot_builders",
+]
+
+#: How long the peer has to answer each message, in seconds, unless told otherwise.
+DEFAULT_TIMEOUT: Final = 5.0
+#: How long a fresh peer has for its first answer (a process starting up), at least.
+DEFAULT_STARTUP: Final = 15.0
+#: The ``clientInfo`` the probe sends.
+PROBE_INFO: Final = {"name": "mcp-sansio-probe", "version": __version__}
+#: Longest rendering of one line in a report (the bytes beyond are counted, not shown).
+SHOWN_BYTES: Final = 400
+#: How long the answer to a near-miss is waited for before a later message (``ping``)
+#: checks that the peer has read it, in seconds.
+FIRST_WAIT: Final = 0.25
+#: How long the answer to a near-miss may then lag behind the answer to that later message.
+GRACE: Final = 1.0
+
+_META_VERSION: Final = "io.modelcontextprotocol/protocolVersion"
+_META_CAPABILITIES: Final = "io.modelcontextprotocol/clientCapabilities"
+_META_CLIENT_INFO: Final = "io.modelcontextprotocol/clientInfo"
+
+T = TypeVar("T")
+
+
+# ---------------------------------------------------------------------- records
+
+
+@attrs.frozen
+class WireLine:
+    """One line of an exchange: what one side sent, or a note from the transport."""
+
+    side: str
+    """``"probe"`` (we sent it), ``"peer"`` (the peer did) or ``"note"``."""
+    data: bytes
+    """The bytes, as sent (a note's text, for a note)."""
+
+    def render(self, limit: int = SHOWN_BYTES) -> str:
+        """The line for a report: ``-> ...``, ``<- ...`` or ``.. ...``, cut to ``limit``
+        bytes (the size of the rest is given)."""
+        arrow = {"probe": "->", "peer": "<-"}.get(self.side, "..")
+        data = self.data
+        text = data[:limit].decode("utf-8", "backslashreplace")
+        if len(data) > limit:
+            text += f"... ({len(data)} bytes in all)"
+        return f"{arrow} {text}"
+
+    def to_json(self, limit: int = SHOWN_BYTES) -> dict[str, Any]:
+        """The line as JSON: ``side``, ``text`` (cut like :meth:`render`) and ``size``."""
+        return {
+            "side": self.side,
+            "text": self.data[:limit].decode("utf-8", "backslashreplace"),
+            "size": len(self.data),
+        }
+
+
+@attrs.frozen
+class Violation:
+    """A rule the peer broke, with the exchange that shows it."""
+
+    rule: str
+    """The rule's name (see :data:`mcp_sansio.testing.RULES`)."""
+    message: str
+    """What went wrong."""
+    exchange: tuple[WireLine, ...]
+    """Everything each side sent in the conversation, up to the violation."""
+
+
+class PeerViolation(AssertionError):
+    """The peer broke a rule (raised by :class:`PeerMachine`). Each rule has its own
+    subclass (:meth:`for_rule`), so that hypothesis tells the rules apart and shrinks each
+    failure on its own."""
+
+    rule: ClassVar[str] = ""
+
+    def __init__(self, violation: Violation) -> None:
+        lines = "\n".join("    " + line.render() for line in violation.exchange)
+        super().__init__(f"[{violation.rule}] {violation.message}\n{lines}")
+        self.violation = violation
+
+    @classmethod
+    def for_rule(cls, name: str) -> type[PeerViolation]:
+        """The subclass for rule ``name`` (made once)."""
+        return _violation_class(name)
+
+
+@functools.cache
+def _violation_class(name: str) -> type[PeerViolation]:
+    title = "".join(part.capitalize() for part in name.replace(".", "-").split("-"))
+    return type(f"{title}Violation", (PeerViolation,), {"rule": name})
+
+
+@attrs.frozen
+class Demand:
+    """What the protocol demands in answer to one near-miss message."""
+
+    reply: str
+    """``"error"`` (exactly one error), ``"none"`` (nothing at all), ``"result"`` (exactly
+    one normal answer) or ``"answer"`` (exactly one of either)."""
+    codes: tuple[int, ...] = ()
+    """The error codes accepted (empty: any)."""
+    ids: tuple[RequestId | None, ...] = ()
+    """The ids an answer may carry (``None`` for ``"id": null``)."""
+    check: Callable[[Mapping[str, Any]], str | None] | None = attrs.field(default=None, eq=False)
+    """A further check of the answer (the whole message): a complaint, or ``None``."""
+
+
+@attrs.frozen
+class Shot:
+    """One near-miss message, the rule it tests, and what the rule demands."""
+
+    rule: str
+    """The rule's name."""
+    data: bytes
+    """The message, as sent (one line, without its line ending)."""
+    expect: Demand
+    """The answer the rule demands."""
+    why: str = ""
+    """What is wrong with the message, for reports."""
+
+
+def _key(value: Any) -> tuple[str, Any]:
+    """An id as a dict key that tells ``1`` from ``"1"``."""
+    return (type(value).__name__, value)
+
+
+def _dumps(value: Any) -> bytes:
+    return orjson.dumps(value)
+
+
+# ---------------------------------------------------------------------- classification
+
+# What our Connection says about a message of the peer → the rule it breaks (first match).
+_CLASSES: Final = (
+    ("answers no request", "response.unknown-id"),
+    ("progress must increase", "progress.not-increasing"),
+    ("progressToken", "progress.unknown-token"),
+    ("progress never goes", "progress.unknown-token"),
+    ("needs the subscriptionId", "subscriptions.listen-ack-first"),
+    ("before the subscription's acknowledgement", "subscriptions.listen-ack-first"),
+    ("already acknowledged", "subscriptions.listen-ack-first"),
+    ("acknowledged", "subscriptions.not-opted-in"),
+    ("opted into", "subscriptions.not-opted-in"),
+    ("not on this stream", "subscriptions.not-opted-in"),
+    ("was not subscribed to", "resources.updated-not-subscribed"),
+    ("needs the client capability", "capability.undeclared-client-capability"),
+    ("did not declare elicitation", "capability.undeclared-client-capability"),
+    ("elicitation needs", "capability.undeclared-client-subcapability"),
+    ("needs the capability sampling", "capability.undeclared-client-subcapability"),
+    ("needs the server capability", "capability.undeclared-notification"),
+    ("a 2026-07-28 server never sends", "stateless.server-request"),
+    ("is not sent by the server", "method.wrong-direction"),
+    ("Method not found", "method.unknown"),
+    ("is not allowed from the server in state", "lifecycle.request-before-initialized"),
+    ("chose protocol version", "lifecycle.initialize-version"),
+    (
+        "but the request did not declare the client capability",
+        "input-required.undeclared-capability",
+    ),
+    ("resultType", "input-required.invalid"),
+    ("input", "input-required.invalid"),
+    ("requestState", "input-required.invalid"),
+    ("Parse error", "envelope.parse-error"),
+    ("batches", "envelope.batch-not-allowed"),
+    ("larger than", "envelope.oversized-message"),
+    ("Invalid response", "envelope.invalid-response"),
+    ("Invalid request: a JSON-RPC", "envelope.invalid-request"),
+    ("jsonrpc", "envelope.invalid-request"),
+)
+#: The rule of anything else our Connection refuses in what the peer sent.
+OTHER_RULE: Final = "peer.invalid-message"
+
+
+def classify(message: str, *, notification: str | None = None) -> str:
+    """The rule a peer broke, from what our :class:`~mcp_sansio.Connection` said about its
+    message (:attr:`InvalidMessage.message` or a :class:`RemoteProtocolError`'s).
+    ``notification``: the method, when the message was a notification (a gating fault
+    of a request and of a notification read alike)."""
+    if notification is not None and "not allowed from the server in state" in message:
+        return "lifecycle.notification-before-initialized"
+    for needle, name in _CLASSES:
+        if needle in message:
+            return name
+    return OTHER_RULE
+
+
+# ---------------------------------------------------------------------- the conversation
+
+_NO_CAPS: Final[Mapping[str, Any]] = {}
+
+
+class Conversation:
+    """One conversation with one fresh peer of ``target``, judged by a mirror
+    :class:`~mcp_sansio.Connection` in the client role.
+
+    :param target: where the peer comes from (a new one is opened here).
+    :param version: the protocol version to speak. In the initialize era the mirror
+        accepts any of ``legacy_versions`` in the answer (a server may answer another).
+    :param timeout: how long the peer has to answer each message, in seconds.
+    :param startup: how long it has for its first answer, at least (a process starting).
+    :param capabilities: the client capabilities we declare (default none).
+    """
+
+    def __init__(
+        self,
+        target: Target,
+        version: str,
+        *,
+        timeout: float = DEFAULT_TIMEOUT,
+        startup: float = DEFAULT_STARTUP,
+        capabilities: Mapping[str, Any] | None = None,
+        legacy_versions: Sequence[str] | None = None,
+    ) -> None:
+        spec = VERSIONS[version]
+        self.version = version
+        """The version spoken (in the initialize era, the one asked for)."""
+        self.era = spec.era
+        """Its era."""
+        self.timeout = timeout
+        """Seconds the peer has for each answer."""
+        self.startup = startup
+        """Seconds it has for its first answer, at least."""
+        self._started = False
+        self.capabilities: Mapping[str, Any] = dict(capabilities or {})
+        """The client capabilities we declare."""
+        if self.era is Era.STATELESS:
+            versions: tuple[str, ...] = (version,)
+        else:
+            legacy = [v for v in (legacy_versions or ALL_VERSIONS) if VERSIONS[v].era is spec.era]
+            versions = tuple(sorted({*legacy, version}, reverse=True))
+        self.mirror = Connection(
+            Role.CLIENT,
+            versions=versions,
+            capabilities=self.capabilities,
+            implementation=PROBE_INFO,
+            max_message_size=MAX_LINE,
+        )
+        """The judge: our Connection, in the client role."""
+        self.transport = target.transport
+        """The target's transport."""
+        self.channel: Channel = target.open()
+        """The peer."""
+        self.lines: list[WireLine] = []
+        """Everything sent and received so far."""
+        self.violations: list[Violation] = []
+        """The rules the peer broke so far."""
+        self.notifications: list[Notification] = []
+        """The notifications the peer sent that the mirror accepted."""
+        self.server_requests: list[Request] = []
+        """The requests the peer sent that the mirror accepted."""
+        self.server_capabilities: Mapping[str, Any] | None = None
+        """The server's capabilities, once known (``initialize`` or ``server/discover``)."""
+        self.negotiated: str | None = None
+        """The version the ``initialize`` result named (initialize era)."""
+        self.dead = ""
+        """Why the conversation cannot go on (the peer stopped answering, closed), or
+        ``""``."""
+        self._answers: dict[tuple[str, Any], list[Any]] = {}
+        self._methods: dict[tuple[str, Any], str] = {}
+        self._raw: dict[tuple[str, Any], list[tuple[int, Mapping[str, Any]]]] = {}
+        self._nulls: list[tuple[int, Mapping[str, Any], Incoming]] = []
+        self._failed: dict[int, Incoming] = {}
+        self._late: set[tuple[str, Any]] = set()
+        self.used_ids: set[tuple[str, Any]] = set()
+        """The ids of the requests sent past the mirror (near misses), as ``(type name,
+        id)``."""
+        self._shooting = False
+        self._received = 0
+        self._mirror_broken = False
+        self._next_raw = 0
+        self._closed = False
+
+    # -------------------------------------------------------------- sending
+
+    def fresh_id(self) -> str:
+        """An id no message of this conversation has used: ``"probe-N"``."""
+        self._next_raw += 1
+        return f"probe-{self._next_raw}"
+
+    def _write(self, data: bytes) -> None:
+        self.lines.append(WireLine("probe", data.rstrip(b"\n")))
+        self.channel.send(data)
+
+    def request(
+        self, method: str, params: Mapping[str, Any] | None = None, *, wait: bool = True
+    ) -> Any:
+        """Send a legal request through the mirror (the mirror fills in what the era needs,
+        such as 2026-07-28's ``_meta``). With ``wait`` (the default), wait for the answer
+        and return it (a :class:`~mcp_sansio.Response`, :class:`~mcp_sansio.ErrorResponse`
+        or :class:`~mcp_sansio.InputRequired`), or ``None`` when none came in time (a
+        ``response.missing`` violation is recorded). Without, return the request id."""
+        rid = self.mirror.next_request_id()
+        try:
+            data = self.mirror.send(Request(id=rid, method=method, params=params))
+        except LocalProtocolError as exc:
+            if self.mirror.peer_closed:
+                self._die(f"cannot send {method}: the peer closed ({exc})")
+                return None
+            raise
+        self._methods[_key(rid)] = method
+        self._answers[_key(rid)] = []
+        self._write(data)
+        if not wait:
+            return rid
+        return self.wait_answer(rid)
+
+    def notify(self, method: str, params: Mapping[str, Any] | None = None) -> None:
+        """Send a legal notification through the mirror."""
+        self._write(self.mirror.send(Notification(method=method, params=params)))
+
+    def cancel(self, rid: RequestId, reason: str = "cancelled by the probe") -> None:
+        """Cancel our request ``rid``: ``notifications/cancelled`` (the initialize era;
+        2026-07-28 on a stream of lines), or closing its HTTP stream (2026-07-28 over
+        HTTP). Its late answer, if any, is dropped by the mirror."""
+        if self.era is Era.STATELESS and self.channel.abort(rid):
+            self.mirror.send(
+                Notification(method="notifications/cancelled", params={"requestId": rid})
+            )
+            self.lines.append(WireLine("note", f"closed the stream of request {rid!r}".encode()))
+            return
+        self.notify("notifications/cancelled", {"requestId": rid, "reason": reason})
+
+    def wait_answer(
+        self, rid: RequestId, timeout: float | None = None, *, blame: bool = True
+    ) -> Any:
+        """The answer to our request ``rid``: waits for it (at most ``timeout``, default
+        the conversation's); ``None`` when none came, and then (with ``blame``) a
+        ``response.missing`` violation is recorded."""
+        key = _key(rid)
+        limit = self.timeout if timeout is None else timeout
+        if not self._started:
+            limit = max(limit, self.startup)
+        found = self._pump(lambda: bool(self._answers.get(key)), limit)
+        self._started = True
+        if found:
+            return self._answers[key][0]
+        method = self._methods.get(key, "request")
+        if not self.dead:
+            if self.channel.closed:
+                if blame:
+                    self._violate(
+                        "response.missing",
+                        f"the peer closed its side without answering {method} (id {rid!r})",
+                    )
+                self._die(f"the peer closed without answering {method} (id {rid!r})")
+            else:
+                if blame:
+                    self._violate(
+                        "response.missing",
+                        f"no answer to {method} (id {rid!r}) within {limit:g} s",
+                    )
+                self._die(f"no answer to {method} within {limit:g} s")
+        return None
+
+    def answers(self, rid: RequestId) -> list[Any]:
+        """Every answer to our request ``rid`` so far."""
+        return list(self._answers.get(_key(rid), ()))
+
+    def send_raw(self, data: bytes, ids: Iterable[RequestId] = ()) -> int:
+        """Send ``data`` as it is, past the mirror; answers under ``ids`` are collected for
+        :meth:`raw_answers` instead of going to the mirror. Returns a mark for
+        :meth:`raw_answers`."""
+        for rid in ids:
+            self._raw.setdefault(_key(rid), [])
+        self.used_ids.update(_key(rid) for rid in _ids_in(data))
+        mark = self._received
+        self._write(data)
+        return mark
+
+    def raw_answers(self, mark: int, ids: Iterable[RequestId]) -> list[Mapping[str, Any]]:
+        """The answers collected under ``ids``, and every ``"id": null`` error and
+        transport failure that arrived after ``mark``."""
+        found: list[tuple[int, Mapping[str, Any]]] = []
+        for rid in ids:
+            found.extend(self._raw.get(_key(rid), ()))
+        found.extend((seq, msg) for seq, msg, _ in self._nulls if seq > mark)
+        found.extend(
+            (seq, {"transport": item.note, "status": item.status})
+            for seq, item in self._failed.items()
+            if seq > mark
+        )
+        return [msg for _, msg in sorted(found, key=lambda pair: pair[0])]
+
+    def forget_raw(self, ids: Iterable[RequestId]) -> None:
+        """Stop collecting answers under ``ids`` (later ones go to the mirror, which
+        calls them answers to unknown ids)."""
+        for rid in ids:
+            if self._raw.pop(_key(rid), None) == []:
+                self._late.add(_key(rid))
+
+    # -------------------------------------------------------------- opening
+
+    def open_session(self) -> bool:
+        """Start the session the era wants: ``initialize`` and
+        ``notifications/initialized`` (initialize era), ``server/discover`` (2026-07-28:
+        a server of both eras decides per process or session). ``False`` when the peer
+        refused or did not answer."""
+        if self.era is Era.STATELESS:
+            answer = self.request("server/discover")
+            if isinstance(answer, Response):
+                caps = answer.result.get("capabilities")
+                self.server_capabilities = caps if isinstance(caps, dict) else {}
+                return True
+            return False
+        answer = self.request("initialize", self.initialize_params(self.version))
+        if not isinstance(answer, Response) or self._mirror_broken:
+            return False
+        self.server_capabilities = self.mirror.server_capabilities
+        self.negotiated = self.mirror.protocol_version
+        self.notify("notifications/initialized")
+        return True
+
+    def initialize_params(self, version: str) -> dict[str, Any]:
+        """The params of our ``initialize`` for ``version``."""
+        return {
+            "protocolVersion": version,
+            "capabilities": dict(self.capabilities),
+            "clientInfo": dict(PROBE_INFO),
+        }
+
+    def meta(self, **overrides: Any) -> dict[str, Any]:
+        """A valid 2026-07-28 request ``_meta`` (keys given as keywords replace, a value
+        of ``None`` removes)."""
+        meta: dict[str, Any] = {
+            _META_VERSION: self.version,
+            _META_CAPABILITIES: dict(self.capabilities),
+            _META_CLIENT_INFO: dict(PROBE_INFO),
+        }
+        names = {"version": _META_VERSION, "capabilities": _META_CAPABILITIES}
+        for name, value in overrides.items():
+            key = names.get(name, name)
+            if value is None:
+                meta.pop(key, None)
+            else:
+                meta[key] = value
+        return meta
+
+    def barrier(self) -> bool:
+        """Make sure the peer has dealt with everything sent so far and still answers:
+        wait for every HTTP exchange to end, else send ``ping`` (initialize era) or
+        ``server/discover`` (2026-07-28) and wait for its answer."""
+        if self.dead:
+            return False
+        # (A stream the server keeps open after its last answer is not waited out.)
+        settled = self.channel.settle(min(self.timeout, GRACE))
+        if settled:
+            self._pump(lambda: False, 0.0)
+            return True
+        method = "server/discover" if self.era is Era.STATELESS else "ping"
+        rid = self.request(method, wait=False)
+        return rid is not None and self.wait_answer(rid, blame=False) is not None
+
+    def drain(self, seconds: float) -> None:
+        """Take what the peer sends for ``seconds``."""
+        self._pump(lambda: False, seconds)
+
+    # -------------------------------------------------------------- near-misses
+
+    def shoot(self, shot: Shot) -> str | None:
+        """Send a near-miss and judge the answer against ``shot.expect``; afterwards the
+        peer must still answer (:meth:`barrier`). Returns what went wrong, or ``None``."""
+        expect = shot.expect
+        ids = [rid for rid in expect.ids if rid is not None]
+        # Ids the message carries that the answer must not (a batch's members).
+        carried = _ids_in(shot.data)
+        watch = [*ids, *(rid for rid in carried if rid not in ids)]
+        self._shooting = True
+        try:
+            mark = self.send_raw(shot.data, watch)
+
+            def answered() -> bool:
+                return bool(self.raw_answers(mark, watch))
+
+            if expect.reply != "none" and not self._pump(answered, min(self.timeout, FIRST_WAIT)):
+                # No answer yet: make sure the peer has read the message (it answers a
+                # later one), then give the answer a last moment to arrive.
+                alive = self.barrier()
+                if alive and not answered():
+                    self._pump(answered, min(self.timeout, GRACE))
+            else:
+                alive = self.barrier()
+            got = self.raw_answers(mark, watch)
+        finally:
+            self._shooting = False
+        self.forget_raw(watch)
+        header_level = self.transport == "http" and self.era is Era.STATELESS
+        problem = _judge(expect, got, self.transport, header_level and _headerless(shot.data))
+        if problem is None and not alive:
+            problem = "the peer stopped answering after this message" + (
+                f" ({self.dead})" if self.dead else ""
+            )
+        return problem
+
+    # -------------------------------------------------------------- receiving
+
+    def _pump(self, done: Callable[[], bool], timeout: float | None) -> bool:
+        """Take what the peer sends until ``done()`` or the time is up."""
+        limit = self.timeout if timeout is None else timeout
+        deadline = time.monotonic() + limit
+        while not done():
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 and limit > 0:
+                return False
+            item = self.channel.receive(max(0.0, min(remaining, 0.5)))
+            if item is None:
+                if self.channel.closed:
+                    self._peer_closed()
+                    return done()
+                if limit <= 0:
+                    return done()
+                continue
+            self._take(item)
+        return True
+
+    def _peer_closed(self) -> None:
+        if self.mirror.peer_closed:
+            return
+        self.mirror.receive_data(b"")
+        self._events()
+
+    def _take(self, item: Incoming) -> None:
+        self._received += 1
+        seq = self._received
+        if item.failed is not None:
+            self.lines.append(WireLine("note", item.note.encode()))
+            rid = _ids_in(item.failed)
+            key = _key(rid[0]) if rid else None
+            if key is not None and key in self._answers and key not in self._raw:
+                # A legal request of ours got no JSON-RPC answer at all.
+                method = self._methods.get(key, "request")
+                self._violate("response.missing", f"{item.note} (the request was {method})")
+                self._answers[key].append(ErrorResponse(id=rid[0], code=-32000, message=item.note))
+                return
+            self._failed[seq] = item
+            return
+        if not item.data:
+            self.lines.append(WireLine("note", item.note.encode()))
+            return
+        self.lines.append(WireLine("peer", item.data))
+        if item.note:
+            self.lines.append(WireLine("note", item.note.encode()))
+        try:
+            value = orjson.loads(item.data)
+        except orjson.JSONDecodeError:
+            value = None
+        if isinstance(value, list):
+            rest = [m for m in value if not self._route(seq, m, item)]
+            if not rest:
+                return
+            if len(rest) < len(value):
+                for member in rest:
+                    self._feed(_dumps(member))
+                return
+        elif isinstance(value, dict) and self._route(seq, value, item):
+            return
+        self._feed(item.data)
+
+    def _route(self, seq: int, message: Any, item: Incoming) -> bool:
+        """Keep an answer to a near-miss (or an ``"id": null`` error) away from the mirror."""
+        if not isinstance(message, dict) or ("result" not in message and "error" not in message):
+            return False
+        if "id" not in message or message["id"] is None:
+            if "error" in message or self._shooting:
+                # Outside a near-miss, an id-less error is left alone (our Connection
+                # accepts it); an id-less result goes to the mirror, which refuses it.
+                self._nulls.append((seq, message, item))
+                return True
+            return False
+        key = _key(message["id"])
+        if key in self._raw:
+            self._raw[key].append((seq, message))
+            return True
+        if key in self._late:
+            # A late answer to a near-miss already judged (as unanswered): noted, not
+            # passed on (the mirror would call it an answer to an unknown id).
+            self.lines.append(WireLine("note", b"(a late answer to an earlier near-miss)"))
+            return True
+        return False
+
+    def _feed(self, data: bytes) -> None:
+        if self._mirror_broken or self.mirror.peer_closed:
+            return
+        self.mirror.receive_data(data + b"\n")
+        self._events()
+
+    def _events(self) -> None:
+        mirror = self.mirror
+        while not self._mirror_broken:
+            try:
+                event = mirror.next_event()
+            except RemoteProtocolError as exc:
+                self._mirror_broken = True
+                self._violate(classify(exc.message), exc.message)
+                return
+            if event is NEED_DATA:
+                return
+            cls = type(event)
+            if cls is Response or cls is ErrorResponse or cls is InputRequired:
+                rid = event.id  # type: ignore[attr-defined]
+                if rid is not None:
+                    self._answers.setdefault(_key(rid), []).append(event)
+            elif cls is Notification:
+                self.notifications.append(event)  # type: ignore[arg-type]
+            elif cls is Request:
+                self._answer_peer(event)  # type: ignore[arg-type]
+            elif cls is InvalidMessage:
+                assert isinstance(event, InvalidMessage)
+                method = _notification_method(event.raw)
+                self._violate(classify(event.message, notification=method), event.message)
+                if event.reply is not None:
+                    self._send_reply(event.reply)
+            elif cls is ConnectionClosed:
+                return
+
+    def _answer_peer(self, request: Request) -> None:
+        """Answer a request of the peer that the mirror accepted."""
+        self.server_requests.append(request)
+        method = request.method
+        reply: Response | ErrorResponse
+        if method == "ping":
+            reply = Response(id=request.id, result={})
+        elif method == "roots/list":
+            reply = Response(id=request.id, result={"roots": []})
+        elif method == "elicitation/create":
+            reply = Response(id=request.id, result={"action": "decline"})
+        elif method == "sampling/createMessage":
+            reply = Response(id=request.id, result=sampled_message())
+        else:
+            reply = ErrorResponse(
+                id=request.id,
+                code=ErrorCode.METHOD_NOT_FOUND,
+                message=f"the probe does not handle {method}",
+            )
+        self._send_reply(reply)
+
+    def _send_reply(self, reply: Response | ErrorResponse) -> None:
+        try:
+            data = self.mirror.send(reply)
+        except LocalProtocolError:
+            return
+        if data:
+            self._write(data)
+
+    def _violate(self, rule_name: str, message: str) -> None:
+        self.violations.append(Violation(rule_name, message, tuple(self.lines)))
+
+    def _die(self, why: str) -> None:
+        if not self.dead:
+            self.dead = why
+            self.lines.append(WireLine("note", why.encode()))
+
+    # -------------------------------------------------------------- the end
+
+    def close(self) -> None:
+        """Shut the peer down; what the transport says about its end (an exit status)
+        is noted in :attr:`lines`."""
+        if self._closed:
+            return
+        self._closed = True
+        with contextlib.suppress(Exception):
+            if not self.dead and not self.channel.closed and not self._mirror_broken:
+                # Whatever the peer sent before answering this has arrived: a late extra
+                # answer is seen by the mirror, every time.
+                self.barrier()
+            self._pump(lambda: False, 0.0)
+        note = self.channel.close()
+        if note:
+            self.lines.append(WireLine("note", note.encode()))
+
+    def __enter__(self) -> Conversation:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+
+def _notification_method(raw: bytes) -> str | None:
+    try:
+        value = orjson.loads(raw) if raw else None
+    except orjson.JSONDecodeError:
+        return None
+    if isinstance(value, dict) and "id" not in value and isinstance(value.get("method"), str):
+        return value["method"]  # type: ignore[no-any-return]
+    return None
+
+
+def _ids_in(data: bytes) -> list[RequestId]:
+    """The request ids a message (or a batch) carries."""
+    try:
+        value = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return []
+    members = value if isinstance(value, list) else [value]
+    found: list[RequestId] = []
+    for member in members:
+        if isinstance(member, dict) and "method" in member:
+            rid = member.get("id")
+            if type(rid) is int or type(rid) is str:
+                found.append(rid)
+    return found
+
+
+def sampled_message() -> dict[str, Any]:
+    """The probe's answer to a sampling request: a fixed assistant message."""
+    return {
+        "role": "assistant",
+        "content": {"type": "text", "text": "an answer from the mcp-sansio probe"},
+        "model": "mcp-sansio-probe",
+        "stopReason": "endTurn",
+    }
+
+
+def _describe(message: Mapping[str, Any]) -> str:
+    if "transport" in message:
+        return str(message["transport"])
+    if "error" in message:
+        error = message["error"]
+        code = error.get("code") if isinstance(error, dict) else None
+        return f"error {code} under id {message.get('id')!r}"
+    return f"a result under id {message.get('id')!r}"
+
+
+def _headerless(data: bytes) -> bool:
+    """Whether a 2026-07-28 message's body cannot be mirrored in the standard headers (its
+    method, or its ``_meta`` version, is not a string): over HTTP the server may then
+    refuse it for its headers (-32020) before it reads the body."""
+    try:
+        value = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return False
+    if not isinstance(value, dict):
+        return False
+    if not isinstance(value.get("method"), str):
+        return True
+    params = value.get("params")
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    return (
+        isinstance(meta, dict)
+        and _META_VERSION in meta
+        and not isinstance(meta[_META_VERSION], str)
+    )
+
+
+def _judge(
+    expect: Demand, got: list[Mapping[str, Any]], transport: str, headers_first: bool = False
+) -> str | None:
+    """What is wrong with the answers ``got`` to a near-miss, or ``None``. With
+    ``headers_first``, -32020 is accepted for any error due (see :func:`_headerless`)."""
+    http = transport == "http"
+    if headers_first and expect.codes:
+        expect = attrs.evolve(expect, codes=(*expect.codes, int(ErrorCode.HEADER_MISMATCH)))
+    if expect.reply == "none":
+        if http:
+            # Streamable HTTP lets a server refuse a notification or a response with a 4xx,
+            # optionally with an id-less error.
+            got = [
+                m for m in got if not ("transport" in m or (m.get("id") is None and "error" in m))
+            ]
+        if got:
+            return (
+                "answered (" + "; ".join(_describe(m) for m in got) + "); the rule wants no reply"
+            )
+        return None
+    if not got:
+        return "no answer"
+    if len(got) > 1:
+        return f"{len(got)} answers (" + "; ".join(_describe(m) for m in got) + "); one is due"
+    answer = got[0]
+    if "transport" in answer:
+        status = answer.get("status")
+        if (
+            expect.reply in ("error", "answer")
+            and http
+            and isinstance(status, int)
+            and status >= 400
+        ):
+            return None  # the HTTP layer refused it, without a JSON-RPC body: allowed
+        return f"no JSON-RPC answer ({answer['transport']})"
+    rid = answer.get("id")
+    if expect.ids and not any(rid == want and type(rid) is type(want) for want in expect.ids):
+        wanted = " or ".join("null" if i is None else repr(i) for i in expect.ids)
+        return f"{_describe(answer)}; the answer must carry id {wanted}"
+    if expect.reply == "error":
+        if "error" not in answer:
+            return f"answered with a result under id {rid!r}; the rule wants an error"
+        error = answer["error"]
+        code = error.get("code") if isinstance(error, dict) else None
+        if expect.codes and code not in expect.codes:
+            wanted = " or ".join(str(c) for c in expect.codes)
+            return f"answered error {code}; the rule wants {wanted}"
+    elif expect.reply == "result" and "result" not in answer:
+        error = answer.get("error")
+        detail = f"{error.get('code')} {error.get('message')!r}" if isinstance(error, dict) else ""
+        return f"refused a valid message (error {detail})"
+    if expect.check is not None:
+        return expect.check(answer)
+    return None
+
+
+# ---------------------------------------------------------------------- near-miss builders
+
+
+class Draw(Protocol):
+    """Where a shot builder gets its variations: ``draw(strategy, canonical)`` returns a
+    value of ``strategy`` (the fuzz phase) or ``canonical`` (the deterministic checks)."""
+
+    def __call__(self, strategy: st.SearchStrategy[T], canonical: T, /) -> T: ...
+
+
+def canonical(strategy: st.SearchStrategy[T], value: T, /) -> T:
+    """The :data:`Draw` of the deterministic checks: always the canonical choice."""
+    return value
+
+
+#: A shot builder: the near-miss for one rule in the conversation's current state, or why
+#: there is none (a string).
+Builder = Callable[[Conversation, Draw], "Shot | str"]
+
+_INVALID: Final = int(ErrorCode.INVALID_REQUEST)
+_NOT_FOUND: Final = int(ErrorCode.METHOD_NOT_FOUND)
+_PARAMS: Final = int(ErrorCode.INVALID_PARAMS)
+_ALL_METHODS: Final = frozenset(m for spec in VERSIONS.values() for m in spec.methods)
+
+_BROKEN_JSON: Final = (
+    b'{"jsonrpc": "2.0", "id": 1, "method": "ping"',
+    b'{"jsonrpc": "2.0", "id": 1, "method": "ping",}',
+    b"{'jsonrpc': '2.0', 'id': 1, 'method': 'ping'}",
+    b'{"jsonrpc": "2.0", "id": 1, "method": "ping"}}',
+    b"\xff\xfe{}",
+    b"nul",
+    b'{"jsonrpc": "2.0", "id": 01, "method": "ping"}',
+)
+
+
+def _request(
+    conv: Conversation, rid: RequestId | None, method: Any, params: Any = None
+) -> dict[str, Any]:
+    message: dict[str, Any] = {"jsonrpc": "2.0", "id": rid, "method": method}
+    if conv.era is Era.STATELESS:
+        params = dict(params or {})
+        params.setdefault("_meta", conv.meta())
+    if params is not None:
+        message["params"] = params
+    return message
+
+
+def _barrier_method(conv: Conversation) -> str:
+    return "server/discover" if conv.era is Era.STATELESS else "ping"
+
+
+def _parse_error(conv: Conversation, draw: Draw) -> Shot | str:
+    valid = _dumps(_request(conv, 1, _barrier_method(conv)))
+    cut = st.integers(1, len(valid) - 1).map(lambda n: valid[:n])
+    data = draw(st.sampled_from(_BROKEN_JSON) | cut, _BROKEN_JSON[0])
+    return Shot(
+        "envelope.parse-error",
+        data,
+        Demand("error", (int(ErrorCode.PARSE_ERROR),), (None,)),
+        "a line that is not JSON",
+    )
+
+
+_ENVELOPE_FAULTS: Final = (
+    "no jsonrpc",
+    'jsonrpc "1.0"',
+    "method 42",
+    "params an array",
+    "id null",
+    "id 1.5",
+    "id true",
+    "id an object",
+    "not an object",
+)
+
+
+def _invalid_request(conv: Conversation, draw: Draw) -> Shot | str:
+    fault = draw(st.sampled_from(_ENVELOPE_FAULTS), _ENVELOPE_FAULTS[0])
+    rid = conv.fresh_id()
+    message: Any = _request(conv, rid, _barrier_method(conv))
+    readable = True
+    if fault == "no jsonrpc":
+        del message["jsonrpc"]
+    elif fault == 'jsonrpc "1.0"':
+        message["jsonrpc"] = "1.0"
+    elif fault == "method 42":
+        message["method"] = 42
+    elif fault == "params an array":
+        message["params"] = [message.get("params")]
+    else:
+        readable = False
+        if fault == "id null":
+            message["id"] = None
+        elif fault == "id 1.5":
+            message["id"] = 1.5
+        elif fault == "id true":
+            message["id"] = True
+        elif fault == "id an object":
+            message["id"] = {"id": rid}
+        else:
+            message = draw(st.sampled_from([42, "ping", None, True]), 42)
+    ids: tuple[RequestId | None, ...] = (rid, None) if readable else (None,)
+    return Shot(
+        "envelope.invalid-request",
+        _dumps(message),
+        Demand("error", (_INVALID,), ids),
+        f"a bad envelope ({fault})",
+    )
+
+
+def _batch_not_allowed(conv: Conversation, draw: Draw) -> Shot | str:
+    if VERSIONS[conv.version].batches:
+        return f"{conv.version} has batches"
+    count = draw(st.integers(1, 3), 1)
+    members = [_request(conv, conv.fresh_id(), _barrier_method(conv)) for _ in range(count)]
+    return Shot(
+        "envelope.batch-not-allowed",
+        _dumps(members),
+        Demand("error", (_INVALID,), (None,)),
+        "a JSON array (a batch) where the version has none",
+    )
+
+
+def _empty_batch(conv: Conversation, draw: Draw) -> Shot | str:
+    if not VERSIONS[conv.version].batches:
+        return f"{conv.version} has no batches"
+    return Shot(
+        "envelope.empty-batch", b"[]", Demand("error", (_INVALID,), (None,)), "an empty batch"
+    )
+
+
+def _batch_mixed(conv: Conversation, draw: Draw) -> Shot | str:
+    if not VERSIONS[conv.version].batches:
+        return f"{conv.version} has no batches"
+    rid = conv.fresh_id()
+    members = [
+        _request(conv, rid, "ping"),
+        {"jsonrpc": "2.0", "id": conv.fresh_id(), "result": {}},
+    ]
+    return Shot(
+        "envelope.batch-mixed",
+        _dumps(draw(st.permutations(members), members)),
+        Demand("error", (_INVALID,), (None,)),
+        "a batch mixing a request and a response",
+    )
+
+
+def _invalid_response(conv: Conversation, draw: Draw) -> Shot | str:
+    rid = conv.fresh_id()
+    faults: list[dict[str, Any]] = [
+        {"jsonrpc": "2.0", "id": rid, "result": {}, "error": {"code": -1, "message": "x"}},
+        {"jsonrpc": "2.0", "id": rid, "result": 42},
+        {"jsonrpc": "2.0", "id": rid, "error": {"message": "no code"}},
+        {"jsonrpc": "2.0", "result": {}},
+    ]
+    return Shot(
+        "envelope.invalid-response",
+        _dumps(draw(st.sampled_from(faults), faults[0])),
+        Demand("none"),
+        "a malformed response",
+    )
+
+
+def _second_initialize(conv: Conversation, draw: Draw) -> Shot | str:
+    if conv.era is Era.STATELESS:
+        return "2026-07-28 has no initialize"
+    if conv.negotiated is None:
+        return "the session is not initialized"
+    rid = conv.fresh_id()
+    message = _request(conv, rid, "initialize", conv.initialize_params(conv.negotiated))
+    return Shot(
+        "lifecycle.second-initialize",
+        _dumps(message),
+        Demand("error", (_INVALID,), (rid,)),
+        "initialize again, in an initialized session",
+    )
+
+
+def _duplicate_id(conv: Conversation, draw: Draw) -> Shot | str:
+    if conv.era is Era.STATELESS:
+        return "2026-07-28 ids may be reused once answered (in-flight reuse is not probed)"
+    used = [key[1] for key, answers in conv._answers.items() if answers]
+    if not used:
+        return "no request answered yet"
+    rid = draw(st.sampled_from(used), used[-1])
+    return Shot(
+        "ids.duplicate-request-id",
+        _dumps(_request(conv, rid, "ping")),
+        Demand("error", (_INVALID,), (rid,)),
+        f"ping reusing id {rid!r} of an answered request",
+    )
+
+
+def _string_int_ids(conv: Conversation, draw: Draw) -> Shot | str:
+    if conv.era is Era.STATELESS:
+        return "not probed in 2026-07-28"
+    used = [key[1] for key, answers in conv._answers.items() if answers and key[0] == "int"]
+    taken = {key[1] for key in (*conv._answers, *conv.used_ids) if key[0] == "str"}
+    used = [n for n in used if str(n) not in taken]
+    if not used:
+        return "no integer id answered yet"
+    rid = str(draw(st.sampled_from(used), used[-1]))
+    return Shot(
+        "ids.string-and-int-are-different",
+        _dumps(_request(conv, rid, "ping")),
+        Demand("result", (), (rid,)),
+        f"ping with id {rid!r}, the string of an integer id already used",
+    )
+
+
+def _unknown_response(conv: Conversation, draw: Draw) -> Shot | str:
+    rid = conv.fresh_id()
+    bodies: list[dict[str, Any]] = [
+        {"result": {}},
+        {"error": {"code": -32603, "message": "stray"}},
+    ]
+    body = draw(st.sampled_from(bodies), bodies[0])
+    return Shot(
+        "response.unknown-id",
+        _dumps({"jsonrpc": "2.0", "id": rid, **body}),
+        Demand("none"),
+        "a response to a request never sent",
+    )
+
+
+#: Plausible params of the gated requests, for the capability and direction near-misses.
+_PLAUSIBLE: Final[Mapping[str, Mapping[str, Any]]] = {
+    "resources/read": {"uri": "test://probe"},
+    "resources/subscribe": {"uri": "test://probe"},
+    "resources/unsubscribe": {"uri": "test://probe"},
+    "prompts/get": {"name": "probe"},
+    "tools/call": {"name": "probe", "arguments": {}},
+    "logging/setLevel": {"level": "info"},
+    "completion/complete": {
+        "ref": {"type": "ref/prompt", "name": "probe"},
+        "argument": {"name": "a", "value": ""},
+    },
+    "tasks/get": {"taskId": "probe"},
+    "tasks/result": {"taskId": "probe"},
+    "tasks/cancel": {"taskId": "probe"},
+    "sampling/createMessage": {
+        "messages": [{"role": "user", "content": {"type": "text", "text": "hi"}}],
+        "maxTokens": 1,
+    },
+    "elicitation/create": {
+        "message": "hi",
+        "requestedSchema": {"type": "object", "properties": {}},
+    },
+}
+
+
+def _undeclared(conv: Conversation, draw: Draw) -> Shot | str:
+    caps = conv.server_capabilities
+    if caps is None:
+        return "the server's capabilities are not known"
+    spec = VERSIONS[conv.version]
+    methods = sorted(
+        name
+        for name, r in spec.methods.items()
+        if r.kind is Kind.REQUEST
+        and r.direction is Direction.CLIENT_TO_SERVER
+        and r.gate
+        and not capability_met(caps, r.gate)
+    )
+    if not methods:
+        return "the server declares every capability that gates a request"
+    method = draw(st.sampled_from(methods), methods[0])
+    rid = conv.fresh_id()
+    return Shot(
+        "capability.undeclared-server-capability",
+        _dumps(_request(conv, rid, method, dict(_PLAUSIBLE.get(method, {})))),
+        Demand("error", (_NOT_FOUND,), (rid,)),
+        f"{method}, whose capability the server did not declare",
+    )
+
+
+_NAME_ALPHABET: Final = string.ascii_letters + string.digits + "/_-."
+
+
+def _unknown_method(conv: Conversation, draw: Draw) -> Shot | str:
+    names = st.text(_NAME_ALPHABET, min_size=1, max_size=24).filter(lambda m: m not in _ALL_METHODS)
+    method = draw(names, "probe/no-such-method")
+    rid = conv.fresh_id()
+    return Shot(
+        "method.unknown",
+        _dumps(_request(conv, rid, method)),
+        Demand("error", (_NOT_FOUND,), (rid,)),
+        f"a request for an unknown method {method!r}",
+    )
+
+
+def _unknown_notification(conv: Conversation, draw: Draw) -> Shot | str:
+    names = st.text(_NAME_ALPHABET, min_size=1, max_size=24).filter(lambda m: m not in _ALL_METHODS)
+    method = draw(names.map(lambda m: "notifications/" + m), "notifications/probe/no-such")
+    return Shot(
+        "method.unknown-notification",
+        _dumps({"jsonrpc": "2.0", "method": method}),
+        Demand("none"),
+        f"an unknown notification {method!r}",
+    )
+
+
+def _wrong_direction(conv: Conversation, draw: Draw) -> Shot | str:
+    spec = VERSIONS[conv.version]
+    methods = sorted(
+        name
+        for name, r in spec.methods.items()
+        if r.kind is Kind.REQUEST and r.direction is Direction.SERVER_TO_CLIENT
+    )
+    if not methods:
+        return f"{conv.version} has no request only a server sends"
+    method = draw(st.sampled_from(methods), methods[0])
+    rid = conv.fresh_id()
+    return Shot(
+        "method.wrong-direction",
+        _dumps(_request(conv, rid, method, dict(_PLAUSIBLE.get(method, {})))),
+        Demand("error", (_NOT_FOUND,), (rid,)),
+        f"{method}, a request only a server sends",
+    )
+
+
+def _invalid_params(conv: Conversation, draw: Draw) -> Shot | str:
+    caps = conv.server_capabilities or {}
+    options: list[tuple[str, dict[str, Any]]] = []
+    if conv.era is Era.INITIALIZE and capability_met(caps, ("logging",)):
+        level = draw(st.sampled_from([42, "loud", None, ["info"]]), "loud")
+        options.append(("logging/setLevel", {"level": level}))
+    if conv.era is Era.INITIALIZE and capability_met(caps, ("resources", "subscribe")):
+        options.append(("resources/subscribe", {"uri": draw(st.sampled_from([42, None]), 42)}))
+    if conv.era is Era.STATELESS:
+        bad = draw(st.sampled_from(["all", 42, None, ["toolsListChanged"]]), "all")
+        options.append(("subscriptions/listen", {"notifications": bad}))
+    if capability_met(caps, ("tools",)):
+        options.append(("tools/call", {"arguments": {}}))
+    if not options:
+        return "no request whose params the probe can break is offered"
+    method, params = draw(st.sampled_from(options), options[0])
+    rid = conv.fresh_id()
+    return Shot(
+        "params.invalid",
+        _dumps(_request(conv, rid, method, params)),
+        Demand("error", (_PARAMS,), (rid,)),
+        f"{method} with invalid params",
+    )
+
+
+def _unknown_token(conv: Conversation, draw: Draw) -> Shot | str:
+    if conv.era is Era.STATELESS:
+        return "in 2026-07-28 only the server sends progress"
+    token = draw(st.integers(0, 2**31) | st.text(max_size=8), "probe-token")
+    return Shot(
+        "progress.unknown-token",
+        _dumps(
+            {
+                "jsonrpc": "2.0",
+                "method": "notifications/progress",
+                "params": {"progressToken": token, "progress": 1},
+            }
+        ),
+        Demand("none"),
+        "progress for a token no request of the server carries",
+    )
+
+
+def _undeclared_notification(conv: Conversation, draw: Draw) -> Shot | str:
+    if conv.era is Era.STATELESS:
+        return "a 2026-07-28 client sends no gated notification"
+    if capability_met(conv.capabilities, ("roots", "listChanged")):
+        return "the probe declared roots.listChanged"
+    return Shot(
+        "capability.undeclared-notification",
+        _dumps({"jsonrpc": "2.0", "method": "notifications/roots/list_changed"}),
+        Demand("none"),
+        "roots/list_changed without declaring roots.listChanged",
+    )
+
+
+def _unknown_cancel(conv: Conversation, draw: Draw) -> Shot | str:
+    if conv.era is Era.STATELESS and conv.transport == "http":
+        return "2026-07-28 over HTTP cancels by closing the stream"
+    target: Any = draw(st.sampled_from(["unknown", "answered", "malformed"]), "unknown")
+    if target == "answered":
+        answered = [key[1] for key, answers in conv._answers.items() if answers]
+        rid: Any = answered[-1] if answered else conv.fresh_id()
+    elif target == "malformed":
+        rid = draw(st.sampled_from([None, 1.5, {"id": 1}]), None)
+    else:
+        rid = conv.fresh_id()
+    return Shot(
+        "cancel.unknown-request",
+        _dumps(
+            {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": rid}}
+        ),
+        Demand("none"),
+        f"a cancel naming no request in flight ({target})",
+    )
+
+
+def _missing_meta(conv: Conversation, draw: Draw) -> Shot | str:
+    if conv.era is not Era.STATELESS:
+        return "only 2026-07-28 has request _meta"
+    rid = conv.fresh_id()
+    variant = draw(
+        st.sampled_from(["no params", "no _meta", "no version", "version 42"]), "no _meta"
+    )
+    message: dict[str, Any] = {"jsonrpc": "2.0", "id": rid, "method": "server/discover"}
+    if variant == "no _meta":
+        message["params"] = {}
+    elif variant == "no version":
+        message["params"] = {"_meta": conv.meta(version=None)}
+    elif variant == "version 42":
+        message["params"] = {"_meta": conv.meta(version=42)}
+    return Shot(
+        "meta.missing",
+        _dumps(message),
+        Demand("error", (_PARAMS,), (rid,)),
+        f"server/discover with {variant}",
+    )
+
+
+def _unsupported_version(conv: Conversation, draw: Draw) -> Shot | str:
+    if conv.era is not Era.STATELESS:
+        return "only 2026-07-28 has request _meta"
+    rid = conv.fresh_id()
+    version = draw(
+        st.sampled_from(["1999-01-01", "2099-12-31", "2026-07-29", "latest"]), "1999-01-01"
+    )
+    message = {
+        "jsonrpc": "2.0",
+        "id": rid,
+        "method": "server/discover",
+        "params": {"_meta": conv.meta(version=version)},
+    }
+
+    def check(answer: Mapping[str, Any]) -> str | None:
+        data = answer["error"].get("data")
+        if not isinstance(data, dict) or not isinstance(data.get("supported"), list):
+            return "the -32022 error lacks data.supported (a list of versions)"
+        if data.get("requested") != version:
+            return f"data.requested is {data.get('requested')!r}, not {version!r}"
+        return None
+
+    return Shot(
+        "meta.unsupported-version",
+        _dumps(message),
+        Demand("error", (int(ErrorCode.UNSUPPORTED_PROTOCOL_VERSION),), (rid,), check),
+        f"a request for protocol version {version!r}",
+    )
+
+
+def _missing_capabilities(conv: Conversation, draw: Draw) -> Shot | str:
+    if conv.era is not Era.STATELESS:
+        return "only 2026-07-28 has request _meta"
+    rid = conv.fresh_id()
+    values: list[Any] = [None, "none", []]
+    value = draw(st.sampled_from(values), None)
+    meta = conv.meta(capabilities=None)
+    if value is not None:
+        meta[_META_CAPABILITIES] = value
+    return Shot(
+        "meta.capabilities-missing",
+        _dumps(
+            {"jsonrpc": "2.0", "id": rid, "method": "server/discover", "params": {"_meta": meta}}
+        ),
+        Demand("error", (_PARAMS,), (rid,)),
+        "a request without clientCapabilities in _meta",
+    )
+
+
+#: The near-miss builders, by rule: what :func:`shot_builders` returns.
+_BUILDERS: Final[Mapping[str, Builder]] = {
+    "envelope.parse-error": _parse_error,
+    "envelope.invalid-request": _invalid_request,
+    "envelope.invalid-response": _invalid_response,
+    "envelope.batch-not-allowed": _batch_not_allowed,
+    "envelope.empty-batch": _empty_batch,
+    "envelope.batch-mixed": _batch_mixed,
+    "lifecycle.second-initialize": _second_initialize,
+    "ids.duplicate-request-id": _duplicate_id,
+    "ids.string-and-int-are-different": _string_int_ids,
+    "response.unknown-id": _unknown_response,
+    "capability.undeclared-server-capability": _undeclared,
+    "capability.undeclared-notification": _undeclared_notification,
+    "method.unknown": _unknown_method,
+    "method.unknown-notification": _unknown_notification,
+    "method.wrong-direction": _wrong_direction,
+    "params.invalid": _invalid_params,
+    "progress.unknown-token": _unknown_token,
+    "cancel.unknown-request": _unknown_cancel,
+    "meta.missing": _missing_meta,
+    "meta.unsupported-version": _unsupported_version,
+    "meta.capabilities-missing": _missing_capabilities,
+}
+
+
+def shot_builders() -> Mapping[str, Builder]:
+    """The near-miss builders, by the rule each one tests. Each is called with an open
+    :class:`Conversation` and a :data:`Draw`, and returns a :class:`Shot`, or a string
+    saying why the rule does not apply in that conversation."""
+    return _BUILDERS
+
+
+# ---------------------------------------------------------------------- scripted near-misses
+
+
+def agrees(nm: Any, capabilities: Mapping[str, Any], versions: Sequence[str] | None = None) -> bool:
+    """Whether our own :class:`~mcp_sansio.Connection`, as a server of ``versions``
+    (default: ``nm``'s version only) with ``capabilities`` (the live server's), finds
+    that ``nm`` (a :class:`~mcp_sansio.testing.NearMiss`) breaks its rule the way the
+    rule says: the scripts assume a server of one version with the capabilities they
+    declare, and against a live server that has others they may mean something else."""
+    live = dict(capabilities)
+    exchange = []
+    for line in nm.exchange:
+        # The script's initialize result declares the script's capabilities: the live
+        # server's are what count.
+        value = orjson.loads(line.data) if line.sender is not nm.sender else None
+        if not isinstance(value, dict):
+            exchange.append(line)
+            continue
+        result = value.get("result")
+        if isinstance(result, dict) and "protocolVersion" in result and "capabilities" in result:
+            data = _dumps({**value, "result": {**result, "capabilities": live}}) + b"\n"
+            line = attrs.evolve(line, data=data)
+        exchange.append(line)
+    try:
+        script = attrs.evolve(nm, exchange=tuple(exchange))
+        config: dict[str, Any] = {"capabilities": live}
+        if versions:
+            config["versions"] = tuple(versions)
+        events = script.play(script.connection(**config))
+    except Exception:  # a script our Connection refuses with these capabilities
+        return False
+    replies = [e for e in events if isinstance(e, InvalidMessage) and e.reply is not None]
+    accepted = [e for e in events if isinstance(e, Request)]
+    reply = nm.expect.reply
+    if reply == "error":
+        code = nm.expect.code
+        return len(replies) == 1 and not accepted and (code is None or replies[0].code == code)
+    if reply == "none":
+        return not replies and not accepted
+    if reply == "result":
+        return len(accepted) == 1 and not replies
+    return False
+
+
+def replay(
+    target: Target,
+    nm: Any,
+    *,
+    timeout: float = DEFAULT_TIMEOUT,
+    startup: float = DEFAULT_STARTUP,
+) -> tuple[str | None, tuple[WireLine, ...]]:
+    """Play a :class:`~mcp_sansio.testing.NearMiss` (client side) against a fresh peer of
+    ``target``: the client's lines of its exchange (each request waited for), then its
+    message, then a ``ping`` / ``server/discover`` to make sure the peer has read it.
+    Returns what is wrong with the peer's replies (``nm.expect.check``), or ``None``, and
+    the exchange. A setup the peer does not answer is not judged (``None``)."""
+    http = target.transport == "http"
+    if http and nm.rule == "ids.duplicate-request-id" and VERSIONS[nm.version].era is Era.STATELESS:
+        # Over HTTP each request has its own stream: an answer cannot be mistaken for
+        # another request's, which is what the rule is for.
+        return None, ()
+    if http and VERSIONS[nm.version].era is Era.INITIALIZE:
+        first = next((line for line in nm.exchange if line.sender is nm.sender), None)
+        if first is None or _method_of(first.data) != "initialize":
+            # Before initialize, an HTTP request carries nothing that names its era: a
+            # server of both eras may take it for 2026-07-28 (the checks allow for that).
+            return None, ()
+    channel = target.open()
+    lines: list[WireLine] = []
+    values: list[Any] = []
+    started = False
+
+    def send(data: bytes) -> None:
+        lines.append(WireLine("probe", data.rstrip(b"\n")))
+        channel.send(data)
+
+    def is_answer(v: Any) -> bool:
+        return isinstance(v, dict) and "method" not in v and ("result" in v or "error" in v)
+
+    def answered(rid: Any, since: int) -> bool:
+        return any(
+            is_answer(v) and type(v.get("id")) is type(rid) and v.get("id") == rid
+            for v in values[since:]
+        )
+
+    def acked(rid: Any, since: int) -> bool:
+        """A listen's acknowledgement (or its answer) arrived."""
+        for v in values[since:]:
+            params = v.get("params") if isinstance(v, dict) else None
+            meta = params.get("_meta") if isinstance(params, dict) else None
+            if (
+                isinstance(meta, dict)
+                and v.get("method") == "notifications/subscriptions/acknowledged"
+                and meta.get("io.modelcontextprotocol/subscriptionId") == rid
+            ):
+                return True
+        return answered(rid, since)
+
+    def pump(done: Callable[[], bool], limit: float) -> bool:
+        nonlocal started
+        if not started:
+            limit = max(limit, startup)
+            started = True
+        deadline = time.monotonic() + limit
+        while not done():
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return False
+            item = channel.receive(min(remaining, 0.5))
+            if item is None:
+                if channel.closed:
+                    return done()
+                continue
+            if not item.data:
+                lines.append(WireLine("note", item.note.encode()))
+                continue
+            lines.append(WireLine("peer", item.data))
+            try:
+                value = orjson.loads(item.data)
+            except orjson.JSONDecodeError:
+                value = None
+            values.extend(value if isinstance(value, list) else [value])
+        return True
+
+    try:
+        for line in nm.exchange:
+            if line.sender is not nm.sender:
+                continue  # what a conforming peer answers: not sent, not compared
+            since = len(values)
+            send(line.data)
+            obj = line.json()
+            request = isinstance(obj, dict) and "method" in obj and "id" in obj
+            if request and obj["method"] == "subscriptions/listen":
+                done: Callable[[], bool] = functools.partial(acked, obj["id"], since)
+            else:
+                done = functools.partial(answered, obj.get("id"), since)
+            if request and not pump(done, timeout):
+                return None, tuple(lines)
+        since = len(values)
+        send(nm.message)
+        era = VERSIONS[nm.version].era
+        barrier: dict[str, Any] = {"jsonrpc": "2.0", "id": "probe-barrier", "method": "ping"}
+        if era is Era.STATELESS:
+            barrier["method"] = "server/discover"
+            barrier["params"] = {
+                "_meta": {
+                    _META_VERSION: nm.version,
+                    _META_CAPABILITIES: {},
+                    _META_CLIENT_INFO: dict(PROBE_INFO),
+                }
+            }
+
+        def replied() -> bool:
+            return any(is_answer(v) and v.get("id") != "probe-barrier" for v in values[since:])
+
+        due = nm.expect.reply in ("error", "result")
+        if due:
+            pump(replied, min(timeout, FIRST_WAIT))
+        mark = len(values)
+        send(_dumps(barrier))
+        alive = pump(lambda: answered("probe-barrier", mark), timeout)
+        if due and alive and not replied():
+            pump(replied, min(timeout, GRACE))
+        replies = [
+            v
+            for v in values[since:]
+            if not (isinstance(v, dict) and v.get("id") == "probe-barrier")
+        ]
+        if http and nm.expect.reply == "none":
+            # Streamable HTTP lets a server refuse a notification or response with a 4xx
+            # and an id-less error.
+            replies = [v for v in replies if not (isinstance(v, dict) and v.get("id") is None)]
+        problem = nm.expect.check(replies)
+        if problem is not None and http and _headerless(nm.message):
+            codes = {
+                v["error"].get("code")
+                for v in replies
+                if isinstance(v, dict) and isinstance(v.get("error"), dict)
+            }
+            if codes == {int(ErrorCode.HEADER_MISMATCH)} and len(replies) == 1:
+                problem = None  # refused for its headers, before its body was read
+        if problem is None and not alive:
+            problem = "the peer stopped answering after this message"
+        return problem, tuple(lines)
+    finally:
+        note = channel.close()
+        if note:
+            lines.append(WireLine("note", note.encode()))
+
+
+# ---------------------------------------------------------------------- legal traffic
+
+#: Requests the machine sends as legal traffic: read-only ones (never ``tools/call``,
+#: which may do anything), by era.
+SAFE_METHODS: Final[Mapping[Era, tuple[str, ...]]] = {
+    Era.INITIALIZE: (
+        "ping",
+        "tools/list",
+        "prompts/list",
+        "prompts/get",
+        "resources/list",
+        "resources/templates/list",
+        "resources/read",
+        "completion/complete",
+        "logging/setLevel",
+    ),
+    Era.STATELESS: (
+        "server/discover",
+        "tools/list",
+        "prompts/list",
+        "prompts/get",
+        "resources/list",
+        "resources/templates/list",
+        "resources/read",
+        "completion/complete",
+    ),
+}
+
+
+def legal_methods(conv: Conversation) -> list[str]:
+    """The safe requests the server's capabilities allow in this conversation."""
+    spec = VERSIONS[conv.version]
+    caps = conv.server_capabilities or {}
+    return [
+        m
+        for m in SAFE_METHODS[conv.era]
+        if m in spec.methods
+        and (not spec.methods[m].gate or capability_met(caps, spec.methods[m].gate))
+    ]
+
+
+def _clean_params(value: Any) -> Mapping[str, Any] | None:
+    if not isinstance(value, dict):
+        return None
+    params = {k: v for k, v in value.items() if k not in ("_meta", "task")}
+    return params
+
+
+# ---------------------------------------------------------------------- the machine
+
+
+#: Requests whose normal answer the protocol alone decides (a ``"result"`` script of
+#: another method may meet an unknown tool, prompt or resource of the live server).
+_PROTOCOL_ANSWERED: Final = frozenset({"ping", "initialize", "server/discover"})
+
+
+def _method_of(data: bytes) -> Any:
+    try:
+        value = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return None
+    return value.get("method") if isinstance(value, dict) else None
+
+
+def _known_rules() -> frozenset[str]:
+    from mcp_sansio.testing._rules import RULES
+
+    return frozenset(RULES)
+
+
+@functools.cache
+def _scripts(version: str, rules: frozenset[str] | None) -> st.SearchStrategy[Any] | None:
+    """The scripted near-misses of ``version`` (client to server) without those whose
+    expectation a live server cannot show (``"close"``)."""
+    from mcp_sansio.testing._near_miss import near_misses
+    from mcp_sansio.testing._rules import RULES
+
+    names = [
+        name
+        for name, r in RULES.items()
+        if r.applies(version, Role.SERVER)
+        and r.reply != "close"
+        and r.level != "ours"  # what the specification leaves open: the checks judge it
+        and (rules is None or name in rules)
+    ]
+    if not names:
+        return None
+    return near_misses(version, sender=Role.CLIENT, rules=names)
+
+
+class SessionRefused(Exception):
+    """The peer refused the session the machine was made for (a server that does not
+    speak the version): a mistake in the machine's set-up, not a violation."""
+
+
+class PeerMachine(RuleBasedStateMachine):
+    """A hypothesis state machine that drives one fresh MCP server per example (we play
+    the client) through legal requests, near-misses and cancellations, and fails with a
+    :class:`PeerViolation` as soon as the server breaks a rule.
+
+    Make one for a target with :meth:`against`, then run its ``TestCase`` (pytest and
+    unittest collect it) or pass it to :func:`hypothesis.stateful.run_state_machine_as_test`::
+
+        from mcp_sansio.testing import PeerMachine, StdioTarget
+
+        TestMyServer = PeerMachine.against(
+            StdioTarget(["python", "my_server.py"]), version="2025-11-25"
+        ).TestCase
+
+    Each example is a new conversation with a new peer (a new process, a new HTTP session,
+    a new in-process session): the steps of one example never see another's. Legal
+    traffic uses only read-only requests (``ping``, the lists, ``resources/read``,
+    ``prompts/get``, ``completion/complete``, ``logging/setLevel``), never ``tools/call``.
+    """
+
+    target: ClassVar[Target | None] = None
+    """The peers under test."""
+    version: ClassVar[str] = "2025-11-25"
+    """The protocol version spoken."""
+    timeout: ClassVar[float] = DEFAULT_TIMEOUT
+    """Seconds the peer has for each answer."""
+    startup: ClassVar[float] = DEFAULT_STARTUP
+    """Seconds a fresh peer has for its first answer, at least."""
+    near_miss_rules: ClassVar[frozenset[str] | None] = None
+    """The near-miss rules fired (default: every rule of :func:`shot_builders`)."""
+    legacy_versions: ClassVar[tuple[str, ...]] = ()
+    """Initialize era: the versions the peer may answer ``initialize`` with (default:
+    all)."""
+    peer_versions: ClassVar[tuple[str, ...]] = ()
+    """The versions the peer speaks, when known (the probe passes those it offers). The
+    scripted near-misses assume a peer of their version only; one that speaks more may
+    rightly answer some of them otherwise (a server of both eras accepts ``initialize``
+    in a 2026-07-28 script), and those are not fired."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        if self.target is None:
+            raise TypeError("make a machine for a target with PeerMachine.against(target)")
+        self.conversation = Conversation(
+            self.target,
+            self.version,
+            timeout=self.timeout,
+            startup=self.startup,
+            legacy_versions=self.legacy_versions or None,
+        )
+        self._opened = False
+        self._scripted = False
+
+    @classmethod
+    def against(
+        cls,
+        target: Target,
+        *,
+        version: str = "2025-11-25",
+        timeout: float = DEFAULT_TIMEOUT,
+        startup: float = DEFAULT_STARTUP,
+        rules: Iterable[str] | None = None,
+        legacy_versions: Sequence[str] = (),
+        peer_versions: Sequence[str] = (),
+        name: str | None = None,
+    ) -> type[PeerMachine]:
+        """A machine class for ``target``, speaking ``version``; ``rules`` limits the
+        near-misses to those rules."""
+        if version not in VERSIONS:
+            raise ValueError(f"unknown protocol version {version!r}")
+        chosen = None if rules is None else frozenset(rules)
+        if chosen is not None and (unknown := chosen - set(_BUILDERS) - set(_known_rules())):
+            raise ValueError(f"unknown rules {sorted(unknown)}")
+        attributes = {
+            "target": target,
+            "version": version,
+            "timeout": timeout,
+            "startup": startup,
+            "near_miss_rules": chosen,
+            "legacy_versions": tuple(legacy_versions),
+            "peer_versions": tuple(peer_versions),
+        }
+        return type(name or f"{cls.__name__}For{version.replace('-', '')}", (cls,), attributes)
+
+    @initialize()
+    def open_session(self) -> None:
+        """Open the session: ``initialize`` and ``notifications/initialized`` (initialize
+        era) or ``server/discover`` (2026-07-28)."""
+        conv = self.conversation
+        self._opened = True
+        if conv.open_session():
+            self._check()
+            return
+        self._check()  # no answer at all: a response.missing violation
+        answer = conv.answers(0)[0] if conv.answers(0) else None
+        detail = (
+            f"error {answer.code} {answer.message!r}" if isinstance(answer, ErrorResponse) else "no"
+        )
+        if conv.era is Era.STATELESS:
+            raise SessionRefused(
+                f"server/discover got {detail} answer: the server does not speak {conv.version}"
+            )
+        conv._violate(
+            "lifecycle.initialize-version",
+            f"initialize for {conv.version} got {detail} answer; a server answers initialize "
+            "with a version it supports",
+        )
+        self._check()
+
+    def _check(self) -> None:
+        conv = self.conversation
+        if conv.violations:
+            violation = conv.violations[0]
+            raise PeerViolation.for_rule(violation.rule)(violation)
+
+    @rule(data=st.data())
+    def legal_request(self, data: st.DataObject) -> None:
+        """A read-only request the server's capabilities allow, with params from the
+        schema; any answer will do, but exactly one, in time."""
+        conv = self.conversation
+        methods = legal_methods(conv)
+        if not methods:
+            return
+        method = data.draw(st.sampled_from(methods), label="method")
+        params = self._params(data, method)
+        # (Params the schema allows but our mirror refuses to send: the step is skipped.)
+        with contextlib.suppress(LocalProtocolError):
+            if conv.request(method, params) is not None:
+                conv.barrier()  # an extra answer sent before this one is seen now
+        self._check()
+
+    def _params(self, data: st.DataObject, method: str) -> Mapping[str, Any] | None:
+        from mcp_sansio.testing._schema_strategies import params as schema_params
+
+        try:
+            strategy = schema_params(self.version, method, extras=False)
+        except KeyError:
+            return None
+        # No params first: what hypothesis shrinks towards, so a failure that does not
+        # depend on them loses them at once.
+        return _clean_params(data.draw(st.none() | strategy, label="params"))
+
+    @rule(data=st.data())
+    def near_miss(self, data: st.DataObject) -> None:
+        """One near-miss message for one rule: the answer must be what the rule demands,
+        and the peer must answer afterwards."""
+        conv = self.conversation
+        chosen = self.near_miss_rules
+        names = sorted(_BUILDERS if chosen is None else chosen & set(_BUILDERS))
+        if not names:
+            return
+        name = data.draw(st.sampled_from(names), label="rule")
+
+        def draw(strategy: st.SearchStrategy[T], canonical_value: T, /) -> T:
+            return data.draw(strategy)
+
+        shot = _BUILDERS[name](conv, draw)
+        if isinstance(shot, str):
+            return
+        problem = conv.shoot(shot)
+        if problem is not None:
+            conv._violate(shot.rule, f"{shot.why}: {problem}")
+        self._check()
+
+    @rule(data=st.data())
+    def scripted_near_miss(self, data: st.DataObject) -> None:
+        """A near-miss of :func:`mcp_sansio.testing.near_misses` (a whole script from a
+        fresh connection), replayed on a fresh peer, at most once per example; only
+        scripts our own Connection, given the live server's capabilities, agrees break
+        their rule."""
+        conv = self.conversation
+        if self._scripted or conv.server_capabilities is None:
+            return
+        self._scripted = True
+        strategy = _scripts(self.version, self.near_miss_rules)
+        if strategy is None:
+            return
+        nm = data.draw(strategy, label="script")
+        if nm.receiver_initiates or not agrees(
+            nm, conv.server_capabilities, self.peer_versions or None
+        ):
+            return
+        if nm.expect.reply == "result" and _method_of(nm.message) not in _PROTOCOL_ANSWERED:
+            return  # a normal answer to a tool, prompt or resource depends on the server's own
+        assert self.target is not None
+        problem, lines = replay(self.target, nm, timeout=self.timeout, startup=self.startup)
+        if problem is not None:
+            conv.violations.append(Violation(nm.rule, f"{nm.note or nm.rule}: {problem}", lines))
+        self._check()
+
+    @rule()
+    def request_then_cancel(self) -> None:
+        """A request cancelled at once: the peer may answer it or not, but nothing else
+        may break (the mirror drops a late answer), and it must go on answering."""
+        conv = self.conversation
+        methods = legal_methods(conv)
+        if not methods or (conv.era is Era.STATELESS and conv.transport == "http"):
+            return
+        rid = conv.request(methods[0], wait=False)
+        if rid is None:
+            self._check()
+            return
+        conv.cancel(rid)
+        conv.barrier()
+        self._check()
+
+    @invariant()
+    def conforms(self) -> None:
+        """No violation so far (in what has arrived by now)."""
+        if self._opened:
+            self.conversation.drain(0.0)
+            self._check()
+
+    def teardown(self) -> None:
+        """Shut the peer down."""
+        self.conversation.close()

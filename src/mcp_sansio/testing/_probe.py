@@ -1,0 +1,1228 @@
+"""The probe: ``mcp-sansio probe``, and :func:`run_probe` for programs.
+
+It tests an MCP server (we play the client) in three phases, and reports one row per rule.
+
+1. **Versions.** ``server/discover`` (2026-07-28) and ``initialize`` for each version of
+   the initialize era, each on a fresh peer: the versions the server *offers* are those it
+   accepts (``supportedVersions``) or echoes.
+2. **Checks.** Deterministic: for each offered era (its newest version, plus 2025-03-26
+   for batches when offered), one fresh peer per check, each firing the canonical
+   near-miss of one rule (:func:`~mcp_sansio.testing._machine.shot_builders`), plus the
+   checks that need more than one message: the lifecycle before and around the handshake,
+   an unsupported version in ``initialize``, cancelling ``initialize``, an oversized line,
+   batches, progress, an ``input_required`` round trip, a ``subscriptions/listen`` stream.
+   Everything the server sends is judged by our own :class:`~mcp_sansio.Connection`.
+3. **Fuzz.** :class:`~mcp_sansio.testing.PeerMachine` for each offered era's newest
+   version, ``examples`` examples each, seeded: the same seed gives the same report (as
+   long as the server is deterministic and shrinking ends within its bound,
+   :data:`SHRINK_SECONDS`). A failure is shrunk by hypothesis to a short exchange.
+
+The report: each rule of :data:`mcp_sansio.testing.RULES` (and the probe's own,
+:data:`PROBE_RULES`) passes, fails or does not apply, and each failure comes with the
+shortest exchange that shows it, as the bytes each side sent.
+
+Where the probe calls tools: only for the progress check (a tool whose name says
+``progress`` or ``long-running``, with no required argument) and the ``input_required``
+check (a tool whose name says ``input_required``, 2026-07-28): a probe of a server whose
+tools have side effects should keep that in mind. The fuzz phase never calls tools.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import contextlib
+import json
+import random
+import re
+import sys
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any, Final, TextIO
+
+import attrs
+import orjson
+from hypothesis import HealthCheck, Phase, Verbosity, settings
+from hypothesis import seed as hypothesis_seed
+from hypothesis.stateful import run_state_machine_as_test
+
+from mcp_sansio._errors import ErrorCode
+from mcp_sansio._events import ErrorResponse, InputRequired, Response
+from mcp_sansio._state import Role
+from mcp_sansio._versions import ALL_VERSIONS, VERSIONS, Era, capability_met
+from mcp_sansio.testing._machine import (
+    DEFAULT_STARTUP,
+    DEFAULT_TIMEOUT,
+    OTHER_RULE,
+    Conversation,
+    Demand,
+    PeerMachine,
+    PeerViolation,
+    SessionRefused,
+    Shot,
+    WireLine,
+    canonical,
+    sampled_message,
+    shot_builders,
+)
+from mcp_sansio.testing._rules import RULES, Rule
+from mcp_sansio.testing._targets import StdioTarget, Target, TargetError
+
+__all__ = [
+    "DEFAULT_EXAMPLES",
+    "DEFAULT_JOBS",
+    "MAX_SHRINKS",
+    "OVERSIZE",
+    "PROBE_RULES",
+    "SHRINK_SECONDS",
+    "STEPS",
+    "Outcome",
+    "Report",
+    "Row",
+    "all_rules",
+    "fuzz",
+    "probe_command",
+    "run_probe",
+]
+
+#: Fuzz examples per probed version, unless told otherwise.
+DEFAULT_EXAMPLES: Final = 20
+#: Checks run at once (each on its own peer).
+DEFAULT_JOBS: Final = 4
+#: The size of the oversized line (4 MiB and 1 KiB: above the usual limit of 4 MiB).
+OVERSIZE: Final = 4 * 1024 * 1024 + 1024
+#: The bound on hypothesis's shrinking of the fuzz failures of one version, in seconds.
+SHRINK_SECONDS: Final = 60
+#: The bound on hypothesis's successful shrinks of one fuzz failure.
+MAX_SHRINKS: Final = 200
+#: Steps per fuzz example.
+STEPS: Final = 8
+
+_ALL_CASES: Final = frozenset((v, r) for v in VERSIONS for r in Role)
+
+#: The probe's own rules, beside the catalog's.
+PROBE_RULES: Final[Mapping[str, Rule]] = {
+    r.name: r
+    for r in (
+        Rule(
+            name="response.missing",
+            summary="Every request gets exactly one answer, in time (the probe's --timeout) "
+            "and before the peer exits; over HTTP, as a JSON body or an event stream.",
+            code=None,
+            reply="result",
+            level="MUST",
+            cases=_ALL_CASES,
+        ),
+        Rule(
+            name="envelope.batch-accepted",
+            summary="2025-03-26: a batch of requests MUST be accepted: each member is "
+            "answered under its own id.",
+            code=None,
+            reply="result",
+            level="MUST",
+            cases=frozenset((v, r) for v, spec in VERSIONS.items() if spec.batches for r in Role),
+        ),
+        Rule(
+            name=OTHER_RULE,
+            summary="Anything else our Connection refuses in what the peer sent (a malformed "
+            "initialize result, a log message below the level set, ...).",
+            code=None,
+            reply="none",
+            level="implied",
+            cases=_ALL_CASES,
+        ),
+    )
+}
+
+
+def all_rules() -> Mapping[str, Rule]:
+    """Every rule the report has a row for: the catalog's, then the probe's own."""
+    return {**RULES, **PROBE_RULES}
+
+
+# ---------------------------------------------------------------------- outcomes
+
+
+@attrs.frozen
+class Outcome:
+    """What one check found about one rule."""
+
+    rule: str
+    """The rule's name."""
+    status: str
+    """``"pass"``, ``"fail"`` or ``"n/a"``."""
+    detail: str
+    """What was tried and what happened (why it does not apply, for ``"n/a"``)."""
+    version: str | None = None
+    """The protocol version of the conversation."""
+    exchange: tuple[WireLine, ...] = ()
+    """A failure: the bytes each side sent."""
+    phase: str = "checks"
+    """``"versions"``, ``"checks"`` or ``"fuzz"``."""
+
+
+@attrs.frozen
+class Row:
+    """One rule's line in the report."""
+
+    rule: Rule
+    """The rule."""
+    status: str
+    """``"pass"``, ``"fail"`` or ``"n/a"``."""
+    detail: str
+    """For a failure, what went wrong; else what was checked, or why it does not apply."""
+    versions: tuple[str, ...] = ()
+    """The versions the rule was checked in."""
+    exchange: tuple[WireLine, ...] = ()
+    """For a failure, the shortest exchange that shows it."""
+    phase: str = ""
+    """Where that failure was found (``"checks"``, ``"versions"`` or ``"fuzz"``)."""
+
+    def to_json(self) -> dict[str, Any]:
+        """The row as JSON."""
+        out: dict[str, Any] = {
+            "rule": self.rule.name,
+            "level": self.rule.level,
+            "status": self.status,
+            "detail": self.detail,
+            "versions": list(self.versions),
+        }
+        if self.status == "fail":
+            out["phase"] = self.phase
+            out["exchange"] = [line.to_json() for line in self.exchange]
+        return out
+
+
+@attrs.frozen
+class Report:
+    """The probe's findings."""
+
+    target: str
+    """What was probed."""
+    transport: str
+    """Its transport."""
+    offered: tuple[str, ...]
+    """The versions the server offers (of those probed), newest first."""
+    answers: Mapping[str, str]
+    """What the server answered to ``initialize`` for each version (its
+    ``protocolVersion``, or ``"error"`` / ``"no answer"``), and to ``server/discover``."""
+    rows: tuple[Row, ...]
+    """One per rule."""
+    seed: int
+    """The fuzz phase's seed."""
+    examples: int
+    """Fuzz examples per version."""
+    notes: tuple[str, ...] = ()
+    """Anything else worth saying (a fuzz phase that could not run, ...)."""
+
+    @property
+    def failures(self) -> tuple[Row, ...]:
+        """The rows that failed."""
+        return tuple(r for r in self.rows if r.status == "fail")
+
+    @property
+    def ok(self) -> bool:
+        """Whether no rule failed."""
+        return not self.failures
+
+    def counts(self) -> dict[str, int]:
+        """How many rows passed, failed, did not apply."""
+        out = {"pass": 0, "fail": 0, "n/a": 0}
+        for r in self.rows:
+            out[r.status] += 1
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        """The report as JSON (what ``--json`` prints)."""
+        return {
+            "target": self.target,
+            "transport": self.transport,
+            "offered": list(self.offered),
+            "answers": dict(self.answers),
+            "seed": self.seed,
+            "examples": self.examples,
+            "ok": self.ok,
+            "counts": self.counts(),
+            "rules": [r.to_json() for r in self.rows],
+            "notes": list(self.notes),
+        }
+
+    def render(self) -> str:
+        """The report as text."""
+        out = [f"mcp-sansio probe: {self.target}"]
+        out.append(
+            "versions: "
+            + ", ".join(f"{v} -> {a}" for v, a in self.answers.items())
+            + f"; offered: {', '.join(self.offered) or 'none'}"
+        )
+        out.append(f"fuzz: {self.examples} examples per version, seed {self.seed}")
+        out.extend(f"note: {n}" for n in self.notes)
+        out.append("")
+        width = max(len(r.rule.name) for r in self.rows) + 2
+        for r in self.rows:
+            status = {"pass": "pass", "fail": "FAIL", "n/a": "n/a"}[r.status]
+            detail = r.detail if len(r.detail) <= 90 else r.detail[:87] + "..."
+            out.append(f"{r.rule.name:<{width}}{status:<6}{detail}")
+        counts = self.counts()
+        out.append("")
+        out.append(
+            f"{counts['fail']} rules failed, {counts['pass']} passed, "
+            f"{counts['n/a']} not applicable."
+        )
+        for r in self.failures:
+            out.append("")
+            versions = ", ".join(r.versions)
+            out.append(f"FAIL {r.rule.name} ({r.rule.level}; {versions}; {r.phase})")
+            out.append(f"  rule: {r.rule.summary}")
+            out.append(f"  found: {r.detail}")
+            out.extend("    " + line.render() for line in r.exchange)
+        return "\n".join(out) + "\n"
+
+
+# ---------------------------------------------------------------------- progress
+
+
+class _Progress:
+    """A progress bar on a stream (a line per phase when it is not a terminal)."""
+
+    def __init__(self, stream: TextIO | None) -> None:
+        self.stream = stream
+        self.tty = bool(stream is not None and getattr(stream, "isatty", lambda: False)())
+        self._lock = threading.Lock()
+        self._label = ""
+        self._total = 0
+        self._done = 0
+
+    def start(self, label: str, total: int) -> None:
+        with self._lock:
+            self._label, self._total, self._done = label, total, 0
+        self._draw(force=True)
+
+    def step(self, count: int = 1) -> None:
+        with self._lock:
+            self._done += count
+        self._draw()
+
+    def finish(self, text: str = "") -> None:
+        if self.stream is None:
+            return
+        with self._lock:
+            if self.tty:
+                self.stream.write("\r\x1b[K")
+            self.stream.write(f"{self._label}: {text or 'done'}\n")
+            self.stream.flush()
+
+    def _draw(self, force: bool = False) -> None:
+        if self.stream is None or not (self.tty or force):
+            return
+        if not self.tty:
+            return
+        with self._lock:
+            total = max(self._total, 1)
+            done = min(self._done, total)
+            filled = 30 * done // total
+            bar = "#" * filled + "." * (30 - filled)
+            extra = f" (+{self._done - total})" if self._done > total else ""
+            self.stream.write(f"\r{self._label} [{bar}] {done}/{self._total}{extra}")
+            self.stream.flush()
+
+
+# ---------------------------------------------------------------------- the checks
+
+
+class _Check:
+    """One check's outcomes, and its conversations."""
+
+    def __init__(self, probe: _Probe, version: str) -> None:
+        self.probe = probe
+        self.version = version
+        self.outcomes: list[Outcome] = []
+
+    @contextlib.contextmanager
+    def talk(
+        self, version: str | None = None, *, capabilities: Mapping[str, Any] | None = None
+    ) -> Iterator[Conversation]:
+        conv = Conversation(
+            self.probe.target,
+            version or self.version,
+            timeout=self.probe.timeout,
+            startup=self.probe.startup,
+            capabilities=capabilities,
+            legacy_versions=self.probe.legacy,
+        )
+        try:
+            yield conv
+        finally:
+            conv.close()
+            for v in conv.violations:
+                self.outcomes.append(Outcome(v.rule, "fail", v.message, conv.version, v.exchange))
+
+    def passed(self, rule_name: str, detail: str) -> None:
+        self.outcomes.append(Outcome(rule_name, "pass", detail, self.version))
+
+    def failed(self, rule_name: str, detail: str, conv: Conversation) -> None:
+        self.outcomes.append(Outcome(rule_name, "fail", detail, conv.version, tuple(conv.lines)))
+
+    def not_applicable(self, rule_name: str, detail: str) -> None:
+        self.outcomes.append(Outcome(rule_name, "n/a", detail, self.version))
+
+    def fire(self, conv: Conversation, shot: Shot) -> bool:
+        """Fire a shot; record its outcome. ``True`` when it passed."""
+        problem = conv.shoot(shot)
+        if problem is None:
+            self.passed(shot.rule, shot.why)
+            return True
+        self.failed(shot.rule, f"{shot.why}: {problem}", conv)
+        return False
+
+
+CheckFn = Callable[[_Check], None]
+
+
+class _Probe:
+    def __init__(
+        self,
+        target: Target,
+        *,
+        versions: Sequence[str],
+        timeout: float,
+        startup: float,
+        jobs: int,
+        progress: _Progress,
+    ) -> None:
+        self.target = target
+        self.versions = tuple(versions)
+        self.timeout = timeout
+        self.startup = startup
+        self.jobs = max(1, jobs)
+        self.progress = progress
+        self.legacy = tuple(v for v in self.versions if VERSIONS[v].era is Era.INITIALIZE)
+        self.modern = tuple(v for v in self.versions if VERSIONS[v].era is Era.STATELESS)
+        self.answers: dict[str, str] = {}
+        self.offered: list[str] = []
+        self.caps: dict[str, Mapping[str, Any]] = {}
+        self.silent = False
+        self.speaks_modern = False
+
+    # -------------------------------------------------------------- running checks
+
+    def run(self, checks: Sequence[tuple[str, CheckFn]], label: str) -> list[Outcome]:
+        self.progress.start(label, len(checks))
+        results: list[list[Outcome]] = [[] for _ in checks]
+
+        def one(index: int) -> None:
+            version, fn = checks[index]
+            check = _Check(self, version)
+            try:
+                fn(check)
+            finally:
+                results[index] = check.outcomes
+                self.progress.step()
+
+        if self.jobs == 1 or len(checks) == 1:
+            for i in range(len(checks)):
+                one(i)
+        else:
+            with concurrent.futures.ThreadPoolExecutor(self.jobs) as pool:
+                for future in [pool.submit(one, i) for i in range(len(checks))]:
+                    future.result()
+        self.progress.finish(f"{len(checks)} conversations")
+        return [o for found in results for o in found]
+
+    # -------------------------------------------------------------- versions
+
+    def versions_phase(self) -> list[Outcome]:
+        checks: list[tuple[str, CheckFn]] = []
+        # server/discover always: whether the server also speaks 2026-07-28 matters to
+        # the checks of the initialize era even when that version is not probed.
+        for version in self.modern or tuple(v for v in ALL_VERSIONS if v not in self.legacy)[:1]:
+            checks.append((version, self._discover))
+        for version in self.legacy:
+            checks.append((version, self._initialize))
+        outcomes = self.run(checks, "versions")
+        offered = [v for v in self.versions if v in self.offered]
+        self.offered = sorted(set(offered), reverse=True)
+        if not self.offered and all(a == "no answer" for a in self.answers.values()):
+            self.silent = True
+        return [attrs.evolve(o, phase="versions") for o in outcomes]
+
+    def _discover(self, check: _Check) -> None:
+        with check.talk() as conv:
+            answer = conv.request("server/discover")
+            if isinstance(answer, Response):
+                supported = answer.result.get("supportedVersions")
+                supported = supported if isinstance(supported, list) else []
+                self.answers["server/discover"] = ", ".join(map(str, supported)) or "[]"
+                caps = answer.result.get("capabilities")
+                if supported:
+                    self.speaks_modern = True
+                if check.version in supported:
+                    self.offered.append(check.version)
+                    self.caps[check.version] = caps if isinstance(caps, dict) else {}
+            elif isinstance(answer, ErrorResponse):
+                self.answers["server/discover"] = f"error {answer.code}"
+            else:
+                self.answers["server/discover"] = "no answer"
+
+    def _initialize(self, check: _Check) -> None:
+        version = check.version
+        with check.talk() as conv:
+            answer = conv.request("initialize", conv.initialize_params(version))
+            if isinstance(answer, Response):
+                chosen = answer.result.get("protocolVersion")
+                self.answers[version] = str(chosen)
+                if chosen == version:
+                    self.offered.append(version)
+                    caps = answer.result.get("capabilities")
+                    self.caps[version] = caps if isinstance(caps, dict) else {}
+                conv.notify("notifications/initialized")
+                conv.barrier()
+            elif isinstance(answer, ErrorResponse):
+                self.answers[version] = f"error {answer.code}"
+            else:
+                self.answers[version] = "no answer"
+
+    # -------------------------------------------------------------- the plan
+
+    def plan(self) -> list[tuple[str, CheckFn]]:
+        legacy = [v for v in self.offered if VERSIONS[v].era is Era.INITIALIZE]
+        modern = [v for v in self.offered if VERSIONS[v].era is Era.STATELESS]
+        checks: list[tuple[str, CheckFn]] = []
+        main_versions = ([legacy[0]] if legacy else []) + ([modern[0]] if modern else [])
+        for version in main_versions:
+            for name, builder in shot_builders().items():
+                rule_ = RULES.get(name)
+                if rule_ is not None and not rule_.applies(version, Role.SERVER):
+                    continue
+                checks.append((version, _shot_check(name, builder)))
+            checks.append((version, _oversized))
+            checks.append((version, _progress))
+        if legacy:
+            first = legacy[0]
+            checks.append((first, self._before_initialize))
+            checks.append((first, _handshake))
+            checks.append((first, _cancel_initialize))
+            checks.append((first, self._initialize_version))
+            if "2025-03-26" in legacy:
+                checks.append(("2025-03-26", _batch_accepted))
+                if first != "2025-03-26":  # else the shots above covered them
+                    for name in ("envelope.empty-batch", "envelope.batch-mixed"):
+                        checks.append(("2025-03-26", _shot_check(name, shot_builders()[name])))
+        elif modern and self.legacy:
+            checks.append((modern[0], self._initialize_stateless))
+        if legacy and modern:
+            checks.append((modern[0], _also_legacy))
+        if modern:
+            checks.append((modern[0], _input_required))
+            checks.append((modern[0], _listen))
+        return checks
+
+    # -------------------------------------------------------------- checks needing the probe
+
+    def _before_initialize(self, check: _Check) -> None:
+        caps = self.caps.get(check.version, {})
+        method = next(
+            (m for m, gate in _LISTS if capability_met(caps, gate)), "completion/complete"
+        )
+        codes: tuple[int, ...] = (int(ErrorCode.INVALID_REQUEST),)
+        if self.speaks_modern:
+            # A server of both eras may read it as a 2026-07-28 request without _meta
+            # (over HTTP: without the standard headers).
+            codes += (int(ErrorCode.INVALID_PARAMS),)
+            if self.target.transport == "http":
+                codes += (int(ErrorCode.HEADER_MISMATCH),)
+        with check.talk() as conv:
+            rid = conv.fresh_id()
+            check.fire(
+                conv,
+                Shot(
+                    "lifecycle.request-before-initialize",
+                    orjson.dumps({"jsonrpc": "2.0", "id": rid, "method": method}),
+                    Demand("error", codes, (rid,)),
+                    f"{method} before initialize",
+                ),
+            )
+
+    def _initialize_version(self, check: _Check) -> None:
+        offered = [v for v in self.offered if VERSIONS[v].era is Era.INITIALIZE]
+        with check.talk() as conv:
+            rid = conv.fresh_id()
+            params = conv.initialize_params("1999-01-01")
+
+            def echoed(answer: Mapping[str, Any]) -> str | None:
+                result = answer["result"]
+                chosen = result.get("protocolVersion") if isinstance(result, dict) else None
+                if chosen not in offered:
+                    return (
+                        f"the result names {chosen!r}, not a version the server offers "
+                        f"({', '.join(offered)})"
+                    )
+                return None
+
+            check.fire(
+                conv,
+                Shot(
+                    "lifecycle.initialize-version",
+                    orjson.dumps(
+                        {"jsonrpc": "2.0", "id": rid, "method": "initialize", "params": params}
+                    ),
+                    Demand("result", (), (rid,), echoed),
+                    "initialize asking for version 1999-01-01",
+                ),
+            )
+
+    def _initialize_stateless(self, check: _Check) -> None:
+        with check.talk() as conv:
+            rid = conv.fresh_id()
+            params = conv.initialize_params(self.legacy[0])
+            check.fire(
+                conv,
+                Shot(
+                    "lifecycle.initialize-stateless",
+                    orjson.dumps(
+                        {"jsonrpc": "2.0", "id": rid, "method": "initialize", "params": params}
+                    ),
+                    Demand("error", (), (rid,)),
+                    f"initialize ({self.legacy[0]}) to a server of 2026-07-28 only",
+                ),
+            )
+
+
+_LISTS: Final = (
+    ("tools/list", ("tools",)),
+    ("prompts/list", ("prompts",)),
+    ("resources/list", ("resources",)),
+)
+
+
+def _shot_check(name: str, builder: Callable[[Conversation, Any], Shot | str]) -> CheckFn:
+    def run(check: _Check) -> None:
+        with check.talk() as conv:
+            if not conv.open_session():
+                check.not_applicable(name, "the session could not be opened")
+                return
+            conv.drain(0.0)
+            shot = builder(conv, canonical)
+            if isinstance(shot, str):
+                check.not_applicable(name, shot)
+                return
+            check.fire(conv, shot)
+
+    run.__name__ = f"check {name}"
+    return run
+
+
+def _also_legacy(check: _Check) -> None:
+    check.not_applicable(
+        "lifecycle.initialize-stateless", "the server speaks the initialize era too"
+    )
+
+
+def _handshake(check: _Check) -> None:
+    """Between the initialize result and notifications/initialized: a notification is
+    dropped, a request other than ping refused."""
+    with check.talk() as conv:
+        answer = conv.request("initialize", conv.initialize_params(check.version))
+        if not isinstance(answer, Response):
+            check.not_applicable("lifecycle.request-before-initialized", "initialize failed")
+            return
+        caps = conv.mirror.server_capabilities or {}
+        check.fire(
+            conv,
+            Shot(
+                "lifecycle.notification-before-initialized",
+                orjson.dumps({"jsonrpc": "2.0", "method": "notifications/roots/list_changed"}),
+                Demand("none"),
+                "a notification before notifications/initialized",
+            ),
+        )
+        method = next((m for m, gate in _LISTS if capability_met(caps, gate)), None)
+        if method is None:
+            check.not_applicable(
+                "lifecycle.request-before-initialized", "the server offers no list to ask for"
+            )
+            return
+        rid = conv.fresh_id()
+        check.fire(
+            conv,
+            Shot(
+                "lifecycle.request-before-initialized",
+                orjson.dumps({"jsonrpc": "2.0", "id": rid, "method": method}),
+                Demand("error", (int(ErrorCode.INVALID_REQUEST),), (rid,)),
+                f"{method} after the initialize result, before notifications/initialized",
+            ),
+        )
+
+
+def _cancel_initialize(check: _Check) -> None:
+    with check.talk() as conv:
+        rid = conv.request("initialize", conv.initialize_params(check.version), wait=False)
+        cancel = orjson.dumps(
+            {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": rid}}
+        )
+        mark = conv.send_raw(cancel)
+        answer = conv.wait_answer(rid)
+        stray = conv.raw_answers(mark, ())
+        if not isinstance(answer, Response):
+            check.failed(
+                "cancel.initialize",
+                "initialize, then a cancel naming it: initialize was not answered with a result",
+                conv,
+            )
+        elif stray:
+            check.failed("cancel.initialize", "the cancel was answered", conv)
+        else:
+            check.passed("cancel.initialize", "initialize, then a cancel naming it")
+
+
+def _oversized(check: _Check) -> None:
+    with check.talk() as conv:
+        if not conv.open_session():
+            check.not_applicable("envelope.oversized-message", "the session could not be opened")
+            return
+        rid = conv.fresh_id()
+        method = "server/discover" if conv.era is Era.STATELESS else "ping"
+        params: dict[str, Any] = (
+            {"_meta": conv.meta()} if conv.era is Era.STATELESS else {"_meta": {}}
+        )
+        message = {"jsonrpc": "2.0", "id": rid, "method": method, "params": params}
+        head = len(orjson.dumps(message))
+        params["_meta"]["x-probe-padding"] = "a" * max(0, OVERSIZE - head - 20)
+        # Our rule is -32600 (the framer's); a server with a larger limit answers normally.
+        check.fire(
+            conv,
+            Shot(
+                "envelope.oversized-message",
+                orjson.dumps(message),
+                Demand("answer", (int(ErrorCode.INVALID_REQUEST),), (rid, None)),
+                f"a {OVERSIZE}-byte {method}",
+            ),
+        )
+
+
+def _batch_accepted(check: _Check) -> None:
+    with check.talk() as conv:
+        if not conv.open_session() or conv.negotiated != "2025-03-26":
+            check.not_applicable("envelope.batch-accepted", "no 2025-03-26 session")
+            return
+        ids = [conv.fresh_id(), conv.fresh_id()]
+        batch = [{"jsonrpc": "2.0", "id": rid, "method": "ping"} for rid in ids]
+        mark = conv.send_raw(orjson.dumps(batch), ids)
+        conv._pump(lambda: len(conv.raw_answers(mark, ids)) >= 2, None)
+        conv.barrier()
+        got = conv.raw_answers(mark, ids)
+        conv.forget_raw(ids)
+        answered = {m.get("id") for m in got if "result" in m}
+        if answered == set(ids) and len(got) == 2:
+            check.passed("envelope.batch-accepted", "a batch of two pings")
+        else:
+            what = "; ".join(json.dumps(m)[:120] for m in got) or "nothing"
+            check.failed(
+                "envelope.batch-accepted", f"a batch of two pings: answered with {what}", conv
+            )
+
+
+_PROGRESS_TOOL: Final = re.compile(r"progress|long.?running", re.IGNORECASE)
+_INPUT_TOOL: Final = re.compile(r"input.?required|mrtr", re.IGNORECASE)
+
+
+def _tools(conv: Conversation, pattern: re.Pattern[str]) -> list[dict[str, Any]]:
+    """The server's tools whose name matches and that need no argument."""
+    answer = conv.request("tools/list")
+    if not isinstance(answer, Response):
+        return []
+    tools = answer.result.get("tools")
+    found = []
+    for tool in tools if isinstance(tools, list) else []:
+        if not isinstance(tool, dict) or not isinstance(tool.get("name"), str):
+            continue
+        schema = tool.get("inputSchema")
+        required = schema.get("required") if isinstance(schema, dict) else None
+        if pattern.search(tool["name"]) and not required:
+            found.append(tool)
+    return sorted(found, key=lambda t: str(t["name"]))
+
+
+def _short_arguments(tool: Mapping[str, Any]) -> dict[str, Any]:
+    """Small values for a long-running tool's duration and step count, when it has them."""
+    schema = tool.get("inputSchema")
+    props = schema.get("properties") if isinstance(schema, dict) else None
+    arguments: dict[str, Any] = {}
+    for name, spec in (props or {}).items():
+        kind = spec.get("type") if isinstance(spec, dict) else None
+        if kind in ("number", "integer"):
+            if "duration" in name.lower():
+                arguments[name] = 1
+            elif "step" in name.lower():
+                arguments[name] = 3
+    return arguments
+
+
+def _progress(check: _Check) -> None:
+    with check.talk() as conv:
+        if not conv.open_session():
+            check.not_applicable("progress.not-increasing", "the session could not be opened")
+            return
+        caps = conv.server_capabilities or {}
+        if not capability_met(caps, ("tools",)):
+            check.not_applicable("progress.not-increasing", "the server has no tools")
+            return
+        tools = _tools(conv, _PROGRESS_TOOL)
+        if not tools:
+            check.not_applicable(
+                "progress.not-increasing", "no tool named for progress without arguments"
+            )
+            return
+        tool = tools[0]
+        token = "probe-progress"
+        params = {
+            "name": tool["name"],
+            "arguments": _short_arguments(tool),
+            "_meta": {"progressToken": token},
+        }
+        before = len(conv.notifications)
+        answer = conv.wait_answer(
+            conv.request("tools/call", params, wait=False), max(conv.timeout, 15.0)
+        )
+        seen = [
+            n
+            for n in conv.notifications[before:]
+            if n.method == "notifications/progress"
+            and (n.params or {}).get("progressToken") == token
+        ]
+        if answer is None:
+            return  # a response.missing violation is recorded
+        if seen:
+            check.passed(
+                "progress.not-increasing", f"{len(seen)} progress notifications of {tool['name']}"
+            )
+            check.passed("progress.unknown-token", f"progress of {tool['name']} named our token")
+        else:
+            check.not_applicable("progress.not-increasing", f"{tool['name']} sent no progress")
+
+
+def _accept_form(params: Mapping[str, Any]) -> dict[str, Any]:
+    schema = params.get("requestedSchema")
+    if params.get("mode") == "url" or not isinstance(schema, dict):
+        return {"action": "accept"}
+    content = {
+        name: spec["default"]
+        for name, spec in (schema.get("properties") or {}).items()
+        if isinstance(spec, dict) and "default" in spec
+    }
+    for name in schema.get("required") or ():
+        spec = (schema.get("properties") or {}).get(name) or {}
+        kind = spec.get("type") if isinstance(spec, dict) else None
+        if name not in content:
+            content[name] = {"number": 1, "integer": 1, "boolean": True}.get(
+                str(kind), spec.get("enum", ["probe"])[0] if isinstance(spec, dict) else "probe"
+            )
+    return {"action": "accept", "content": content}
+
+
+def _input_responses(requests: Mapping[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, request in requests.items():
+        method = request.get("method") if isinstance(request, dict) else None
+        params = request.get("params") if isinstance(request, dict) else None
+        if method == "elicitation/create":
+            out[key] = _accept_form(params if isinstance(params, dict) else {})
+        elif method == "sampling/createMessage":
+            out[key] = sampled_message()
+        elif method == "roots/list":
+            out[key] = {"roots": []}
+    return out
+
+
+_ALL_CLIENT_CAPS: Final[Mapping[str, Any]] = {
+    "elicitation": {"form": {}, "url": {}},
+    "sampling": {},
+    "roots": {},
+}
+
+
+def _input_required(check: _Check) -> None:
+    name = "input-required.retry"
+    with check.talk(capabilities=_ALL_CLIENT_CAPS) as conv:
+        if not conv.open_session():
+            check.not_applicable(name, "the session could not be opened")
+            return
+        if not capability_met(conv.server_capabilities or {}, ("tools",)):
+            check.not_applicable(name, "the server has no tools")
+            return
+        tools = _tools(conv, _INPUT_TOOL)
+        if not tools:
+            check.not_applicable(name, "no tool named for input_required without arguments")
+            return
+        tool = tools[0]
+        answer = conv.request("tools/call", {"name": tool["name"], "arguments": {}})
+        rounds = 0
+        while isinstance(answer, InputRequired) and rounds < 5:
+            rounds += 1
+            responses = _input_responses(answer.input_requests)
+            retry = conv.mirror.retry_request(answer, responses)
+            answer = conv.request(retry.method, retry.params)
+        if rounds:
+            shown = f"{tool['name']}: {rounds} input_required answers"
+            check.passed("input-required.invalid", f"{shown}, each well-formed")
+            check.passed(
+                "input-required.undeclared-capability", f"{shown}, within our capabilities"
+            )
+        if isinstance(answer, Response) and rounds:
+            check.passed(name, f"{tool['name']}: {rounds} input_required rounds, then a result")
+        elif isinstance(answer, ErrorResponse) and rounds:
+            check.failed(
+                name,
+                f"{tool['name']}: the retry was refused (error {answer.code} {answer.message!r})",
+                conv,
+            )
+        elif isinstance(answer, InputRequired):
+            check.not_applicable(name, f"{tool['name']}: still input_required after 5 rounds")
+        elif answer is not None:
+            check.not_applicable(name, f"{tool['name']} answered without input_required")
+
+
+def _listen(check: _Check) -> None:
+    name = "subscriptions.listen-ack-first"
+    with check.talk() as conv:
+        if not conv.open_session():
+            check.not_applicable(name, "the session could not be opened")
+            return
+        caps = conv.server_capabilities or {}
+        flags = {
+            flag: True
+            for flag, gate in (
+                ("toolsListChanged", ("tools", "listChanged")),
+                ("promptsListChanged", ("prompts", "listChanged")),
+                ("resourcesListChanged", ("resources", "listChanged")),
+            )
+            if capability_met(caps, gate)
+        }
+        before = len(conv.notifications)
+        rid = conv.request("subscriptions/listen", {"notifications": flags}, wait=False)
+        if rid is None:
+            return
+
+        def acked() -> bool:
+            return any(
+                n.method == "notifications/subscriptions/acknowledged"
+                for n in conv.notifications[before:]
+            ) or bool(conv.answers(rid))
+
+        conv._pump(acked, None)
+        got = list(conv.notifications[before:])
+        answers = conv.answers(rid)
+        if got and got[0].method == "notifications/subscriptions/acknowledged":
+            check.passed(name, f"subscriptions/listen {json.dumps(flags)}: acknowledged first")
+            check.passed("subscriptions.not-opted-in", "the acknowledgement granted what was asked")
+        elif answers and isinstance(answers[0], ErrorResponse):
+            check.not_applicable(name, f"subscriptions/listen refused (error {answers[0].code})")
+            return
+        elif not conv.violations:
+            check.failed(
+                name,
+                "subscriptions/listen: no acknowledgement within "
+                f"{conv.timeout:g} s" + (" (answered instead)" if answers else ""),
+                conv,
+            )
+        if not conv.answers(rid):
+            conv.cancel(rid)
+        conv.barrier()
+
+
+# ---------------------------------------------------------------------- fuzz
+
+
+@contextlib.contextmanager
+def _shrink_bound() -> Iterator[None]:
+    """Bound hypothesis's shrinking (its engine's documented, monkeypatchable limits)."""
+    from hypothesis.internal.conjecture import engine
+
+    saved = (engine.MAX_SHRINKS, engine.MAX_SHRINKING_SECONDS)
+    engine.MAX_SHRINKS, engine.MAX_SHRINKING_SECONDS = MAX_SHRINKS, SHRINK_SECONDS
+    try:
+        yield
+    finally:
+        engine.MAX_SHRINKS, engine.MAX_SHRINKING_SECONDS = saved
+
+
+def _leaves(exc: BaseException) -> list[BaseException]:
+    inner = getattr(exc, "exceptions", None)
+    if isinstance(inner, (list, tuple)):
+        return [leaf for e in inner for leaf in _leaves(e)]
+    return [exc]
+
+
+_FUZZ_LOCK: Final = threading.Lock()
+
+
+def fuzz(
+    target: Target,
+    version: str,
+    *,
+    examples: int,
+    seed_value: int,
+    timeout: float,
+    startup: float = DEFAULT_STARTUP,
+    legacy_versions: Sequence[str] = (),
+    peer_versions: Sequence[str] = (),
+    rules: Sequence[str] | None = None,
+    progress: _Progress | None = None,
+) -> tuple[list[Outcome], list[str]]:
+    """Run :class:`PeerMachine` for ``version`` (near-misses of ``rules`` only, when
+    given): the outcomes (one failure per rule broken, shrunk) and notes."""
+    base = PeerMachine.against(
+        target,
+        version=version,
+        timeout=timeout,
+        startup=startup,
+        legacy_versions=legacy_versions,
+        peer_versions=peer_versions,
+        rules=rules,
+    )
+
+    class Counted(base):  # type: ignore[valid-type, misc]
+        def __init__(self) -> None:
+            if progress is not None:
+                progress.step()
+            super().__init__()
+
+    machine = hypothesis_seed(seed_value)(Counted)
+    options = settings(
+        max_examples=examples,
+        stateful_step_count=STEPS,
+        deadline=None,
+        database=None,
+        derandomize=False,
+        phases=(Phase.generate, Phase.shrink),
+        report_multiple_bugs=True,
+        suppress_health_check=list(HealthCheck),
+        verbosity=Verbosity.quiet,
+        print_blob=False,
+    )
+    outcomes: list[Outcome] = []
+    notes: list[str] = []
+    with _FUZZ_LOCK, _shrink_bound():
+        try:
+            run_state_machine_as_test(machine, settings=options)
+        except BaseException as exc:  # sorted below; interrupts re-raised
+            if isinstance(exc, (KeyboardInterrupt, SystemExit)):
+                raise
+            for leaf in _leaves(exc):
+                if isinstance(leaf, PeerViolation):
+                    v = leaf.violation
+                    outcomes.append(Outcome(v.rule, "fail", v.message, version, v.exchange, "fuzz"))
+                elif isinstance(leaf, (SessionRefused, TargetError)):
+                    notes.append(f"fuzz {version}: {leaf}")
+                else:
+                    notes.append(f"fuzz {version}: {type(leaf).__name__}: {leaf}")
+    return outcomes, notes
+
+
+# ---------------------------------------------------------------------- the report
+
+
+def _rows(outcomes: Sequence[Outcome], probed: Sequence[str], silent: bool) -> tuple[Row, ...]:
+    rules = all_rules()
+    by_rule: dict[str, list[Outcome]] = {}
+    for o in outcomes:
+        by_rule.setdefault(o.rule, []).append(o)
+    rows = []
+    for name, r in rules.items():
+        found = by_rule.get(name, [])
+        fails = [o for o in found if o.status == "fail"]
+        passes = [o for o in found if o.status == "pass"]
+        decisive = fails or passes or found
+        versions = tuple(sorted({o.version for o in decisive if o.version}, reverse=True))
+        if fails:
+            best = min(fails, key=lambda o: (len(o.exchange), sum(len(x.data) for x in o.exchange)))
+            rows.append(Row(r, "fail", best.detail, versions, best.exchange, best.phase))
+        elif passes:
+            rows.append(Row(r, "pass", passes[0].detail, versions))
+        else:
+            reason = next((o.detail for o in found if o.status == "n/a"), "")
+            if not reason:
+                reason = _why_not(r, probed, silent)
+            rows.append(Row(r, "n/a", reason, versions))
+    return tuple(rows)
+
+
+# Rules judged on what the server sends: no complaint of our Connection in any
+# conversation of a version they apply to is a pass.
+_SENDER_RULES: Final = frozenset(
+    {
+        "envelope.parse-error",
+        "envelope.invalid-response",
+        "response.unknown-id",
+        "capability.undeclared-client-capability",
+        "capability.undeclared-notification",
+        "method.unknown",
+        "stateless.server-request",
+        "lifecycle.request-before-initialized",
+        "resources.updated-not-subscribed",
+        "response.missing",
+        OTHER_RULE,
+    }
+)
+
+
+def _passive(outcomes: list[Outcome], probed: Sequence[str], conversations: int) -> None:
+    """The sender-side rules nothing was found against pass, for the versions probed."""
+    failed = {o.rule for o in outcomes if o.status == "fail"}
+    rules = all_rules()
+    for name in _SENDER_RULES:
+        r = rules.get(name)
+        if r is None or name in failed:
+            continue
+        versions = [v for v in probed if r.applies(v, Role.CLIENT)]
+        if versions:
+            outcomes.append(
+                Outcome(
+                    name,
+                    "pass",
+                    f"nothing the server sent in {conversations} conversations broke it",
+                    versions[0],
+                )
+            )
+
+
+def _why_not(r: Rule, probed: Sequence[str], silent: bool) -> str:
+    if silent:
+        return "the server never answered"
+    if not probed:
+        return "the server offers none of the versions probed"
+    if not any(r.applies(v, Role.SERVER) or r.applies(v, Role.CLIENT) for v in probed):
+        return f"not a rule of {', '.join(probed)}"
+    if not any(r.applies(v, Role.SERVER) for v in probed):
+        return "a client's rule; nothing the server sent called for it"
+    return "not exercised"
+
+
+def run_probe(
+    target: Target | None = None,
+    *,
+    versions: Sequence[str] | None = None,
+    timeout: float = DEFAULT_TIMEOUT,
+    startup: float = DEFAULT_STARTUP,
+    examples: int = DEFAULT_EXAMPLES,
+    seed: int | None = None,
+    jobs: int = DEFAULT_JOBS,
+    progress: TextIO | None = None,
+) -> Report:
+    """Probe the server ``target`` (default: the example server over stdio,
+    ``python -m mcp_sansio serve``) and return the :class:`Report`.
+
+    :param versions: the versions to probe (default all).
+    :param timeout: seconds the server has for each answer.
+    :param startup: seconds a fresh server has for its first answer, at least.
+    :param examples: fuzz examples per version (0: no fuzz phase).
+    :param seed: the fuzz phase's seed (default: a random one, given in the report).
+    :param jobs: checks run at once.
+    :param progress: where the progress bar goes (e.g. ``sys.stderr``), or nowhere.
+    :raises TargetError: the target cannot be used at all.
+    """
+    if target is None:
+        target = StdioTarget([sys.executable, "-m", "mcp_sansio", "serve"])
+    chosen = tuple(versions or ALL_VERSIONS)
+    seed_value = random.SystemRandom().randrange(2**32) if seed is None else seed
+    bar = _Progress(progress)
+    probe = _Probe(
+        target, versions=chosen, timeout=timeout, startup=startup, jobs=jobs, progress=bar
+    )
+    outcomes = probe.versions_phase()
+    conversations = len(chosen)
+    notes: list[str] = []
+    if not probe.silent and probe.offered:
+        plan = probe.plan()
+        conversations += len(plan)
+        outcomes += probe.run(plan, "checks")
+        legacy = [v for v in probe.offered if VERSIONS[v].era is Era.INITIALIZE]
+        modern = [v for v in probe.offered if VERSIONS[v].era is Era.STATELESS]
+        fuzzed = ([legacy[0]] if legacy else []) + ([modern[0]] if modern else [])
+        # The fuzz phase looks for what the checks did not find: the near-misses of the
+        # rules that already failed are not fired again (their failures are minimal).
+        failed = {o.rule for o in outcomes if o.status == "fail"}
+        rules = sorted((set(shot_builders()) | set(RULES)) - failed)
+        if examples > 0:
+            for version in fuzzed:
+                bar.start(f"fuzz {version}", examples)
+                found, more = fuzz(
+                    target,
+                    version,
+                    examples=examples,
+                    seed_value=seed_value,
+                    timeout=timeout,
+                    startup=startup,
+                    legacy_versions=probe.legacy,
+                    peer_versions=probe.offered,
+                    rules=rules,
+                    progress=bar,
+                )
+                outcomes += found
+                notes += more
+                rules_hit = sorted({o.rule for o in found})
+                bar.finish("violations: " + ", ".join(rules_hit) if rules_hit else "no violation")
+        _passive(outcomes, probe.offered, conversations)
+    elif probe.silent:
+        notes.append("the server answered neither server/discover nor initialize")
+    else:
+        notes.append("the server offers none of the versions probed")
+    return Report(
+        target=target.describe(),
+        transport=target.transport,
+        offered=tuple(probe.offered),
+        answers=dict(sorted(probe.answers.items(), key=lambda kv: kv[0], reverse=True)),
+        rows=_rows(outcomes, probe.offered, probe.silent),
+        seed=seed_value,
+        examples=examples if probe.offered else 0,
+        notes=tuple(notes),
+    )
+
+
+def probe_command(
+    *,
+    http: str | None,
+    command: Sequence[str] | None,
+    json_output: bool,
+    examples: int,
+    seed: int | None,
+    timeout: float,
+    startup: float = DEFAULT_STARTUP,
+    versions: Sequence[str] | None,
+    jobs: int,
+    out: TextIO,
+    err: TextIO,
+) -> int:
+    """``mcp-sansio probe``: run the probe, print the report (JSON with ``json_output``).
+    Returns the exit status: 0 when no rule failed, 1 when one did, 2 when the target
+    cannot be used."""
+    try:
+        from mcp_sansio.testing._targets import HttpTarget
+
+        target: Target
+        if http is not None:
+            target = HttpTarget(http)
+        elif command:
+            target = StdioTarget(command)
+        else:
+            target = StdioTarget([sys.executable, "-m", "mcp_sansio", "serve"])
+        report = run_probe(
+            target,
+            versions=versions,
+            timeout=timeout,
+            startup=startup,
+            examples=examples,
+            seed=seed,
+            jobs=jobs,
+            progress=err,
+        )
+    except TargetError as exc:
+        err.write(f"mcp-sansio probe: {exc}\n")
+        return 2
+    if json_output:
+        out.write(json.dumps(report.to_json(), indent=2, ensure_ascii=False) + "\n")
+    else:
+        out.write(report.render())
+    if not report.offered:
+        err.write(f"mcp-sansio probe: {report.notes[0] if report.notes else 'nothing offered'}\n")
+        return 1 if report.failures else 2
+    return 0 if report.ok else 1
