@@ -451,11 +451,20 @@ def test_elicitation_modes_2025_11_25(caps: dict[str, Any], allowed: set[str | N
             expect_invalid(feed(pair.client, _raw(event)), PARAMS, reply_id=i)
 
 
-@pytest.mark.parametrize("mode", [None, "form", "url", "other"])
+@pytest.mark.parametrize("mode", [None, "form", "other"])
 def test_elicitation_has_no_modes_in_2025_06_18(mode: str | None) -> None:
-    """Current behaviour: before 2025-11-25 the mode is not looked at."""
+    """Before 2025-11-25 the mode is not looked at (an unknown key)..."""
     pair = _legacy_pair("2025-06-18", Role.CLIENT, {"elicitation": {}})
     pair.send(Role.SERVER, _elicit(mode))
+
+
+def test_url_elicitation_in_2025_06_18_lacks_requested_schema() -> None:
+    """... so a URL-mode elicitation, which has no ``requestedSchema``, is refused there."""
+    pair = _legacy_pair("2025-06-18", Role.CLIENT, {"elicitation": {}})
+    event = _elicit("url")
+    _refused(pair.server, event, PARAMS)
+    reply = expect_invalid(feed(pair.client, _raw(event)), PARAMS, reply_id="e")
+    assert "requestedSchema" in reply.message
 
 
 @pytest.mark.parametrize("version", ["2025-06-18", "2025-11-25"])
@@ -552,16 +561,16 @@ def test_elicitation_declared_as_a_non_object(value: Any) -> None:
         ("2024-11-05", "sampling/createMessage", {"sampling": {}}),
     ],
 )
-def test_empty_params_are_not_validated_against_the_schema(
+def test_required_params_come_from_the_schema(
     version: str, method: str, caps: dict[str, Any]
 ) -> None:
-    """Current behaviour: the core checks the params it depends on, not the schema; empty
-    params of sampling/elicitation (before 2025-11-25 modes/tools) pass both ways."""
+    """Empty params of sampling/elicitation lack what the version's schema requires: a
+    received one gets -32602 naming the key; sending one raises, and changes nothing."""
     pair = _legacy_pair(version, Role.CLIENT, caps)
     event = Request(id="empty", method=method, params={})
-    got = feed(pair.client, _raw(event))
-    assert got == event
-    pair.send(Role.SERVER, Request(id="empty2", method=method, params={}))
+    reply = expect_invalid(feed(pair.client, _raw(event)), PARAMS, reply_id="empty")
+    assert "needs" in reply.message
+    _refused(pair.server, Request(id="empty2", method=method, params={}), PARAMS)
 
 
 @pytest.mark.parametrize("version", ["2024-11-05", "2025-11-25"])

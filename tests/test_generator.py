@@ -39,6 +39,7 @@ def test_check_reports_no_difference() -> None:
 
 def test_check_detects_a_stale_module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(gen, "OUT_DIR", tmp_path)
+    monkeypatch.setattr(gen, "PARAMS_OUT", tmp_path / "_required_params.py")
     monkeypatch.setattr(gen, "VERSIONS", ("2024-11-05",))
     assert gen.main(["--check", "--quiet"]) == 1
     assert gen.main(["--quiet"]) == 0
@@ -47,6 +48,9 @@ def test_check_detects_a_stale_module(tmp_path: Path, monkeypatch: pytest.Monkey
     assert written.read_text(encoding="utf-8") == (
         ROOT / "src" / "mcp_sansio" / "types" / "v2024_11_05.py"
     ).read_text(encoding="utf-8")
+    table = (tmp_path / "_required_params.py").read_text(encoding="utf-8")
+    assert '"2024-11-05": {' in table
+    assert '"2025-03-26"' not in table
 
 
 def test_generation_is_deterministic() -> None:
@@ -131,3 +135,34 @@ def test_unsupported_keywords_are_refused() -> None:
     schema = {"definitions": {"X": {"type": "string", "pattern": "^a"}}}
     with pytest.raises(gen.GeneratorError, match="pattern"):
         gen.Model("test", schema)
+
+
+def test_required_params_table() -> None:
+    """The table the Connection checks params against, read from the schemas: a few rows
+    checked by hand against the specification."""
+    from mcp_sansio._required_params import REQUIRED_PARAMS
+
+    assert REQUIRED_PARAMS["2025-11-25"]["tools/call"] == (("name", "string", None),)
+    assert REQUIRED_PARAMS["2024-11-05"]["sampling/createMessage"] == (
+        ("maxTokens", "integer", None),
+        ("messages", "array", None),
+    )
+    # A union of params (PromptReference | ResourceTemplateReference): both are objects.
+    assert ("ref", "object", None) in REQUIRED_PARAMS["2026-07-28"]["completion/complete"]
+    # string | integer
+    assert REQUIRED_PARAMS["2025-06-18"]["notifications/cancelled"] == (("requestId", "id", None),)
+    # 2025-11-25 made requestId optional (a task may be cancelled by its id instead).
+    assert "notifications/cancelled" not in REQUIRED_PARAMS["2025-11-25"]
+    assert REQUIRED_PARAMS["2025-06-18"]["logging/setLevel"][0][2] == (
+        "alert",
+        "critical",
+        "debug",
+        "emergency",
+        "error",
+        "info",
+        "notice",
+        "warning",
+    )
+    for table in REQUIRED_PARAMS.values():
+        assert "ping" not in table
+        assert "tools/list" not in table  # only an optional cursor

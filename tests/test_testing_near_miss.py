@@ -13,11 +13,9 @@ applies to:
     of the script, and the repaired message, validates against the version's
     ``schema.json``.
 
-Where our Connection does not enforce a rule the specification states, the test is
-``xfail(strict=True)`` with the reason: ``params.invalid`` is enforced only for the
-methods whose params the state machine reads (:data:`ENFORCED_PARAMS`); for the others
-(``tools/call`` without ``name``, …) the check is left to the application (a
-:class:`~mcp_sansio.session.ServerSession` answers -32602 when it structures the params).
+``params.invalid`` has its own test, one case per (version, receiver, method), so that
+every request whose schema requires params is covered (``tools/call`` without ``name``,
+``sampling/createMessage`` with a string ``maxTokens``, ...).
 
 The sampled check of the *valid* message strategies against each version's schema lives in
 ``tests/test_types_roundtrip.py`` (``test_message_round_trip``: ``messages(version)`` of
@@ -35,7 +33,7 @@ from typing import Any
 import jsonschema
 import orjson
 import pytest
-from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mcp_sansio import (
@@ -63,24 +61,12 @@ from mcp_sansio.testing._near_miss import (
     _Ctx,
     _methods,
     _params_invalid_near,
-    _required_params,
 )
 from mcp_sansio.testing._schema_strategies import _method_definitions
 
 EXAMPLES = max(4, settings().max_examples // 25)
 REPAIR_EXAMPLES = max(3, settings().max_examples // 33)
 SIZE = MIN_MESSAGE_SIZE  # the receiver's limit for envelope.oversized-message
-
-#: Methods whose params our Connection checks (the ones its state machine reads).
-ENFORCED_PARAMS = frozenset(
-    {
-        "initialize",
-        "logging/setLevel",
-        "resources/subscribe",
-        "resources/unsubscribe",
-        "subscriptions/listen",
-    }
-)
 
 CASES = sorted(
     (name, version, receiver.value)
@@ -97,17 +83,17 @@ def _case_id(case: tuple[str, ...]) -> str:
     return "-".join(case)
 
 
-def _params_cases(enforced: bool) -> list[tuple[str, str, str]]:
-    """(version, receiver, method) for params.invalid, split by whether we enforce it."""
+def _params_cases() -> list[tuple[str, str, str]]:
+    """(version, receiver, method) for params.invalid: every request with required params."""
     out = []
     for version, receiver in sorted(RULES["params.invalid"].cases, key=str):
         spec = VERSIONS[version]
         methods = [
-            m for m in _methods(spec, receiver.peer, Kind.REQUEST) if _required_params(version, m)
+            m for m in _methods(spec, receiver.peer, Kind.REQUEST) if m in spec.required_params
         ]
         if spec.era is Era.INITIALIZE and receiver is Role.SERVER:
             methods.append("initialize")
-        out += [(version, receiver.value, m) for m in methods if (m in ENFORCED_PARAMS) is enforced]
+        out += [(version, receiver.value, m) for m in methods]
     return out
 
 
@@ -201,12 +187,11 @@ def _params_strategy(version: str, receiver: str, method: str) -> st.SearchStrat
     return _params_invalid_near(ctx, frozenset({method}))
 
 
-_PARAMS_ENFORCED = _params_cases(True)
-_PARAMS_NOT_ENFORCED = _params_cases(False)
+_PARAMS_CASES = _params_cases()
 
 
 @pytest.mark.parametrize(
-    ("version", "receiver", "method"), _PARAMS_ENFORCED, ids=map(_case_id, _PARAMS_ENFORCED)
+    ("version", "receiver", "method"), _PARAMS_CASES, ids=map(_case_id, _PARAMS_CASES)
 )
 @_SETTINGS
 @given(data=st.data())
@@ -215,33 +200,6 @@ def test_params_invalid_is_refused(
 ) -> None:
     near = data.draw(_params_strategy(version, receiver, method), label="near miss")
     assert near.rule == "params.invalid"
-    check_refused(near)
-
-
-@pytest.mark.xfail(
-    strict=True,
-    reason="our Connection checks the params only of the methods its state machine reads "
-    "(ENFORCED_PARAMS); a missing or mistyped required param of any other request is "
-    "passed to the application, which must answer -32602",
-)
-@pytest.mark.parametrize(
-    ("version", "receiver", "method"),
-    _PARAMS_NOT_ENFORCED,
-    ids=map(_case_id, _PARAMS_NOT_ENFORCED),
-)
-@settings(
-    max_examples=EXAMPLES,
-    deadline=None,
-    derandomize=True,
-    database=None,
-    phases=[Phase.generate],
-    suppress_health_check=[HealthCheck.too_slow],
-)
-@given(data=st.data())
-def test_params_invalid_not_enforced(
-    version: str, receiver: str, method: str, data: st.DataObject
-) -> None:
-    near = data.draw(_params_strategy(version, receiver, method), label="near miss")
     check_refused(near)
 
 

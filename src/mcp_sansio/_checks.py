@@ -6,10 +6,11 @@ acceptable, or a ``(code, message)`` fault.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 from ._errors import ErrorCode
+from ._required_params import Required
 from ._versions import VersionSpec, capability_met
 
 __all__ = [
@@ -23,6 +24,7 @@ __all__ = [
     "is_number",
     "listen_params_fault",
     "progress_params_fault",
+    "required_params_fault",
     "sampling_fault",
 ]
 
@@ -184,4 +186,42 @@ def input_required_fault(
             fault = None
         if fault is not None:
             return fault
+    return None
+
+
+_KINDS: Final[Mapping[str, tuple[str, Callable[[Any], bool]]]] = {
+    "string": ("a string", lambda v: type(v) is str),
+    "integer": ("an integer", lambda v: type(v) is int),
+    "number": ("a number", is_number),
+    "object": ("an object", lambda v: type(v) is dict),
+    "array": ("an array", lambda v: type(v) is list),
+    "boolean": ("a boolean", lambda v: type(v) is bool),
+    "id": ("a string or an integer", is_id),
+    "any": ("any JSON value", lambda v: True),
+}
+
+
+def _json(value: Any) -> str:
+    """The JSON type of a decoded value, for messages (never the value: it may be large)."""
+    if value is None:
+        return "null"
+    names = {bool: "a boolean", str: "a string", dict: "an object", list: "an array"}
+    return names.get(type(value), "a number")
+
+
+def required_params_fault(method: str, rows: tuple[Required, ...], params: Any) -> Fault | None:
+    """The params the schema requires of ``method`` (``rows``, from
+    :attr:`VersionSpec.required_params`): present, of their JSON type, and one of their
+    values where the schema lists them."""
+    if type(params) is not dict:
+        return _PARAMS, f"Invalid params: {method} needs params"
+    for key, kind, enum in rows:
+        if key not in params:
+            return _PARAMS, f"Invalid params: {method} needs {key!r}"
+        value = params[key]
+        what, ok = _KINDS[kind]
+        if not ok(value):
+            return _PARAMS, f"Invalid params: {method}: {key!r} must be {what}, not {_json(value)}"
+        if enum is not None and value not in enum:
+            return _PARAMS, f"Invalid params: {method}: {key!r} must be one of {list(enum)}"
     return None

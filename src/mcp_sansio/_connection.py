@@ -30,6 +30,7 @@ from ._checks import (
     is_id,
     listen_params_fault,
     progress_params_fault,
+    required_params_fault,
     sampling_fault,
 )
 from ._config import Config
@@ -84,18 +85,17 @@ _DIRECTION_OF: Final = {
     Role.CLIENT: Direction.CLIENT_TO_SERVER,
     Role.SERVER: Direction.SERVER_TO_CLIENT,
 }
-# Requests whose params the state machine looks into, and notifications likewise.
+# Requests whose params are checked: those the schema of some version requires params
+# of, and those whose params the state machine looks into; notifications likewise.
 _CHECKED_REQUESTS: Final = frozenset(
     {
         "initialize",
         "elicitation/create",
         "sampling/createMessage",
         "logging/setLevel",
-        "resources/subscribe",
-        "resources/unsubscribe",
         "subscriptions/listen",
     }
-)
+).union(*(spec.required_params for spec in VERSIONS.values()))
 _CHECKED_NOTIFICATIONS: Final = frozenset(
     {
         "notifications/initialized",
@@ -1106,8 +1106,15 @@ class Connection:
         )
 
     def _request_fault(self, method: str, params: Any) -> Fault | None:
-        """Params-level rules of the requests in ``_CHECKED_REQUESTS``."""
+        """Params-level rules of the requests in ``_CHECKED_REQUESTS``: first the params
+        the version's schema requires, then the rules of the methods the state machine
+        reads."""
         spec = self._spec
+        rows = spec.required_params.get(method) if spec is not None else None
+        if rows is not None:
+            fault = required_params_fault(method, rows, params)
+            if fault is not None:
+                return fault
         if method == "initialize":
             fault = initialize_params_fault(params)
             if fault is not None:
@@ -1131,9 +1138,6 @@ class Connection:
             return None
         if method == "subscriptions/listen":
             return listen_params_fault(params)
-        # resources/subscribe and resources/unsubscribe
-        if type(params.get("uri") if params else None) is not str:
-            return _PARAMS, "Invalid params: uri must be a string"
         return None
 
     def _notification_fault(self, sender: Role, note: Notification) -> Fault | None:

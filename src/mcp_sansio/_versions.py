@@ -22,6 +22,8 @@ from typing import Any, Final
 
 import attrs
 
+from ._required_params import REQUIRED_PARAMS, Required
+
 __all__ = [
     "ALL_VERSIONS",
     "Direction",
@@ -95,6 +97,13 @@ class VersionSpec:
     """Whether elicitation has form/url modes with their own capabilities (2025-11-25 on)."""
     sampling_tools: bool = False
     """Whether sampling with tools or context needs ``sampling.tools``/``.context``."""
+    required_params: Mapping[str, tuple[Required, ...]] = attrs.field(init=False)
+    """method -> the params its messages must carry, as ``(key, kind, enum)`` rows read
+    from the schema (see :mod:`mcp_sansio._required_params`)."""
+
+    @required_params.default
+    def _required_params(self) -> Mapping[str, tuple[Required, ...]]:
+        return REQUIRED_PARAMS[self.version]
 
     def __deepcopy__(self, memo: dict[int, Any]) -> VersionSpec:
         return self  # an immutable table: copies share it

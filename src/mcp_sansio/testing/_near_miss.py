@@ -62,7 +62,6 @@ from mcp_sansio._versions import VERSIONS, Direction, Era, Kind, VersionSpec, ca
 from mcp_sansio.testing._rules import RULES, Reply, rule
 from mcp_sansio.testing._schema_strategies import (
     _definitions,
-    _method_definitions,
     from_schema,
 )
 from mcp_sansio.testing._schema_strategies import params as schema_params
@@ -385,31 +384,6 @@ def _methods(
 def _may_send(spec: VersionSpec, sender: Role, method: str) -> bool:
     r = spec.methods.get(method)
     return r is not None and r.direction in (Direction.BOTH, _SENDS[sender])
-
-
-@functools.cache
-def _required_params(
-    version: str, method: str
-) -> tuple[tuple[str, str | None, tuple[Any, ...] | None], ...]:
-    """The params a request of ``method`` must have (not ``_meta``), per the schema:
-    ``(name, JSON type or None, enum or None)``."""
-    defs = _definitions(version)
-    name = _method_definitions(version).get(method)
-    if name is None:
-        return ()
-    params = _resolve(defs, defs[name].get("properties", {}).get("params"))
-    if not isinstance(params, dict):
-        return ()
-    options = params.get("anyOf") or params.get("oneOf")
-    shapes = [_resolve(defs, o) for o in options] if options else [params]
-    required = set.intersection(*(set(s.get("required", ())) for s in shapes)) - {"_meta"}
-    out = []
-    for key in sorted(required):
-        sub = _resolve(defs, shapes[0].get("properties", {}).get(key, {}))
-        kind = sub.get("type") if isinstance(sub.get("type"), str) else None
-        enum = tuple(sub["enum"]) if "enum" in sub else None
-        out.append((key, kind, enum))
-    return tuple(out)
 
 
 def _line(obj: Any) -> bytes:
@@ -1646,23 +1620,24 @@ def _wrong_direction(draw: st.DrawFn, ctx: _Ctx) -> NearMiss:
     )
 
 
-def _wrong_type(draw: st.DrawFn, kind: str | None) -> Any:
-    options: dict[str | None, list[Any]] = {
+def _wrong_type(draw: st.DrawFn, kind: str) -> Any:
+    options: dict[str, list[Any]] = {
         "string": [0, True, None, [], {}],
         "integer": ["0", None, [], {}],
         "number": ["0", None, [], {}],
         "object": ["x", 0, [], None],
         "array": ["x", 0, {}, None],
         "boolean": ["true", 0, None],
+        "id": [None, 1.5, True, [], {}],
     }
-    return draw(st.sampled_from(options.get(kind, ["x", 0, None])))
+    return draw(st.sampled_from(options[kind]))
 
 
 def _params_methods(s: _Script) -> list[str]:
     methods = [
         m
         for m in _methods(s.spec, s.sender, Kind.REQUEST, caps=s.caps[s.receiver])
-        if _required_params(s.version, m)
+        if m in s.spec.required_params
     ]
     if s.legacy and s.sender is Role.CLIENT:
         methods.append("initialize")
@@ -1683,9 +1658,8 @@ def _params_invalid_near(
         s.filler()
         params = s.params(s.sender, method)
     assert isinstance(params, dict)
-    required = _required_params(s.version, method)
-    key, kind, enum = draw(st.sampled_from(required))
-    ways = ["missing", "of the wrong type"]
+    key, kind, enum = draw(st.sampled_from(s.spec.required_params[method]))
+    ways = ["missing"] if kind == "any" else ["missing", "of the wrong type"]
     if enum:
         ways.append("not one of its values")
     if s.legacy:
