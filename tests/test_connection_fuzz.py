@@ -1568,21 +1568,18 @@ def test_send_batch_garbage(events: Any) -> None:
     assert deep_state(client) == before
 
 
-@pytest.mark.xfail(
-    reason=_BUG + "NaN/Infinity are accepted by send() and written as null", strict=True
-)
-def test_bug_non_finite_numbers() -> None:
-    """JSON has no NaN or Infinity; orjson writes them as ``null``. send() accepts a progress
-    of NaN (so the peer gets ``"progress": null`` and refuses it, while the sender records
-    NaN as the last value, after which *any* progress passes its increase check) and a
-    result holding Infinity (the peer gets ``null``: the data changed silently). Both must
-    raise LocalProtocolError."""
+def test_non_finite_numbers_are_refused() -> None:
+    """JSON has no NaN or Infinity; orjson would write them as ``null``. send() refuses a
+    progress of NaN (else the peer gets ``"progress": null`` while the sender records NaN,
+    after which any progress passes the increase check) and a result holding Infinity
+    (else the peer gets ``null``: the data changed silently), and changes nothing."""
     client, server = _operating()
     transfer(
         client,
         server,
         Request(id=1, method="tools/call", params={"name": "t", "_meta": {"progressToken": "p"}}),
     )
+    before = deep_state(server)
     with pytest.raises(LocalProtocolError):
         server.send(
             Notification(
@@ -1590,8 +1587,11 @@ def test_bug_non_finite_numbers() -> None:
                 params={"progressToken": "p", "progress": float("nan")},
             )
         )
-    with pytest.raises(LocalProtocolError):
-        server.send(Response(id=1, result={"structuredContent": {"x": float("inf")}}))
+    for bad in (float("inf"), [1, {"y": -float("inf")}], float("nan")):
+        with pytest.raises(LocalProtocolError, match="NaN and Infinity"):
+            server.send(Response(id=1, result={"structuredContent": {"x": bad}, "z": None}))
+    assert deep_state(server) == before
+    server.send(Response(id=1, result={"structuredContent": {"x": 1.5}, "z": None}))
 
 
 def test_bug_late_progress_after_cancel() -> None:

@@ -19,6 +19,7 @@ peer expects none, and an error under its own request's id would be mistaken for
 
 from __future__ import annotations
 
+import math
 from typing import Any, Final
 
 import attrs
@@ -294,10 +295,37 @@ _OPTS: Final = orjson.OPT_APPEND_NEWLINE
 
 def encode(event: Message) -> bytes:
     """One compact JSON line, newline-terminated. Raises ``TypeError`` for values that
-    are not JSON (the connection turns it into :class:`LocalProtocolError`)."""
-    return orjson.dumps(message_to_dict(event), default=_default, option=_OPTS)
+    are not JSON, NaN and the infinities included (the connection turns it into
+    :class:`LocalProtocolError`)."""
+    return _dumps(message_to_dict(event))
 
 
 def encode_batch(events: list[Message]) -> bytes:
     """A JSON array of messages on one line (JSON-RPC batch, 2025-03-26 only)."""
-    return orjson.dumps([message_to_dict(e) for e in events], default=_default, option=_OPTS)
+    return _dumps([message_to_dict(e) for e in events])
+
+
+def _dumps(obj: Any) -> bytes:
+    out = orjson.dumps(obj, default=_default, option=_OPTS)
+    # orjson writes NaN and the infinities as null; only then is the value walked.
+    if b"null" in out and _non_finite(obj):
+        raise TypeError("NaN and Infinity are not JSON numbers")
+    return out
+
+
+def _non_finite(value: Any) -> bool:
+    """Whether ``value`` holds a float that is NaN or infinite, at any depth."""
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        cls = type(v)
+        if cls is float:
+            if not math.isfinite(v):
+                return True
+        elif cls is dict:
+            stack.extend(v.values())
+        elif cls is list or cls is tuple:
+            stack.extend(v)
+        elif attrs.has(cls):
+            stack.append(_default(v))
+    return False
