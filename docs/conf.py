@@ -59,7 +59,7 @@ nitpick_ignore_regex = [
     (
         r"py:.*",
         r"(enum|collections|collections\.abc|types|typing|attrs|attr|cattrs|orjson"
-        r"|asyncio|os|socket|subprocess|selectors|re|trio|io)\..*",
+        r"|asyncio|os|socket|subprocess|selectors|re|trio|io|hypothesis|pathlib)\..*",
     ),
     # Type variables (``T``) are not documented objects.
     (r"py:class", r"mcp_sansio(\.\w+)*\.[A-Z]"),
@@ -105,11 +105,15 @@ def _value_text(value: object) -> str | None:
 
 
 class PublicData(SphinxDirective):
-    """Document the data names of ``mcp_sansio.__all__`` (see the module docstring)."""
+    """Document the data names of a package's ``__all__`` (``mcp_sansio`` unless the
+    directive names another; see the module docstring)."""
+
+    optional_arguments = 1
 
     def run(self) -> list[nodes.Node]:
-        package = importlib.import_module("mcp_sansio")
-        own_docs = ModuleAnalyzer.for_module("mcp_sansio").find_attr_docs()
+        modname = self.arguments[0] if self.arguments else "mcp_sansio"
+        package = importlib.import_module(modname)
+        own_docs = ModuleAnalyzer.for_module(modname).find_attr_docs()
         lines = StringList()
         for name in package.__all__:
             value = getattr(package, name)
@@ -121,7 +125,7 @@ class PublicData(SphinxDirective):
             if not doc and name == "__version__":
                 doc = ["The version of mcp-sansio, as a string."]
             lines.append(f".. py:data:: {name}", "<public-data>")
-            lines.append("   :module: mcp_sansio", "<public-data>")
+            lines.append(f"   :module: {modname}", "<public-data>")
             text = _value_text(value)
             if text is not None:
                 lines.append(f"   :value: {text}", "<public-data>")
@@ -135,20 +139,33 @@ class PublicData(SphinxDirective):
         return list(node.children)
 
 
+# The packages whose ``__all__`` names the resolver below tries, in order.
+_PUBLIC = [mcp_sansio, importlib.import_module("mcp_sansio.testing")]
+
+
 def _resolve_short_name(app: Sphinx, env: Any, node: Any, contnode: Any) -> Any:
-    """Resolve ``InvalidMessage`` written in a private module to ``mcp_sansio.InvalidMessage``."""
+    """Resolve ``InvalidMessage`` written in a private module to ``mcp_sansio.InvalidMessage``
+    (and ``RULES`` to ``mcp_sansio.testing.RULES``, ``InvalidMessage.message`` to
+    ``mcp_sansio.InvalidMessage.message``)."""
     if node.get("refdomain") != "py":
         return None
-    target = node["reftarget"]
-    short = target.rsplit(".", 1)[-1].lstrip("~")
-    if short not in mcp_sansio.__all__ or target == f"mcp_sansio.{short}":
-        return None
-    domain = env.get_domain("py")
-    new = node.deepcopy()
-    new["reftarget"] = f"mcp_sansio.{short}"
-    return domain.resolve_xref(
-        env, node["refdoc"], app.builder, node["reftype"], new["reftarget"], new, contnode
-    )
+    target = node["reftarget"].lstrip("~")
+    for package in _PUBLIC:
+        head, _, attr = target.partition(".")  # ``InvalidMessage.message``
+        name = head if head in package.__all__ else target.rsplit(".", 1)[-1]
+        if name not in package.__all__:
+            continue
+        full = f"{package.__name__}.{name}" + (f".{attr}" if name == head and attr else "")
+        if full == target:
+            continue
+        new = node.deepcopy()
+        new["reftarget"] = full
+        found = env.get_domain("py").resolve_xref(
+            env, node["refdoc"], app.builder, node["reftype"], full, new, contnode
+        )
+        if found is not None:
+            return found
+    return None
 
 
 def setup(app: Sphinx) -> dict[str, Any]:

@@ -15,7 +15,9 @@ README = ROOT / "README.md"
 # A fenced block: ```lang ... ```, with the prose before it.
 FENCE = re.compile(r"^```(?P<lang>[\w-]*)\n(?P<body>.*?)^```$", re.MULTILINE | re.DOTALL)
 
-RUN_COMMAND = "python3 -m venv .venv && .venv/bin/pip install . && .venv/bin/python -m mcp_sansio"
+RUN_COMMAND = (
+    "python3 -m venv .venv && .venv/bin/pip install '.[testing]' && .venv/bin/mcp-sansio probe"
+)
 TEST_COMMAND = "python3 -m venv .venv && .venv/bin/pip install tox && .venv/bin/tox -p auto"
 
 pytestmark = pytest.mark.skipif(not README.exists(), reason="README.md not beside tests/")

@@ -25,6 +25,7 @@ from __future__ import annotations
 from mcp_sansio.testing._machine import (
     Conversation,
     Demand,
+    Draw,
     PeerMachine,
     PeerViolation,
     SessionRefused,
@@ -76,6 +77,7 @@ __all__ = [
     "ConnectionTarget",
     "Conversation",
     "Demand",
+    "Draw",
     "FunctionTarget",
     "HttpTarget",
     "Incoming",
