@@ -3,7 +3,9 @@
 The runtime bindings (asyncio, trio, blocking) only move bytes: what arrives goes to
 :meth:`H11Server.receive_data`, which returns the work for the sessions; what
 :meth:`H11Server.data_to_send` returns goes to the socket. Requests are served one at a
-time on the connection (keep-alive, no pipelining), each as an :class:`Exchange`.
+time on the connection (keep-alive), each as an :class:`Exchange`. A client that sends on
+while its request is being answered (pipelining) is held to :attr:`H11Server.max_held`
+bytes; past that the connection is dropped, so nothing grows without bound.
 """
 
 from __future__ import annotations
@@ -26,6 +28,8 @@ def _reason(status: int) -> bytes:
 
 
 _SERVER: Final = ("server", "mcp-sansio")
+# The largest request head (request line and headers) h11 buffers.
+_MAX_HEAD: Final = 64 * 1024
 
 
 class H11Server:
@@ -36,7 +40,7 @@ class H11Server:
 
     def __init__(self, core: HttpServer) -> None:
         self.core = core
-        self.conn = h11.Connection(h11.SERVER, max_incomplete_event_size=64 * 1024)
+        self.conn = h11.Connection(h11.SERVER, max_incomplete_event_size=_MAX_HEAD)
         self.exchange: Exchange | None = None
         """The exchange being served, if any."""
         self.closed = False
@@ -44,6 +48,10 @@ class H11Server:
         self._reading_body = False
         self._lost = False
         self._out: list[bytes] = []
+        self._held = 0
+        self.max_held = core.max_body_size + _MAX_HEAD
+        """The most bytes kept, unread, while a response is being written: what a client
+        sends after its request is buffered until that response ends."""
 
     def receive_data(self, data: bytes) -> list[Work]:
         """Bytes from the client (``b""``: it closed). Returns the work for the sessions
@@ -52,6 +60,10 @@ class H11Server:
             return []
         if not data:
             return self.connection_lost()
+        if self.exchange is not None and not self._reading_body:
+            self._held += len(data)
+            if self._held > self.max_held:
+                return self.connection_lost()
         self.conn.receive_data(data)
         return self.resume()
 
@@ -158,6 +170,7 @@ class H11Server:
 
     def _next_cycle(self) -> None:
         self.exchange = None
+        self._held = 0
         if self.conn.our_state is h11.MUST_CLOSE or self.conn.their_state is h11.MUST_CLOSE:
             self.closed = True
             return
