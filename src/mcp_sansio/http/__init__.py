@@ -19,6 +19,7 @@ from ._headers import (
 )
 from ._server import (
     DEFAULT_ALLOWED_HOSTS,
+    DEFAULT_IDLE_TIMEOUT,
     DEFAULT_KEEPALIVE,
     DEFAULT_MAX_SESSIONS,
     DEFAULT_REPLAY_SIZE,
@@ -37,6 +38,7 @@ from ._server import (
 
 __all__ = [
     "DEFAULT_ALLOWED_HOSTS",
+    "DEFAULT_IDLE_TIMEOUT",
     "DEFAULT_KEEPALIVE",
     "DEFAULT_MAX_SESSIONS",
     "DEFAULT_REPLAY_SIZE",

@@ -17,6 +17,7 @@ from typing import Any
 from ..asyncio import Listener, _Peer
 from ..server import Server
 from ._server import (
+    DEFAULT_IDLE_TIMEOUT,
     DEFAULT_KEEPALIVE,
     Deliver,
     Exchange,
@@ -28,7 +29,7 @@ from ._server import (
     wake,
 )
 
-__all__ = ["DEFAULT_KEEPALIVE", "HttpListener", "serve_http"]
+__all__ = ["DEFAULT_IDLE_TIMEOUT", "DEFAULT_KEEPALIVE", "HttpListener", "serve_http"]
 
 _READ_SIZE = 65536
 
@@ -132,10 +133,17 @@ class HttpListener(Listener):
     :func:`serve_http`): :attr:`port`, :attr:`url`, and an async context manager that
     closes everything on the way out."""
 
-    def __init__(self, core: HttpServer, keepalive: float | None) -> None:
+    def __init__(
+        self,
+        core: HttpServer,
+        keepalive: float | None,
+        idle_timeout: float | None = DEFAULT_IDLE_TIMEOUT,
+    ) -> None:
         super().__init__(core.server, {})
         self.core = core
         """The sans-IO Streamable HTTP server."""
+        self.idle_timeout = idle_timeout
+        """Seconds without a byte of the request awaited before a connection is closed."""
         self._keepalive = keepalive
         self._sessions = _Sessions(core)
 
@@ -176,7 +184,10 @@ class HttpListener(Listener):
                 if read is None:
                     read = asyncio.ensure_future(reader.read(_READ_SIZE))
                 if ex is None or glue.needs_body:
-                    data = await read
+                    done, _ = await asyncio.wait((read,), timeout=self.idle_timeout)
+                    if not done:
+                        break  # idle: close
+                    data = read.result()
                     read = None
                     do(glue.receive_data(data), glue.exchange)
                     continue
@@ -219,6 +230,7 @@ async def serve_http(
     *,
     path: str = "/mcp",
     keepalive: float | None = DEFAULT_KEEPALIVE,
+    idle_timeout: float | None = DEFAULT_IDLE_TIMEOUT,
     **options: Any,
 ) -> HttpListener:
     """Serve ``server`` over Streamable HTTP on ``host:port`` (default: loopback, a free
@@ -226,12 +238,14 @@ async def serve_http(
 
     :param keepalive: seconds between ``: keep-alive`` comments on open SSE streams
         (``None``: none).
+    :param idle_timeout: seconds a connection may keep us waiting for a request (the
+        next one, or the rest of one) before it is closed (``None``: forever).
     :param options: keywords of :class:`~mcp_sansio.http.HttpServer` (``allowed_hosts=``,
         ``allowed_origins=``, ``json_response=``, ``max_body_size=``, ``state_keys=``, …)
         and of each :class:`~mcp_sansio.session.ServerSession` (``versions=``, …).
     """
     core = HttpServer(server, path=path, **options)
-    listener = HttpListener(core, keepalive)
+    listener = HttpListener(core, keepalive, idle_timeout)
     listening = await asyncio.start_server(listener._serve, host, port)
     listener._listening = listening
     listener.sockets = tuple(listening.sockets)

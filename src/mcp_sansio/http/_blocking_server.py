@@ -67,6 +67,7 @@ from ..server import Server
 from ..session import ServerSession
 from ._h11server import H11Server
 from ._server import (
+    DEFAULT_IDLE_TIMEOUT,
     DEFAULT_KEEPALIVE,
     Deliver,
     Exchange,
@@ -78,7 +79,13 @@ from ._server import (
     wake,
 )
 
-__all__ = ["DEFAULT_KEEPALIVE", "DEFAULT_MAX_CONNECTIONS", "HttpListener", "serve_http"]
+__all__ = [
+    "DEFAULT_IDLE_TIMEOUT",
+    "DEFAULT_KEEPALIVE",
+    "DEFAULT_MAX_CONNECTIONS",
+    "HttpListener",
+    "serve_http",
+]
 
 #: How many connections are served at once (a thread each).
 DEFAULT_MAX_CONNECTIONS: Final = 100
@@ -273,6 +280,8 @@ class HttpListener(Listener):
         (``None``: none).
     :param max_connections: the most connections served at once (a thread each); past
         it, a new connection gets ``503`` and is closed.
+    :param idle_timeout: seconds a connection may keep us waiting for a request (the
+        next one, or the rest of one) before it is closed (``None``: forever).
     :param options: keywords of :class:`~mcp_sansio.http.HttpServer` and of each
         :class:`~mcp_sansio.session.ServerSession`.
     """
@@ -285,6 +294,7 @@ class HttpListener(Listener):
         path: str = "/mcp",
         keepalive: float | None = DEFAULT_KEEPALIVE,
         max_connections: int = DEFAULT_MAX_CONNECTIONS,
+        idle_timeout: float | None = DEFAULT_IDLE_TIMEOUT,
         **options: Any,
     ) -> None:
         super().__init__(server, sock)
@@ -295,6 +305,8 @@ class HttpListener(Listener):
         handler runs (see the module)."""
         self.max_connections = max_connections
         """The most connections served at once."""
+        self.idle_timeout = idle_timeout
+        """Seconds without a byte of the request awaited before a connection is closed."""
         self._keepalive = keepalive
         self._closing = threading.Event()
         self._threads: set[threading.Thread] = set()  # the sessions' and the keep-alive
@@ -412,7 +424,10 @@ class HttpListener(Listener):
                         conn.sendall(out)
                     if closed:
                         break
-                    if not reading and not any(key.fileobj is conn for key, _ in selector.select()):
+                    ready = selector.select(self.idle_timeout if reading else None)
+                    if not any(key.fileobj is conn for key, _ in ready):
+                        if not ready:
+                            break  # idle: close
                         continue  # the waiter: more of the response
                     try:
                         data = conn.recv(_READ_SIZE)
@@ -456,7 +471,7 @@ def serve_http(
     listens (its :attr:`~HttpListener.url`; its :meth:`~HttpListener.stop`).
 
     :param options: the keywords of :class:`HttpListener` (``path=``, ``keepalive=``,
-        ``max_connections=``), of :class:`~mcp_sansio.http.HttpServer`
+        ``max_connections=``, ``idle_timeout=``), of :class:`~mcp_sansio.http.HttpServer`
         (``allowed_hosts=``, ``allowed_origins=``, ``json_response=``, ``max_body_size=``,
         ``state_keys=``, …) and of each :class:`~mcp_sansio.session.ServerSession`
         (``versions=``, …).

@@ -65,6 +65,7 @@ from ._headers import (
 
 __all__ = [
     "DEFAULT_ALLOWED_HOSTS",
+    "DEFAULT_IDLE_TIMEOUT",
     "DEFAULT_KEEPALIVE",
     "DEFAULT_MAX_SESSIONS",
     "DEFAULT_REPLAY_SIZE",
@@ -92,6 +93,9 @@ DEFAULT_RETRY: Final = 1000
 DEFAULT_MAX_SESSIONS: Final = 1024
 #: Seconds between the bindings' ``: keep-alive`` comments on open SSE streams.
 DEFAULT_KEEPALIVE: Final = 15.0
+#: Seconds a binding waits for the bytes of a request (the next one on a kept-alive
+#: connection, or more of one begun) before it closes the connection.
+DEFAULT_IDLE_TIMEOUT: Final = 60.0
 
 _META: Final = "_meta"
 _META_VERSION: Final = "io.modelcontextprotocol/protocolVersion"

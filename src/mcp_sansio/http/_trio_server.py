@@ -11,6 +11,7 @@ noticed (2026-07-28: its request is cancelled). An exchange's ``waiter`` is a
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from typing import Any, NoReturn
 
@@ -22,6 +23,7 @@ from ..server import Server
 from ..trio import _GONE, _Loop
 from ._h11server import H11Server
 from ._server import (
+    DEFAULT_IDLE_TIMEOUT,
     DEFAULT_KEEPALIVE,
     Deliver,
     Exchange,
@@ -32,7 +34,7 @@ from ._server import (
     wake,
 )
 
-__all__ = ["DEFAULT_KEEPALIVE", "serve_http"]
+__all__ = ["DEFAULT_IDLE_TIMEOUT", "DEFAULT_KEEPALIVE", "serve_http"]
 
 _READ_SIZE = 65536
 
@@ -58,9 +60,10 @@ class _Service:
     """The sessions of an :class:`HttpServer`, each run by a ``_Loop`` in ``nursery``, and
     the connections that reach them."""
 
-    def __init__(self, core: HttpServer, nursery: trio.Nursery) -> None:
+    def __init__(self, core: HttpServer, nursery: trio.Nursery, idle_timeout: float | None) -> None:
         self.core = core
         self.nursery = nursery
+        self.idle_timeout = math.inf if idle_timeout is None else idle_timeout
 
     # ------------------------------------------------------------------ sessions
 
@@ -155,7 +158,13 @@ class _Service:
                     try:
                         data = inbox.receive_nowait()
                     except trio.WouldBlock:
-                        await wakeup.wait()
+                        if glue.exchange is None or glue.needs_body:
+                            with trio.move_on_after(self.idle_timeout) as idle:
+                                await wakeup.wait()
+                            if idle.cancelled_caught:
+                                break  # idle: close
+                        else:
+                            await wakeup.wait()
                         continue
                     await self._do(glue.receive_data(data), glue.exchange)
                     if not data:
@@ -183,6 +192,7 @@ async def serve_http(
     *,
     path: str = "/mcp",
     keepalive: float | None = DEFAULT_KEEPALIVE,
+    idle_timeout: float | None = DEFAULT_IDLE_TIMEOUT,
     task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED,
     **options: Any,
 ) -> NoReturn:
@@ -193,6 +203,8 @@ async def serve_http(
 
     :param keepalive: seconds between ``: keep-alive`` comments on open SSE streams
         (``None``: none).
+    :param idle_timeout: seconds a connection may keep us waiting for a request (the
+        next one, or the rest of one) before it is closed (``None``: forever).
     :param options: keywords of :class:`~mcp_sansio.http.HttpServer` (``allowed_hosts=``,
         ``allowed_origins=``, ``json_response=``, ``max_body_size=``, ``state_keys=``, …)
         and of each :class:`~mcp_sansio.session.ServerSession` (``versions=``, …).
@@ -200,7 +212,7 @@ async def serve_http(
     core = HttpServer(server, path=path, **options)
     listeners = await trio.open_tcp_listeners(port, host=host)
     async with trio.open_nursery() as nursery:
-        service = _Service(core, nursery)
+        service = _Service(core, nursery, idle_timeout)
         try:
             if keepalive is not None:
                 nursery.start_soon(service.keep_alive, keepalive)
