@@ -14,6 +14,8 @@
 ``mcp-sansio probe [--http URL | -- CMD ...] [--json] [--examples N] [--seed S] ...``
     Test a server against every rule of the protocol (:mod:`mcp_sansio.testing`, needs
     hypothesis: ``pip install mcp-sansio[testing]``); with no server, the example server.
+    ``probe --client -- CMD ... {server} ...`` tests a client instead: the probe is the
+    server it starts.
 
 Everything runs on :mod:`mcp_sansio.asyncio` (the probe: on threads).
 """
@@ -202,17 +204,26 @@ def build_parser() -> argparse.ArgumentParser:
     probe = commands.add_parser(
         "probe",
         help="test a server against every rule of the protocol",
-        usage=f"{_PROG} probe [OPTIONS] [--http URL | -- COMMAND ...]",
+        usage=f"{_PROG} probe [OPTIONS] [--http URL | -- COMMAND ...]\n"
+        f"       {_PROG} probe --client [OPTIONS] -- COMMAND ... [{{server}}] ...",
         description="Test an MCP server against the rules of the protocol: the versions it "
         "offers (server/discover, initialize), a deterministic check per rule (each on a "
         "fresh process or session), then a fuzz phase (hypothesis, seeded); every message "
         "the server sends is judged by mcp-sansio's own Connection. The server: --http URL "
         "(loopback only), or a command after -- (the last thing on the line); by default, "
         "the example server. Exit status: 0 when no rule failed, 1 when one did, 2 when "
-        "the server cannot be used (or hypothesis is not installed).",
+        "the server cannot be used (or hypothesis is not installed). With --client, the "
+        "command is a client that starts its server over stdio: the probe plays that "
+        "server (the argument {server} stands for the server command; without one it is "
+        "appended), answers initialize, and sends one near miss per check.",
         epilog="Needs hypothesis: pip install mcp-sansio[testing]. See docs/probe.rst.",
     )
     probe.add_argument("--http", metavar="URL", help="a Streamable HTTP endpoint (loopback)")
+    probe.add_argument(
+        "--client",
+        action="store_true",
+        help="the command is a client to test (it starts {server} over stdio)",
+    )
     probe.add_argument("--json", action="store_true", help="print the report as JSON")
     probe.add_argument(
         "--examples",
@@ -290,6 +301,10 @@ def main(
                 args.probe_parser.error("give one server: --http or -- COMMAND")
             if command == []:
                 args.probe_parser.error("no command after --")
+            if args.client and command is None:
+                args.probe_parser.error("--client needs the client's command after --")
+            if args.client and args.http:
+                args.probe_parser.error("--client probes a client over stdio: no --http")
     except SystemExit as exc:  # --help, --version, a usage error
         return exc.code if isinstance(exc.code, int) else 2
     try:
@@ -367,6 +382,7 @@ def _probe(args: argparse.Namespace, command: list[str] | None, out: TextIO, err
     return probe_command(
         http=args.http,
         command=command,
+        client=args.client,
         json_output=args.json,
         examples=args.examples,
         seed=args.seed,

@@ -17,12 +17,17 @@ Nothing in the core imports this package; importing it needs ``hypothesis``
   :class:`Target`: :class:`StdioTarget`, :class:`HttpTarget`, :class:`ConnectionTarget`,
   :class:`FunctionTarget`) through legal and near-miss sequences, judged by our own
   Connection (:class:`Conversation`);
-- :func:`run_probe` -- the ``mcp-sansio probe`` command's checks and report.
+- :func:`run_probe` -- the ``mcp-sansio probe`` command's checks and report;
+- :func:`run_client_probe` -- the same for a client (``mcp-sansio probe --client``): a
+  :class:`ClientTarget` starts the client, whose server is the probe, and the near misses
+  of :func:`client_shot_builders` go to the client.
 """
 
 from __future__ import annotations
 
+from mcp_sansio.testing._client_probe import run_client_probe
 from mcp_sansio.testing._machine import (
+    PROBE_SERVER_CAPABILITIES,
     Conversation,
     Demand,
     Draw,
@@ -34,6 +39,7 @@ from mcp_sansio.testing._machine import (
     WireLine,
     agrees,
     classify,
+    client_shot_builders,
     replay,
     shot_builders,
 )
@@ -60,7 +66,9 @@ from mcp_sansio.testing._schema_strategies import (
     schema_dir,
 )
 from mcp_sansio.testing._targets import (
+    SERVER_PLACEHOLDER,
     Channel,
+    ClientTarget,
     ConnectionTarget,
     FunctionTarget,
     HttpTarget,
@@ -73,7 +81,10 @@ from mcp_sansio.testing._targets import (
 __all__ = [
     "EXTRA_KEYS",
     "PROBE_RULES",
+    "PROBE_SERVER_CAPABILITIES",
+    "SERVER_PLACEHOLDER",
     "Channel",
+    "ClientTarget",
     "ConnectionTarget",
     "Conversation",
     "Demand",
@@ -95,7 +106,9 @@ __all__ = [
     "agrees",
     "all_rules",
     "classify",
+    "client_shot_builders",
     "replay",
+    "run_client_probe",
     "run_probe",
     "shot_builders",
     "MIN_MESSAGE_SIZE",

@@ -68,6 +68,7 @@ __all__ = [
     "GRACE",
     "OTHER_RULE",
     "PROBE_INFO",
+    "PROBE_SERVER_CAPABILITIES",
     "SAFE_METHODS",
     "SHOWN_BYTES",
     "Conversation",
@@ -81,6 +82,7 @@ __all__ = [
     "WireLine",
     "agrees",
     "canonical",
+    "client_shot_builders",
     "classify",
     "legal_methods",
     "replay",
@@ -94,6 +96,15 @@ DEFAULT_TIMEOUT: Final = 5.0
 DEFAULT_STARTUP: Final = 15.0
 #: The ``clientInfo`` the probe sends.
 PROBE_INFO: Final = {"name": "mcp-sansio-probe", "version": __version__}
+#: The capabilities the probe declares when it plays the server (to a client under test):
+#: everything a server can declare, so that any request of the client's is in order.
+PROBE_SERVER_CAPABILITIES: Final[Mapping[str, Any]] = {
+    "tools": {"listChanged": True},
+    "resources": {"subscribe": True, "listChanged": True},
+    "prompts": {"listChanged": True},
+    "logging": {},
+    "completions": {},
+}
 #: Longest rendering of one line in a report (the bytes beyond are counted, not shown).
 SHOWN_BYTES: Final = 400
 #: How long the answer to a near-miss is waited for before a later message (``ping``)
@@ -277,14 +288,25 @@ _NO_CAPS: Final[Mapping[str, Any]] = {}
 
 class Conversation:
     """One conversation with one fresh peer of ``target``, judged by a mirror
-    :class:`~mcp_sansio.Connection` in the client role.
+    :class:`~mcp_sansio.Connection` in the other role.
 
     :param target: where the peer comes from (a new one is opened here).
     :param version: the protocol version to speak. In the initialize era the mirror
         accepts any of ``legacy_versions`` in the answer (a server may answer another).
+        With a client peer, the client asks for a version: the one it gets is
+        :attr:`version` once the session is open.
     :param timeout: how long the peer has to answer each message, in seconds.
     :param startup: how long it has for its first answer, at least (a process starting).
-    :param capabilities: the client capabilities we declare (default none).
+    :param capabilities: the capabilities we declare (default: none to a server,
+        :data:`PROBE_SERVER_CAPABILITIES` to a client).
+    :param peer: the peer's role: :attr:`Role.SERVER <mcp_sansio.Role.SERVER>` (we play
+        the client), or :attr:`Role.CLIENT <mcp_sansio.Role.CLIENT>` (we play the server
+        of the initialize era: the client opens the session, :meth:`open_session` waits
+        for it and answers its ``initialize``; its other requests are held unanswered, so
+        that it stays in the session while the probe speaks).
+    :param answer_version: with a client peer, the ``protocolVersion`` to answer its
+        ``initialize`` with, whatever it asked (sent past the mirror), to see what the
+        client does with a version it did not ask for.
     """
 
     def __init__(
@@ -296,8 +318,13 @@ class Conversation:
         startup: float = DEFAULT_STARTUP,
         capabilities: Mapping[str, Any] | None = None,
         legacy_versions: Sequence[str] | None = None,
+        peer: Role = Role.SERVER,
+        answer_version: str | None = None,
     ) -> None:
         spec = VERSIONS[version]
+        self.peer = peer
+        """The peer's role."""
+        self.answer_version = answer_version
         self.version = version
         """The version spoken (in the initialize era, the one asked for)."""
         self.era = spec.era
@@ -307,21 +334,25 @@ class Conversation:
         self.startup = startup
         """Seconds it has for its first answer, at least."""
         self._started = False
+        if capabilities is None and peer is Role.CLIENT:
+            capabilities = PROBE_SERVER_CAPABILITIES
         self.capabilities: Mapping[str, Any] = dict(capabilities or {})
-        """The client capabilities we declare."""
+        """The capabilities we declare."""
+        if peer is Role.CLIENT and self.era is Era.STATELESS:
+            raise ValueError("a client is probed in the initialize era only")
         if self.era is Era.STATELESS:
             versions: tuple[str, ...] = (version,)
         else:
             legacy = [v for v in (legacy_versions or ALL_VERSIONS) if VERSIONS[v].era is spec.era]
             versions = tuple(sorted({*legacy, version}, reverse=True))
         self.mirror = Connection(
-            Role.CLIENT,
+            peer.peer,
             versions=versions,
             capabilities=self.capabilities,
             implementation=PROBE_INFO,
             max_message_size=MAX_LINE,
         )
-        """The judge: our Connection, in the client role."""
+        """The judge: our Connection, in the role we play."""
         self.transport = target.transport
         """The target's transport."""
         self.channel: Channel = target.open()
@@ -334,8 +365,24 @@ class Conversation:
         """The notifications the peer sent that the mirror accepted."""
         self.server_requests: list[Request] = []
         """The requests the peer sent that the mirror accepted."""
-        self.server_capabilities: Mapping[str, Any] | None = None
-        """The server's capabilities, once known (``initialize`` or ``server/discover``)."""
+        self.held: list[Request] = []
+        """A client peer's requests, held unanswered (see ``peer``)."""
+        self.server_capabilities: Mapping[str, Any] | None = (
+            self.capabilities if peer is Role.CLIENT else None
+        )
+        """The server's capabilities, once known (``initialize`` or ``server/discover``);
+        ours, with a client peer."""
+        self.client_capabilities: Mapping[str, Any] | None = (
+            None if peer is Role.CLIENT else self.capabilities
+        )
+        """The client's capabilities: ours, or a client peer's once it asked to
+        ``initialize``."""
+        self.requested: str | None = None
+        """The version a client peer asked for in its ``initialize``."""
+        self.client_info: Any = None
+        """A client peer's ``clientInfo``."""
+        self._initialized = False
+        self._feeding = b""
         self.negotiated: str | None = None
         """The version the ``initialize`` result named (initialize era)."""
         self.dead = ""
@@ -480,7 +527,24 @@ class Conversation:
         """Start the session the era wants: ``initialize`` and
         ``notifications/initialized`` (initialize era), ``server/discover`` (2026-07-28:
         a server of both eras decides per process or session). ``False`` when the peer
-        refused or did not answer."""
+        refused or did not answer. With a client peer: wait for its ``initialize``,
+        answer it, and wait for its ``notifications/initialized``."""
+        if self.peer is Role.CLIENT:
+            opened = self._pump(lambda: self._initialized or self._mirror_broken, self.startup)
+            self._started = True
+            if not opened or self._mirror_broken or not self._initialized:
+                if not self.dead:
+                    self._die(
+                        "the client did not open a session (initialize, then "
+                        "notifications/initialized)"
+                        + (" before it closed" if self.channel.closed else " in time")
+                    )
+                return False
+            self.negotiated = self.mirror.protocol_version
+            if self.negotiated is not None:
+                self.version = self.negotiated
+            # Open means answering: a ping makes sure the client reads what comes next.
+            return self.barrier()
         if self.era is Era.STATELESS:
             answer = self.request("server/discover")
             if isinstance(answer, Response):
@@ -539,6 +603,11 @@ class Conversation:
     def drain(self, seconds: float) -> None:
         """Take what the peer sends for ``seconds``."""
         self._pump(lambda: False, seconds)
+
+    def wait_closed(self, seconds: float) -> bool:
+        """Take what the peer sends until it closes its side (``True``), at most
+        ``seconds``."""
+        return self._pump(lambda: self.channel.closed, seconds)
 
     # -------------------------------------------------------------- near-misses
 
@@ -666,6 +735,7 @@ class Conversation:
     def _feed(self, data: bytes) -> None:
         if self._mirror_broken or self.mirror.peer_closed:
             return
+        self._feeding = data
         self.mirror.receive_data(data + b"\n")
         self._events()
 
@@ -687,12 +757,15 @@ class Conversation:
                     self._answers.setdefault(_key(rid), []).append(event)
             elif cls is Notification:
                 self.notifications.append(event)  # type: ignore[arg-type]
+                if event.method == "notifications/initialized":  # type: ignore[attr-defined]
+                    self._initialized = True
             elif cls is Request:
                 self._answer_peer(event)  # type: ignore[arg-type]
             elif cls is InvalidMessage:
                 assert isinstance(event, InvalidMessage)
                 method = _notification_method(event.raw)
-                self._violate(classify(event.message, notification=method), event.message)
+                if not self._discovering(event):
+                    self._violate(classify(event.message, notification=method), event.message)
                 if event.reply is not None:
                     self._send_reply(event.reply)
             elif cls is ConnectionClosed:
@@ -703,6 +776,12 @@ class Conversation:
         self.server_requests.append(request)
         method = request.method
         reply: Response | ErrorResponse
+        if self.peer is Role.CLIENT and method == "initialize":
+            self._answer_initialize(request)
+            return
+        if self.peer is Role.CLIENT and method != "ping":
+            self.held.append(request)
+            return
         if method == "ping":
             reply = Response(id=request.id, result={})
         elif method == "roots/list":
@@ -718,6 +797,38 @@ class Conversation:
                 message=f"the probe does not handle {method}",
             )
         self._send_reply(reply)
+
+    def _discovering(self, event: InvalidMessage) -> bool:
+        """Whether ``event`` is a client peer's ``server/discover`` before it initialized: a
+        client of both eras asks first, and falls back to ``initialize`` on the error that
+        an initialize-era server (the mirror) answers."""
+        if self.peer is not Role.CLIENT or self._initialized:
+            return False
+        try:
+            value = orjson.loads(event.raw or self._feeding)
+        except orjson.JSONDecodeError:
+            return False
+        return isinstance(value, dict) and value.get("method") == "server/discover"
+
+    def _answer_initialize(self, request: Request) -> None:
+        """A client peer's ``initialize``: the version it asked for if the mirror speaks
+        it, else the mirror's newest (or :attr:`answer_version`, past the mirror)."""
+        params = request.params if isinstance(request.params, dict) else {}
+        caps = params.get("capabilities")
+        self.client_capabilities = caps if isinstance(caps, dict) else {}
+        self.requested = params.get("protocolVersion")
+        self.client_info = params.get("clientInfo")
+        versions = self.mirror.config.versions
+        chosen = self.requested if self.requested in versions else versions[0]
+        result = {
+            "protocolVersion": self.answer_version or chosen,
+            "capabilities": dict(self.capabilities),
+            "serverInfo": dict(PROBE_INFO),
+        }
+        if self.answer_version is not None:
+            self._write(_dumps({"jsonrpc": "2.0", "id": request.id, "result": result}) + b"\n")
+            return
+        self._send_reply(Response(id=request.id, result=result))
 
     def _send_reply(self, reply: Response | ErrorResponse) -> None:
         try:
@@ -1243,7 +1354,7 @@ def _unknown_token(conv: Conversation, draw: Draw) -> Shot | str:
             }
         ),
         Demand("none"),
-        "progress for a token no request of the server carries",
+        "progress for a token no request of the receiver's carries",
     )
 
 
@@ -1376,6 +1487,186 @@ _BUILDERS: Final[Mapping[str, Builder]] = {
     "meta.unsupported-version": _unsupported_version,
     "meta.capabilities-missing": _missing_capabilities,
 }
+
+
+# -- the near-misses a server sends to a client under test
+
+
+def _undeclared_client(conv: Conversation, draw: Draw) -> Shot | str:
+    caps = conv.client_capabilities
+    if caps is None:
+        return "the client's capabilities are not known"
+    spec = VERSIONS[conv.version]
+    methods = sorted(
+        name
+        for name, r in spec.methods.items()
+        if r.kind is Kind.REQUEST
+        and r.direction is Direction.SERVER_TO_CLIENT
+        and r.gate
+        and not capability_met(caps, r.gate)
+    )
+    if not methods:
+        return "the client declares every capability that gates a request"
+    method = draw(st.sampled_from(methods), methods[0])
+    rid = conv.fresh_id()
+    return Shot(
+        "capability.undeclared-client-capability",
+        _dumps(_request(conv, rid, method, dict(_PLAUSIBLE.get(method, {})))),
+        Demand("error", (_NOT_FOUND,), (rid,)),
+        f"{method}, whose capability the client did not declare",
+    )
+
+
+def _wrong_direction_client(conv: Conversation, draw: Draw) -> Shot | str:
+    spec = VERSIONS[conv.version]
+    methods = sorted(
+        name
+        for name, r in spec.methods.items()
+        if r.kind is Kind.REQUEST
+        and r.direction is Direction.CLIENT_TO_SERVER
+        and name != "initialize"
+    )
+    method = draw(st.sampled_from(methods), "tools/list" if "tools/list" in methods else methods[0])
+    rid = conv.fresh_id()
+    return Shot(
+        "method.wrong-direction",
+        _dumps(_request(conv, rid, method, dict(_PLAUSIBLE.get(method, {})) or None)),
+        Demand("error", (_NOT_FOUND,), (rid,)),
+        f"{method}, a request only a client sends",
+    )
+
+
+def _invalid_params_client(conv: Conversation, draw: Draw) -> Shot | str:
+    caps = conv.client_capabilities or {}
+    options: list[tuple[str, dict[str, Any]]] = []
+    if capability_met(caps, ("sampling",)):
+        sampling = dict(_PLAUSIBLE["sampling/createMessage"])
+        broken = draw(st.sampled_from(["no maxTokens", "maxTokens a string"]), "no maxTokens")
+        if broken == "no maxTokens":
+            del sampling["maxTokens"]
+        else:
+            sampling["maxTokens"] = "ten"
+        options.append(("sampling/createMessage", sampling))
+    if VERSIONS[conv.version].methods.get("elicitation/create") and capability_met(
+        caps, ("elicitation",)
+    ):
+        options.append(("elicitation/create", {"requestedSchema": {"type": "object"}}))
+    if not options:
+        return "the client declares no capability whose request has params to break"
+    method, params = draw(st.sampled_from(options), options[0])
+    rid = conv.fresh_id()
+    return Shot(
+        "params.invalid",
+        _dumps(_request(conv, rid, method, params)),
+        Demand("error", (_PARAMS,), (rid,)),
+        f"{method} with invalid params",
+    )
+
+
+def _undeclared_subcapability(conv: Conversation, draw: Draw) -> Shot | str:
+    caps = conv.client_capabilities or {}
+    spec = VERSIONS[conv.version]
+    options: list[tuple[str, dict[str, Any], str]] = []
+    if spec.elicitation_modes and capability_met(caps, ("elicitation",)):
+        declared = caps.get("elicitation") or {}
+        # An empty elicitation object declares form mode only.
+        if not capability_met(declared, ("url",)):
+            params: dict[str, Any] = {
+                "mode": "url",
+                "message": "hi",
+                "url": "https://example.com/probe",
+                "elicitationId": "probe",
+            }
+            options.append(("elicitation/create", params, "URL-mode elicitation"))
+    if (
+        spec.sampling_tools
+        and capability_met(caps, ("sampling",))
+        and not capability_met(caps, ("sampling", "tools"))
+    ):
+        sampling: dict[str, Any] = dict(_PLAUSIBLE["sampling/createMessage"])
+        sampling["tools"] = [{"name": "probe", "inputSchema": {"type": "object"}}]
+        options.append(("sampling/createMessage", sampling, "sampling with tools"))
+    if not options:
+        return "the client declares every sub-capability the probe can ask for"
+    method, params, what = draw(st.sampled_from(options), options[0])
+    rid = conv.fresh_id()
+    return Shot(
+        "capability.undeclared-client-subcapability",
+        _dumps(_request(conv, rid, method, params)),
+        Demand("error", (_PARAMS,), (rid,)),
+        f"{what}, which the client did not declare",
+    )
+
+
+def _updated_not_subscribed(conv: Conversation, draw: Draw) -> Shot | str:
+    uri = draw(st.sampled_from(["test://probe/never-subscribed", "file:///probe"]), "test://probe")
+    return Shot(
+        "resources.updated-not-subscribed",
+        _dumps(
+            {"jsonrpc": "2.0", "method": "notifications/resources/updated", "params": {"uri": uri}}
+        ),
+        Demand("none"),
+        f"resources/updated for {uri!r}, never subscribed to",
+    )
+
+
+def _undeclared_server_notification(conv: Conversation, draw: Draw) -> Shot | str:
+    caps = conv.server_capabilities or {}
+    options = [
+        (method, gate)
+        for method, gate in (
+            ("notifications/tools/list_changed", ("tools", "listChanged")),
+            ("notifications/prompts/list_changed", ("prompts", "listChanged")),
+            ("notifications/resources/list_changed", ("resources", "listChanged")),
+        )
+        if not capability_met(caps, gate)
+    ]
+    if not options:
+        return "the probe declared every listChanged"
+    method, gate = draw(st.sampled_from(options), options[0])
+    return Shot(
+        "capability.undeclared-notification",
+        _dumps({"jsonrpc": "2.0", "method": method}),
+        Demand("none"),
+        f"{method} without declaring {'.'.join(gate)}",
+    )
+
+
+#: The near-miss builders fired at a client, by rule: what :func:`client_shot_builders`
+#: returns (the envelope, id, method and notification ones are the same both ways).
+_CLIENT_BUILDERS: Final[Mapping[str, Builder]] = {
+    **{
+        name: _BUILDERS[name]
+        for name in (
+            "envelope.parse-error",
+            "envelope.invalid-request",
+            "envelope.invalid-response",
+            "envelope.batch-not-allowed",
+            "envelope.empty-batch",
+            "envelope.batch-mixed",
+            "ids.duplicate-request-id",
+            "ids.string-and-int-are-different",
+            "response.unknown-id",
+            "method.unknown",
+            "method.unknown-notification",
+            "progress.unknown-token",
+            "cancel.unknown-request",
+        )
+    },
+    "capability.undeclared-client-capability": _undeclared_client,
+    "capability.undeclared-client-subcapability": _undeclared_subcapability,
+    "capability.undeclared-notification": _undeclared_server_notification,
+    "resources.updated-not-subscribed": _updated_not_subscribed,
+    "method.wrong-direction": _wrong_direction_client,
+    "params.invalid": _invalid_params_client,
+}
+
+
+def client_shot_builders() -> Mapping[str, Builder]:
+    """The near-miss builders fired at a client under test (the probe plays its server),
+    by the rule each one tests; called like those of :func:`shot_builders`, with a
+    :class:`Conversation` whose peer is a client."""
+    return _CLIENT_BUILDERS
 
 
 def shot_builders() -> Mapping[str, Builder]:

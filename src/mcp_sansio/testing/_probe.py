@@ -339,7 +339,11 @@ class _Check:
 
     @contextlib.contextmanager
     def talk(
-        self, version: str | None = None, *, capabilities: Mapping[str, Any] | None = None
+        self,
+        version: str | None = None,
+        *,
+        capabilities: Mapping[str, Any] | None = None,
+        answer_version: str | None = None,
     ) -> Iterator[Conversation]:
         conv = Conversation(
             self.probe.target,
@@ -348,6 +352,8 @@ class _Check:
             startup=self.probe.startup,
             capabilities=capabilities,
             legacy_versions=self.probe.legacy,
+            peer=self.probe.peer,
+            answer_version=answer_version,
         )
         try:
             yield conv
@@ -379,6 +385,9 @@ CheckFn = Callable[[_Check], None]
 
 
 class _Probe:
+    peer = Role.SERVER
+    """The role of the peer under test."""
+
     def __init__(
         self,
         target: Target,
@@ -1021,7 +1030,9 @@ def fuzz(
 # ---------------------------------------------------------------------- the report
 
 
-def _rows(outcomes: Sequence[Outcome], probed: Sequence[str], silent: bool) -> tuple[Row, ...]:
+def _rows(
+    outcomes: Sequence[Outcome], probed: Sequence[str], silent: bool, peer: Role = Role.SERVER
+) -> tuple[Row, ...]:
     rules = all_rules()
     by_rule: dict[str, list[Outcome]] = {}
     for o in outcomes:
@@ -1041,59 +1052,80 @@ def _rows(outcomes: Sequence[Outcome], probed: Sequence[str], silent: bool) -> t
         else:
             reason = next((o.detail for o in found if o.status == "n/a"), "")
             if not reason:
-                reason = _why_not(r, probed, silent)
+                reason = _why_not(r, probed, silent, peer)
             rows.append(Row(r, "n/a", reason, versions))
     return tuple(rows)
 
 
-# Rules judged on what the server sends: no complaint of our Connection in any
-# conversation of a version they apply to is a pass.
-_SENDER_RULES: Final = frozenset(
-    {
-        "envelope.parse-error",
-        "envelope.invalid-response",
-        "response.unknown-id",
-        "capability.undeclared-client-capability",
-        "capability.undeclared-notification",
-        "method.unknown",
-        "stateless.server-request",
-        "lifecycle.request-before-initialized",
-        "resources.updated-not-subscribed",
-        "response.missing",
-        OTHER_RULE,
-    }
-)
+# Rules judged on what the peer sends, by the peer's role: no complaint of our Connection
+# in any conversation of a version they apply to is a pass.
+_SENDER_RULES: Final[Mapping[Role, frozenset[str]]] = {
+    Role.SERVER: frozenset(
+        {
+            "envelope.parse-error",
+            "envelope.invalid-response",
+            "response.unknown-id",
+            "capability.undeclared-client-capability",
+            "capability.undeclared-notification",
+            "method.unknown",
+            "stateless.server-request",
+            "lifecycle.request-before-initialized",
+            "resources.updated-not-subscribed",
+            "response.missing",
+            OTHER_RULE,
+        }
+    ),
+    Role.CLIENT: frozenset(
+        {
+            "envelope.parse-error",
+            "envelope.invalid-request",
+            "envelope.invalid-response",
+            "lifecycle.request-before-initialize",
+            "lifecycle.second-initialize",
+            "ids.duplicate-request-id",
+            "response.unknown-id",
+            "method.unknown",
+            "params.invalid",
+            "progress.not-increasing",
+            "progress.unknown-token",
+            "response.missing",
+            OTHER_RULE,
+        }
+    ),
+}
 
 
-def _passive(outcomes: list[Outcome], probed: Sequence[str], conversations: int) -> None:
+def _passive(
+    outcomes: list[Outcome], probed: Sequence[str], conversations: int, peer: Role = Role.SERVER
+) -> None:
     """The sender-side rules nothing was found against pass, for the versions probed."""
     failed = {o.rule for o in outcomes if o.status == "fail"}
     rules = all_rules()
-    for name in _SENDER_RULES:
+    for name in sorted(_SENDER_RULES[peer]):
         r = rules.get(name)
         if r is None or name in failed:
             continue
-        versions = [v for v in probed if r.applies(v, Role.CLIENT)]
+        versions = [v for v in probed if r.applies(v, peer.peer)]
         if versions:
             outcomes.append(
                 Outcome(
                     name,
                     "pass",
-                    f"nothing the server sent in {conversations} conversations broke it",
+                    f"nothing the {peer.value} sent in {conversations} conversations broke it",
                     versions[0],
                 )
             )
 
 
-def _why_not(r: Rule, probed: Sequence[str], silent: bool) -> str:
+def _why_not(r: Rule, probed: Sequence[str], silent: bool, peer: Role = Role.SERVER) -> str:
     if silent:
-        return "the server never answered"
+        return f"the {peer.value} never answered"
     if not probed:
-        return "the server offers none of the versions probed"
+        return f"the {peer.value} offers none of the versions probed"
     if not any(r.applies(v, Role.SERVER) or r.applies(v, Role.CLIENT) for v in probed):
         return f"not a rule of {', '.join(probed)}"
-    if not any(r.applies(v, Role.SERVER) for v in probed):
-        return "a client's rule; nothing the server sent called for it"
+    if not any(r.applies(v, peer) for v in probed):
+        return f"a {peer.peer.value}'s rule; nothing the {peer.value} sent called for it"
     return "not exercised"
 
 
@@ -1191,30 +1223,43 @@ def probe_command(
     jobs: int,
     out: TextIO,
     err: TextIO,
+    client: bool = False,
 ) -> int:
     """``mcp-sansio probe``: run the probe, print the report (JSON with ``json_output``).
     Returns the exit status: 0 when no rule failed, 1 when one did, 2 when the target
-    cannot be used."""
+    cannot be used. With ``client``, ``command`` is a client to probe (see
+    :func:`~mcp_sansio.testing.run_client_probe`)."""
     try:
-        from mcp_sansio.testing._targets import HttpTarget
+        from mcp_sansio.testing._targets import ClientTarget, HttpTarget
 
         target: Target
-        if http is not None:
-            target = HttpTarget(http)
-        elif command:
-            target = StdioTarget(command)
+        if client:
+            from mcp_sansio.testing._client_probe import run_client_probe
+
+            report = run_client_probe(
+                ClientTarget(command or (), startup=startup),
+                timeout=timeout,
+                startup=startup,
+                jobs=jobs,
+                progress=err,
+            )
         else:
-            target = StdioTarget([sys.executable, "-m", "mcp_sansio", "serve"])
-        report = run_probe(
-            target,
-            versions=versions,
-            timeout=timeout,
-            startup=startup,
-            examples=examples,
-            seed=seed,
-            jobs=jobs,
-            progress=err,
-        )
+            if http is not None:
+                target = HttpTarget(http)
+            elif command:
+                target = StdioTarget(command)
+            else:
+                target = StdioTarget([sys.executable, "-m", "mcp_sansio", "serve"])
+            report = run_probe(
+                target,
+                versions=versions,
+                timeout=timeout,
+                startup=startup,
+                examples=examples,
+                seed=seed,
+                jobs=jobs,
+                progress=err,
+            )
     except TargetError as exc:
         err.write(f"mcp-sansio probe: {exc}\n")
         return 2

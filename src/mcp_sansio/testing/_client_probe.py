@@ -1,0 +1,227 @@
+"""Probing an MCP client: ``mcp-sansio probe --client -- COMMAND ...`` and
+:func:`run_client_probe`.
+
+The probe plays the client's server, in the initialize era. For each check it starts the
+client anew (:class:`~mcp_sansio.testing.ClientTarget`: the server command the client is
+given is a relay to the probe), waits for its ``initialize``, answers it (the version the
+client asked for, with every server capability declared), waits for
+``notifications/initialized`` and a ``ping`` answered, and then, while the client waits
+for the answer to its first request (held unanswered on purpose), sends one near-miss of
+:func:`~mcp_sansio.testing.client_shot_builders` and judges the client's answer: the error
+the rule wants with the right id, or nothing at all, and the client still answering
+afterwards. One more check answers ``initialize`` with a version the client did not ask
+for (``1999-01-01``): the client must not go on with the session.
+
+Everything the client sends is judged by our own :class:`~mcp_sansio.Connection` in the
+server role, as in the server probe; the rules the client breaks as a sender come out under
+their names. The report has the same rows as the server probe's; there is no fuzz phase
+for clients yet.
+
+Only clients that start their server as a subprocess over stdio can be probed this way;
+the client must keep its session open while it waits for an answer (a client that sends
+nothing after ``notifications/initialized`` is probed all the same: the probe does not need
+its requests).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any, Final, TextIO
+
+import orjson
+
+from mcp_sansio._state import Role
+from mcp_sansio._versions import ALL_VERSIONS, VERSIONS, Era
+from mcp_sansio.testing._machine import (
+    DEFAULT_STARTUP,
+    DEFAULT_TIMEOUT,
+    Conversation,
+    canonical,
+    client_shot_builders,
+)
+from mcp_sansio.testing._probe import (
+    DEFAULT_JOBS,
+    CheckFn,
+    Outcome,
+    Report,
+    _Check,
+    _oversized,
+    _passive,
+    _Probe,
+    _Progress,
+    _rows,
+)
+from mcp_sansio.testing._rules import RULES
+from mcp_sansio.testing._targets import ClientTarget
+
+__all__ = ["UNSUPPORTED_VERSION", "run_client_probe"]
+
+#: The version the probe answers ``initialize`` with to see a client give up.
+UNSUPPORTED_VERSION: Final = "1999-01-01"
+
+_LEGACY: Final = tuple(v for v in ALL_VERSIONS if VERSIONS[v].era is Era.INITIALIZE)
+
+
+class _ClientProbe(_Probe):
+    peer = Role.CLIENT
+
+    def __init__(
+        self,
+        target: ClientTarget,
+        *,
+        timeout: float,
+        startup: float,
+        jobs: int,
+        progress: _Progress,
+    ) -> None:
+        super().__init__(
+            target, versions=_LEGACY, timeout=timeout, startup=startup, jobs=jobs, progress=progress
+        )
+
+    def versions_phase(self) -> list[Outcome]:
+        outcomes = self.run([(_LEGACY[0], self._hello)], "session")
+        if "initialize" not in self.answers:
+            self.silent = True
+        return outcomes
+
+    def _hello(self, check: _Check) -> None:
+        with check.talk() as conv:
+            opened = conv.open_session()
+            if conv.requested is not None:
+                self.answers["initialize"] = f"asked for {conv.requested}, got {conv.version}" + (
+                    "" if opened else f" ({conv.dead or 'no session'})"
+                )
+            if opened:
+                self.offered = [conv.version]
+                self.caps[conv.version] = dict(conv.client_capabilities or {})
+                info = conv.client_info
+                if isinstance(info, dict):
+                    name = f"{info.get('name')} {info.get('version')}"
+                    self.answers["clientInfo"] = name
+                self.answers["capabilities"] = ", ".join(sorted(conv.client_capabilities or {}))
+
+    def plan(self) -> list[tuple[str, CheckFn]]:
+        version = self.offered[0]
+        checks: list[tuple[str, CheckFn]] = []
+        for name, builder in client_shot_builders().items():
+            rule_ = RULES.get(name)
+            if rule_ is not None and not rule_.applies(version, Role.CLIENT):
+                continue
+            checks.append((version, _client_shot_check(name, builder)))
+        checks.append((version, _oversized))
+        checks.append((version, self._unsupported_version))
+        return checks
+
+    def _unsupported_version(self, check: _Check) -> None:
+        name = "lifecycle.unsupported-version-result"
+        wait = max(self.timeout, 5.0)
+        with check.talk(answer_version=UNSUPPORTED_VERSION) as conv:
+            closed = conv.wait_closed(max(wait, self.startup))
+            went_on = _after_answer(conv)
+            asked = conv.requested
+            if asked is None:
+                check.not_applicable(name, "the client sent no initialize")
+            elif went_on:
+                check.failed(
+                    name,
+                    f"initialize answered with {UNSUPPORTED_VERSION}: the client went on "
+                    f"({', '.join(went_on)})",
+                    conv,
+                )
+            elif not closed:
+                check.failed(
+                    name,
+                    f"initialize answered with {UNSUPPORTED_VERSION}: the client did not "
+                    f"close within {wait:g} s",
+                    conv,
+                )
+            else:
+                check.passed(
+                    name, f"initialize answered with {UNSUPPORTED_VERSION}: the client closed"
+                )
+            # What the mirror thinks of a session it never answered is no finding.
+            conv.violations.clear()
+
+
+#: The capabilities the probe declares in the checks of these rules (others: every one):
+#: a capability left out, for the client to see a notification it gates.
+_CAPABILITIES: Final[Mapping[str, Mapping[str, Any]]] = {
+    "capability.undeclared-notification": {"tools": {}, "prompts": {}, "resources": {}},
+}
+
+
+def _after_answer(conv: Conversation) -> list[str]:
+    """What the client sent after the probe's answer to its ``initialize`` (the methods, or
+    "an answer")."""
+    out: list[str] = []
+    answered = False
+    for line in conv.lines:
+        if line.side == "probe" and UNSUPPORTED_VERSION.encode() in line.data:
+            answered = True
+        elif answered and line.side == "peer":
+            try:
+                value = orjson.loads(line.data)
+            except orjson.JSONDecodeError:
+                value = None
+            method = value.get("method") if isinstance(value, dict) else None
+            out.append(method if isinstance(method, str) else "an answer")
+    return out
+
+
+def _client_shot_check(name: str, builder: Callable[[Conversation, Any], Any]) -> CheckFn:
+    def run(check: _Check) -> None:
+        with check.talk(capabilities=_CAPABILITIES.get(name)) as conv:
+            if not conv.open_session():
+                check.not_applicable(name, "the session could not be opened")
+                return
+            shot = builder(conv, canonical)
+            if isinstance(shot, str):
+                check.not_applicable(name, shot)
+                return
+            check.fire(conv, shot)
+
+    run.__name__ = f"check {name}"
+    return run
+
+
+def run_client_probe(
+    target: ClientTarget,
+    *,
+    timeout: float = DEFAULT_TIMEOUT,
+    startup: float = DEFAULT_STARTUP,
+    jobs: int = DEFAULT_JOBS,
+    progress: TextIO | None = None,
+) -> Report:
+    """Probe the client ``target`` (see the module) and return the :class:`Report`.
+
+    :param timeout: seconds the client has for each answer.
+    :param startup: seconds a fresh client has to start its server and ask to initialize.
+    :param jobs: checks run at once (each with its own client process).
+    :param progress: where the progress bar goes (e.g. ``sys.stderr``), or nowhere.
+    :raises TargetError: the client cannot be started at all.
+    """
+    bar = _Progress(progress)
+    probe = _ClientProbe(target, timeout=timeout, startup=startup, jobs=jobs, progress=bar)
+    outcomes = probe.versions_phase()
+    notes: list[str] = []
+    conversations = 1
+    if probe.offered:
+        plan = probe.plan()
+        conversations += len(plan)
+        outcomes += probe.run(plan, "checks")
+        _passive(outcomes, probe.offered, conversations, Role.CLIENT)
+        notes.append("clients are probed in the initialize era, without a fuzz phase")
+    elif probe.silent:
+        notes.append("the client never asked to initialize")
+    else:
+        notes.append("the client did not open a session")
+    return Report(
+        target=target.describe(),
+        transport=target.transport,
+        offered=tuple(probe.offered),
+        answers=dict(probe.answers),
+        rows=_rows(outcomes, probe.offered, probe.silent, Role.CLIENT),
+        seed=0,
+        examples=0,
+        notes=tuple(notes),
+    )
