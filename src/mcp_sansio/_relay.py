@@ -18,10 +18,20 @@ import threading
 _CHUNK = 65536
 
 
-def _up(sock: socket.socket) -> None:
-    """stdin -> the connection; at its end, half-close the connection."""
+def relay(sock: socket.socket, stdin: int = 0, stdout: int = 1) -> None:
+    """Copy ``stdin`` (a file descriptor) to ``sock`` and ``sock`` to ``stdout`` until
+    ``sock`` ends; at the end of ``stdin``, half-close ``sock``."""
+    threading.Thread(target=_up, args=(sock, stdin), daemon=True).start()
     with contextlib.suppress(OSError):
-        while data := os.read(0, _CHUNK):
+        while data := sock.recv(_CHUNK):
+            view = memoryview(data)
+            while view:
+                view = view[os.write(stdout, view) :]
+
+
+def _up(sock: socket.socket, stdin: int) -> None:
+    with contextlib.suppress(OSError):
+        while data := os.read(stdin, _CHUNK):
             sock.sendall(data)
     with contextlib.suppress(OSError):
         sock.shutdown(socket.SHUT_WR)
@@ -40,14 +50,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"mcp_sansio._relay: cannot connect: {exc}", file=sys.stderr)
         return 2
     sock.settimeout(None)
-    threading.Thread(target=_up, args=(sock,), daemon=True).start()
-    try:
-        while data := sock.recv(_CHUNK):
-            view = memoryview(data)
-            while view:
-                view = view[os.write(1, view) :]
-    except OSError:
-        pass
+    with sock:
+        relay(sock)
     return 0
 
 
