@@ -21,15 +21,18 @@ import pytest
 
 pytest.importorskip("hypothesis")
 
+from mcp_sansio import Role
 from mcp_sansio.__main__ import main
 from mcp_sansio.testing import ClientTarget, TargetError
+from mcp_sansio.testing._probe import fuzz
 
 PYTHON = sys.executable
 LIMIT = 90.0
 
 # A client that knows the shape of MCP and no more: it starts its server (the arguments
-# after `--`), initializes, sends initialized and tools/list, answers each `ping` and
-# ignores everything else it is sent; it never gives up on a version it did not ask for.
+# after `--`), initializes (declaring roots), sends initialized and tools/list, answers each
+# `ping`, answers `roots/list` twice, and ignores everything else it is sent; it never gives
+# up on a version it did not ask for.
 PLANTED = textwrap.dedent(
     """
     import json, subprocess, sys
@@ -39,7 +42,7 @@ PLANTED = textwrap.dedent(
         server.stdin.write((json.dumps(message) + "\\n").encode())
         server.stdin.flush()
     send({"jsonrpc": "2.0", "id": 1, "method": "initialize",
-          "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+          "params": {"protocolVersion": "2025-06-18", "capabilities": {"roots": {}},
                      "clientInfo": {"name": "planted-client", "version": "1"}}})
     for line in server.stdout:
         try:
@@ -53,6 +56,9 @@ PLANTED = textwrap.dedent(
             send({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
         elif msg.get("method") == "ping" and "id" in msg:
             send({"jsonrpc": "2.0", "id": msg["id"], "result": {}})
+        elif msg.get("method") == "roots/list" and "id" in msg:
+            for _ in range(2):
+                send({"jsonrpc": "2.0", "id": msg["id"], "result": {"roots": []}})
     """
 )
 
@@ -72,7 +78,8 @@ def rows(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 def test_our_client_passes() -> None:
     client = [PYTHON, "-m", "mcp_sansio", "call", "tool", "echo", "--args", '{"message": "hi"}']
-    status, out, err = probe(["--client", "--json", "--", *client, "--", "{server}"])
+    options = ["--client", "--json", "--examples", "3", "--seed", "1"]
+    status, out, err = probe([*options, "--", *client, "--", "{server}"])
     report = json.loads(out)
     assert status == 0, out
     assert report["ok"] is True
@@ -102,13 +109,22 @@ def test_our_client_passes() -> None:
     # The rules only a server enforces do not apply to a client.
     assert by_rule["lifecycle.initialize-version"]["status"] == "n/a"
     assert "checks:" in err
+    assert "fuzz 2025-11-25: no violation" in err
+    assert report["examples"] == 3
 
 
 @pytest.fixture(scope="module")
-def planted_report(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, dict[str, Any]]:
+def planted(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path: Path = tmp_path_factory.mktemp("planted") / "client.py"
     path.write_text(PLANTED)
-    status, out, _ = probe(["--client", "--json", "--timeout", "1", "--", PYTHON, str(path), "--"])
+    return path
+
+
+@pytest.fixture(scope="module")
+def planted_report(planted: Path) -> tuple[int, dict[str, Any]]:
+    """The deterministic checks (no fuzz) against the planted client."""
+    options = ["--client", "--json", "--timeout", "1", "--examples", "0"]
+    status, out, _ = probe([*options, "--", PYTHON, str(planted), "--"])
     return status, json.loads(out)
 
 
@@ -173,3 +189,26 @@ def test_usage_errors_exit_2(argv: list[str]) -> None:
     status, out, _ = probe(argv)
     assert status == 2
     assert out == ""
+
+
+def test_the_fuzz_phase_finds_a_fault_no_check_shows_and_shrinks_it(planted: Path) -> None:
+    """No check sends ``roots/list``; the fuzz phase does (legal traffic to a client that
+    declared roots), sees it answered twice, and shrinks that to the handshake, the ping
+    that opens the session, and the request."""
+    found, notes = fuzz(
+        ClientTarget([PYTHON, str(planted), "--"]),
+        "2025-11-25",
+        examples=10,
+        seed_value=1,
+        timeout=1,
+        rules=["response.unknown-id"],
+        peer=Role.CLIENT,
+    )
+    assert notes == []
+    assert [o.rule for o in found] == ["response.unknown-id"]
+    exchange = [line.render() for line in found[0].exchange]
+    assert len(exchange) <= 12, exchange
+    asked = [i for i, line in enumerate(exchange) if '"method":"roots/list"' in line]
+    assert asked, exchange
+    answers = [line for line in exchange[asked[0] :] if '"roots": []' in line]
+    assert len(answers) == 2, exchange

@@ -14,8 +14,9 @@ for (``1999-01-01``): the client must not go on with the session.
 
 Everything the client sends is judged by our own :class:`~mcp_sansio.Connection` in the
 server role, as in the server probe; the rules the client breaks as a sender come out under
-their names. The report has the same rows as the server probe's; there is no fuzz phase
-for clients yet.
+their names. Then a fuzz phase: :class:`~mcp_sansio.testing.PeerMachine` with a client
+peer (``ping`` and ``roots/list`` as legal traffic, the near misses with hypothesis's
+variations, cancellations), seeded. The report has the same rows as the server probe's.
 
 Only clients that start their server as a subprocess over stdio can be probed this way;
 the client must keep its session open while it waits for an answer (a client that sends
@@ -25,6 +26,7 @@ its requests).
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable, Mapping
 from typing import Any, Final, TextIO
 
@@ -40,6 +42,7 @@ from mcp_sansio.testing._machine import (
     client_shot_builders,
 )
 from mcp_sansio.testing._probe import (
+    DEFAULT_EXAMPLES,
     DEFAULT_JOBS,
     CheckFn,
     Outcome,
@@ -50,6 +53,7 @@ from mcp_sansio.testing._probe import (
     _Probe,
     _Progress,
     _rows,
+    fuzz,
 )
 from mcp_sansio.testing._rules import RULES
 from mcp_sansio.testing._targets import ClientTarget
@@ -189,6 +193,8 @@ def run_client_probe(
     *,
     timeout: float = DEFAULT_TIMEOUT,
     startup: float = DEFAULT_STARTUP,
+    examples: int = DEFAULT_EXAMPLES,
+    seed: int | None = None,
     jobs: int = DEFAULT_JOBS,
     progress: TextIO | None = None,
 ) -> Report:
@@ -196,11 +202,14 @@ def run_client_probe(
 
     :param timeout: seconds the client has for each answer.
     :param startup: seconds a fresh client has to start its server and ask to initialize.
+    :param examples: fuzz examples (0: no fuzz phase).
+    :param seed: the fuzz phase's seed (default: a random one, given in the report).
     :param jobs: checks run at once (each with its own client process).
     :param progress: where the progress bar goes (e.g. ``sys.stderr``), or nowhere.
     :raises TargetError: the client cannot be started at all.
     """
     bar = _Progress(progress)
+    seed_value = random.SystemRandom().randrange(2**32) if seed is None else seed
     probe = _ClientProbe(target, timeout=timeout, startup=startup, jobs=jobs, progress=bar)
     outcomes = probe.versions_phase()
     notes: list[str] = []
@@ -209,8 +218,29 @@ def run_client_probe(
         plan = probe.plan()
         conversations += len(plan)
         outcomes += probe.run(plan, "checks")
+        version = probe.offered[0]
+        if examples > 0:
+            # What the checks found is not looked for again (their failures are minimal).
+            failed = {o.rule for o in outcomes if o.status == "fail"}
+            bar.start(f"fuzz {version}", examples)
+            found, more = fuzz(
+                target,
+                version,
+                examples=examples,
+                seed_value=seed_value,
+                timeout=timeout,
+                startup=startup,
+                rules=sorted(set(client_shot_builders()) - failed),
+                progress=bar,
+                peer=Role.CLIENT,
+            )
+            outcomes += found
+            notes += more
+            conversations += examples
+            rules_hit = sorted({o.rule for o in found})
+            bar.finish("violations: " + ", ".join(rules_hit) if rules_hit else "no violation")
         _passive(outcomes, probe.offered, conversations, Role.CLIENT)
-        notes.append("clients are probed in the initialize era, without a fuzz phase")
+        notes.append("clients are probed in the initialize era")
     elif probe.silent:
         notes.append("the client never asked to initialize")
     else:
@@ -221,7 +251,7 @@ def run_client_probe(
         offered=tuple(probe.offered),
         answers=dict(probe.answers),
         rows=_rows(outcomes, probe.offered, probe.silent, Role.CLIENT),
-        seed=0,
-        examples=0,
+        seed=seed_value,
+        examples=examples if probe.offered else 0,
         notes=tuple(notes),
     )

@@ -69,6 +69,7 @@ __all__ = [
     "OTHER_RULE",
     "PROBE_INFO",
     "PROBE_SERVER_CAPABILITIES",
+    "SAFE_CLIENT_METHODS",
     "SAFE_METHODS",
     "SHOWN_BYTES",
     "Conversation",
@@ -1895,13 +1896,21 @@ SAFE_METHODS: Final[Mapping[Era, tuple[str, ...]]] = {
 }
 
 
+#: The requests the probe sends a client under test in legal traffic: none that asks it to
+#: act (sampling, elicitation), which may reach a model or a person.
+SAFE_CLIENT_METHODS: Final[tuple[str, ...]] = ("ping", "roots/list")
+
+
 def legal_methods(conv: Conversation) -> list[str]:
-    """The safe requests the server's capabilities allow in this conversation."""
+    """The safe requests the peer's capabilities allow in this conversation."""
     spec = VERSIONS[conv.version]
-    caps = conv.server_capabilities or {}
+    if conv.peer is Role.CLIENT:
+        safe, caps = SAFE_CLIENT_METHODS, conv.client_capabilities or {}
+    else:
+        safe, caps = SAFE_METHODS[conv.era], conv.server_capabilities or {}
     return [
         m
-        for m in SAFE_METHODS[conv.era]
+        for m in safe
         if m in spec.methods
         and (not spec.methods[m].gate or capability_met(caps, spec.methods[m].gate))
     ]
@@ -1964,7 +1973,11 @@ class SessionRefused(Exception):
 class PeerMachine(RuleBasedStateMachine):
     """A hypothesis state machine that drives one fresh MCP server per example (we play
     the client) through legal requests, near-misses and cancellations, and fails with a
-    :class:`PeerViolation` as soon as the server breaks a rule.
+    :class:`PeerViolation` as soon as the server breaks a rule. Made ``against`` a
+    :class:`~mcp_sansio.testing.ClientTarget` with ``peer=Role.CLIENT``, it drives a
+    client the same way (we play its server, in the initialize era): ``ping`` and
+    ``roots/list`` as legal traffic, the near-misses of :func:`client_shot_builders`, and
+    cancellations.
 
     Make one for a target with :meth:`against`, then run its ``TestCase`` (pytest and
     unittest collect it) or pass it to :func:`hypothesis.stateful.run_state_machine_as_test`::
@@ -1994,6 +2007,8 @@ class PeerMachine(RuleBasedStateMachine):
     legacy_versions: ClassVar[tuple[str, ...]] = ()
     """Initialize era: the versions the peer may answer ``initialize`` with (default:
     all)."""
+    peer: ClassVar[Role] = Role.SERVER
+    """The role of the peers under test."""
     peer_versions: ClassVar[tuple[str, ...]] = ()
     """The versions the peer speaks, when known (the probe passes those it offers). The
     scripted near-misses assume a peer of their version only; one that speaks more may
@@ -2010,6 +2025,7 @@ class PeerMachine(RuleBasedStateMachine):
             timeout=self.timeout,
             startup=self.startup,
             legacy_versions=self.legacy_versions or None,
+            peer=self.peer,
         )
         self._opened = False
         self._scripted = False
@@ -2026,13 +2042,16 @@ class PeerMachine(RuleBasedStateMachine):
         legacy_versions: Sequence[str] = (),
         peer_versions: Sequence[str] = (),
         name: str | None = None,
+        peer: Role = Role.SERVER,
     ) -> type[PeerMachine]:
         """A machine class for ``target``, speaking ``version``; ``rules`` limits the
-        near-misses to those rules."""
+        near-misses to those rules; ``peer`` is the role of the peers (a client: the
+        version is the newest the machine offers; the client asks for its own)."""
         if version not in VERSIONS:
             raise ValueError(f"unknown protocol version {version!r}")
         chosen = None if rules is None else frozenset(rules)
-        if chosen is not None and (unknown := chosen - set(_BUILDERS) - set(_known_rules())):
+        known = set(_BUILDERS) | set(_CLIENT_BUILDERS) | set(_known_rules())
+        if chosen is not None and (unknown := chosen - known):
             raise ValueError(f"unknown rules {sorted(unknown)}")
         attributes = {
             "target": target,
@@ -2042,6 +2061,7 @@ class PeerMachine(RuleBasedStateMachine):
             "near_miss_rules": chosen,
             "legacy_versions": tuple(legacy_versions),
             "peer_versions": tuple(peer_versions),
+            "peer": peer,
         }
         return type(name or f"{cls.__name__}For{version.replace('-', '')}", (cls,), attributes)
 
@@ -2055,6 +2075,8 @@ class PeerMachine(RuleBasedStateMachine):
             self._check()
             return
         self._check()  # no answer at all: a response.missing violation
+        if conv.peer is Role.CLIENT:
+            raise SessionRefused(f"the client did not open a session: {conv.dead}")
         answer = conv.answers(0)[0] if conv.answers(0) else None
         detail = (
             f"error {answer.code} {answer.message!r}" if isinstance(answer, ErrorResponse) else "no"
@@ -2109,7 +2131,8 @@ class PeerMachine(RuleBasedStateMachine):
         and the peer must answer afterwards."""
         conv = self.conversation
         chosen = self.near_miss_rules
-        names = sorted(_BUILDERS if chosen is None else chosen & set(_BUILDERS))
+        builders = _CLIENT_BUILDERS if conv.peer is Role.CLIENT else _BUILDERS
+        names = sorted(builders if chosen is None else chosen & set(builders))
         if not names:
             return
         name = data.draw(st.sampled_from(names), label="rule")
@@ -2117,7 +2140,7 @@ class PeerMachine(RuleBasedStateMachine):
         def draw(strategy: st.SearchStrategy[T], canonical_value: T, /) -> T:
             return data.draw(strategy)
 
-        shot = _BUILDERS[name](conv, draw)
+        shot = builders[name](conv, draw)
         if isinstance(shot, str):
             return
         problem = conv.shoot(shot)
@@ -2132,8 +2155,8 @@ class PeerMachine(RuleBasedStateMachine):
         scripts our own Connection, given the live server's capabilities, agrees break
         their rule."""
         conv = self.conversation
-        if self._scripted or conv.server_capabilities is None:
-            return
+        if self._scripted or conv.server_capabilities is None or conv.peer is Role.CLIENT:
+            return  # (the scripts are a client's: not for a client under test)
         self._scripted = True
         strategy = _scripts(self.version, self.near_miss_rules)
         if strategy is None:

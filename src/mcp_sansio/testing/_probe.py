@@ -976,9 +976,11 @@ def fuzz(
     peer_versions: Sequence[str] = (),
     rules: Sequence[str] | None = None,
     progress: _Progress | None = None,
+    peer: Role = Role.SERVER,
 ) -> tuple[list[Outcome], list[str]]:
     """Run :class:`PeerMachine` for ``version`` (near-misses of ``rules`` only, when
-    given): the outcomes (one failure per rule broken, shrunk) and notes."""
+    given) against peers of role ``peer``: the outcomes (one failure per rule broken,
+    shrunk) and notes."""
     base = PeerMachine.against(
         target,
         version=version,
@@ -987,6 +989,7 @@ def fuzz(
         legacy_versions=legacy_versions,
         peer_versions=peer_versions,
         rules=rules,
+        peer=peer,
     )
 
     class Counted(base):  # type: ignore[valid-type, misc]
@@ -1240,6 +1243,8 @@ def probe_command(
                 ClientTarget(command or (), startup=startup),
                 timeout=timeout,
                 startup=startup,
+                examples=examples,
+                seed=seed,
                 jobs=jobs,
                 progress=err,
             )
