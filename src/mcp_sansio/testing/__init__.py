@@ -15,8 +15,8 @@ Nothing in the core imports this package; importing it needs ``hypothesis``
   a repaired twin the receiver must accept;
 - :class:`PeerMachine` -- a hypothesis state machine that drives a live server (a
   :class:`Target`: :class:`StdioTarget`, :class:`HttpTarget`, :class:`ConnectionTarget`,
-  :class:`FunctionTarget`) through legal and near-miss sequences, judged by our own
-  Connection (:class:`Conversation`);
+  :class:`FunctionTarget`) or client (:class:`ClientTarget`) through legal and near-miss
+  sequences, judged by our own Connection (:class:`Conversation`);
 - :func:`run_probe` -- the ``mcp-sansio probe`` command's checks and report;
 - :func:`run_client_probe` -- the same for a client (``mcp-sansio probe --client``): a
   :class:`ClientTarget` starts the client, whose server is the probe, and the near misses
