@@ -13,6 +13,8 @@ asserts that the peer's ``next_event()`` gives back exactly what was sent, and t
 
 from __future__ import annotations
 
+import io
+import time
 from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
@@ -441,3 +443,20 @@ def capability(path: tuple[str, ...]) -> dict[str, Any]:
     for key in reversed(path[:-1]):
         caps = {key: caps}
     return caps
+
+
+def run_probe_cli(argv: list[str], limit: float) -> tuple[int, str, str]:
+    """``mcp-sansio probe ARGV`` in this process: (status, stdout, stderr); it must end
+    within ``limit`` seconds."""
+    from mcp_sansio.__main__ import main
+
+    out, err = io.StringIO(), io.StringIO()
+    started = time.monotonic()
+    status = main(["probe", *argv], out, err)
+    assert time.monotonic() - started < limit
+    return status, out.getvalue(), err.getvalue()
+
+
+def report_rows(report: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """A probe report's rows (``--json``), by rule."""
+    return {row["rule"]: row for row in report["rules"]}

@@ -9,11 +9,9 @@ bounded in time.
 
 from __future__ import annotations
 
-import io
 import json
 import sys
 import textwrap
-import time
 from pathlib import Path
 from typing import Any
 
@@ -21,8 +19,9 @@ import pytest
 
 pytest.importorskip("hypothesis")
 
+from helpers import report_rows, run_probe_cli
+
 from mcp_sansio import Role
-from mcp_sansio.__main__ import main
 from mcp_sansio.testing import ClientTarget, TargetError
 from mcp_sansio.testing._probe import fuzz
 
@@ -65,15 +64,10 @@ PLANTED = textwrap.dedent(
 
 def probe(argv: list[str], limit: float = LIMIT) -> tuple[int, str, str]:
     """``mcp-sansio probe ARGV`` in this process: (status, stdout, stderr)."""
-    out, err = io.StringIO(), io.StringIO()
-    started = time.monotonic()
-    status = main(["probe", *argv], out, err)
-    assert time.monotonic() - started < limit
-    return status, out.getvalue(), err.getvalue()
+    return run_probe_cli(argv, limit)
 
 
-def rows(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    return {row["rule"]: row for row in report["rules"]}
+rows = report_rows
 
 
 def test_our_client_passes() -> None:

@@ -9,7 +9,6 @@ bounded in time.
 
 from __future__ import annotations
 
-import io
 import json
 import re
 import subprocess
@@ -21,9 +20,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import report_rows, run_probe_cli
 
 from mcp_sansio import ALL_VERSIONS
-from mcp_sansio.__main__ import main
 from mcp_sansio.testing._probe import all_rules
 
 PYTHON = sys.executable
@@ -66,15 +65,10 @@ PLANTED = textwrap.dedent(
 
 def probe(argv: list[str], limit: float = LIMIT) -> tuple[int, str, str]:
     """``mcp-sansio probe ARGV`` in this process: (status, stdout, stderr)."""
-    out, err = io.StringIO(), io.StringIO()
-    started = time.monotonic()
-    status = main(["probe", *argv], out, err)
-    assert time.monotonic() - started < limit
-    return status, out.getvalue(), err.getvalue()
+    return run_probe_cli(argv, limit)
 
 
-def rows(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    return {row["rule"]: row for row in report["rules"]}
+rows = report_rows
 
 
 @pytest.fixture(scope="module")

@@ -27,7 +27,7 @@ its requests).
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any, Final, TextIO
 
 import orjson
@@ -38,7 +38,6 @@ from mcp_sansio.testing._machine import (
     DEFAULT_STARTUP,
     DEFAULT_TIMEOUT,
     Conversation,
-    canonical,
     client_shot_builders,
 )
 from mcp_sansio.testing._probe import (
@@ -53,6 +52,7 @@ from mcp_sansio.testing._probe import (
     _Probe,
     _Progress,
     _rows,
+    _shot_check,
     fuzz,
 )
 from mcp_sansio.testing._rules import RULES
@@ -111,7 +111,7 @@ class _ClientProbe(_Probe):
             rule_ = RULES.get(name)
             if rule_ is not None and not rule_.applies(version, Role.CLIENT):
                 continue
-            checks.append((version, _client_shot_check(name, builder)))
+            checks.append((version, _shot_check(name, builder, _CAPABILITIES.get(name))))
         checks.append((version, _oversized))
         checks.append((version, self._unsupported_version))
         return checks
@@ -170,22 +170,6 @@ def _after_answer(conv: Conversation) -> list[str]:
             method = value.get("method") if isinstance(value, dict) else None
             out.append(method if isinstance(method, str) else "an answer")
     return out
-
-
-def _client_shot_check(name: str, builder: Callable[[Conversation, Any], Any]) -> CheckFn:
-    def run(check: _Check) -> None:
-        with check.talk(capabilities=_CAPABILITIES.get(name)) as conv:
-            if not conv.open_session():
-                check.not_applicable(name, "the session could not be opened")
-                return
-            shot = builder(conv, canonical)
-            if isinstance(shot, str):
-                check.not_applicable(name, shot)
-                return
-            check.fire(conv, shot)
-
-    run.__name__ = f"check {name}"
-    return run
 
 
 def run_client_probe(

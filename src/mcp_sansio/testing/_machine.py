@@ -1246,28 +1246,33 @@ _PLAUSIBLE: Final[Mapping[str, Mapping[str, Any]]] = {
 }
 
 
+#: The direction of the requests each role receives.
+_TO: Final = {Role.SERVER: Direction.CLIENT_TO_SERVER, Role.CLIENT: Direction.SERVER_TO_CLIENT}
+
+
 def _undeclared(conv: Conversation, draw: Draw) -> Shot | str:
-    caps = conv.server_capabilities
+    peer = conv.peer.value
+    caps = conv.server_capabilities if conv.peer is Role.SERVER else conv.client_capabilities
     if caps is None:
-        return "the server's capabilities are not known"
+        return f"the {peer}'s capabilities are not known"
     spec = VERSIONS[conv.version]
     methods = sorted(
         name
         for name, r in spec.methods.items()
         if r.kind is Kind.REQUEST
-        and r.direction is Direction.CLIENT_TO_SERVER
+        and r.direction is _TO[conv.peer]
         and r.gate
         and not capability_met(caps, r.gate)
     )
     if not methods:
-        return "the server declares every capability that gates a request"
+        return f"the {peer} declares every capability that gates a request"
     method = draw(st.sampled_from(methods), methods[0])
     rid = conv.fresh_id()
     return Shot(
-        "capability.undeclared-server-capability",
+        f"capability.undeclared-{peer}-capability",
         _dumps(_request(conv, rid, method, dict(_PLAUSIBLE.get(method, {})))),
         Demand("error", (_NOT_FOUND,), (rid,)),
-        f"{method}, whose capability the server did not declare",
+        f"{method}, whose capability the {peer} did not declare",
     )
 
 
@@ -1299,20 +1304,22 @@ def _unknown_notification(conv: Conversation, draw: Draw) -> Shot | str:
 
 def _wrong_direction(conv: Conversation, draw: Draw) -> Shot | str:
     spec = VERSIONS[conv.version]
+    other = conv.peer.peer  # the role that sends these requests: not the peer's to receive
     methods = sorted(
         name
         for name, r in spec.methods.items()
-        if r.kind is Kind.REQUEST and r.direction is Direction.SERVER_TO_CLIENT
+        if r.kind is Kind.REQUEST and r.direction is _TO[other] and name != "initialize"
     )
     if not methods:
-        return f"{conv.version} has no request only a server sends"
-    method = draw(st.sampled_from(methods), methods[0])
+        return f"{conv.version} has no request only a {conv.peer.value} sends"
+    preferred = "tools/list" if "tools/list" in methods else methods[0]
+    method = draw(st.sampled_from(methods), preferred)
     rid = conv.fresh_id()
     return Shot(
         "method.wrong-direction",
-        _dumps(_request(conv, rid, method, dict(_PLAUSIBLE.get(method, {})))),
+        _dumps(_request(conv, rid, method, dict(_PLAUSIBLE.get(method, {})) or None)),
         Demand("error", (_NOT_FOUND,), (rid,)),
-        f"{method}, a request only a server sends",
+        f"{method}, a request only a {conv.peer.value} sends",
     )
 
 
@@ -1493,50 +1500,6 @@ _BUILDERS: Final[Mapping[str, Builder]] = {
 # -- the near-misses a server sends to a client under test
 
 
-def _undeclared_client(conv: Conversation, draw: Draw) -> Shot | str:
-    caps = conv.client_capabilities
-    if caps is None:
-        return "the client's capabilities are not known"
-    spec = VERSIONS[conv.version]
-    methods = sorted(
-        name
-        for name, r in spec.methods.items()
-        if r.kind is Kind.REQUEST
-        and r.direction is Direction.SERVER_TO_CLIENT
-        and r.gate
-        and not capability_met(caps, r.gate)
-    )
-    if not methods:
-        return "the client declares every capability that gates a request"
-    method = draw(st.sampled_from(methods), methods[0])
-    rid = conv.fresh_id()
-    return Shot(
-        "capability.undeclared-client-capability",
-        _dumps(_request(conv, rid, method, dict(_PLAUSIBLE.get(method, {})))),
-        Demand("error", (_NOT_FOUND,), (rid,)),
-        f"{method}, whose capability the client did not declare",
-    )
-
-
-def _wrong_direction_client(conv: Conversation, draw: Draw) -> Shot | str:
-    spec = VERSIONS[conv.version]
-    methods = sorted(
-        name
-        for name, r in spec.methods.items()
-        if r.kind is Kind.REQUEST
-        and r.direction is Direction.CLIENT_TO_SERVER
-        and name != "initialize"
-    )
-    method = draw(st.sampled_from(methods), "tools/list" if "tools/list" in methods else methods[0])
-    rid = conv.fresh_id()
-    return Shot(
-        "method.wrong-direction",
-        _dumps(_request(conv, rid, method, dict(_PLAUSIBLE.get(method, {})) or None)),
-        Demand("error", (_NOT_FOUND,), (rid,)),
-        f"{method}, a request only a client sends",
-    )
-
-
 def _invalid_params_client(conv: Conversation, draw: Draw) -> Shot | str:
     caps = conv.client_capabilities or {}
     options: list[tuple[str, dict[str, Any]]] = []
@@ -1654,11 +1617,11 @@ _CLIENT_BUILDERS: Final[Mapping[str, Builder]] = {
             "cancel.unknown-request",
         )
     },
-    "capability.undeclared-client-capability": _undeclared_client,
+    "capability.undeclared-client-capability": _undeclared,
     "capability.undeclared-client-subcapability": _undeclared_subcapability,
     "capability.undeclared-notification": _undeclared_server_notification,
     "resources.updated-not-subscribed": _updated_not_subscribed,
-    "method.wrong-direction": _wrong_direction_client,
+    "method.wrong-direction": _wrong_direction,
     "params.invalid": _invalid_params_client,
 }
 

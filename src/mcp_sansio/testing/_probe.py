@@ -603,9 +603,16 @@ _LISTS: Final = (
 )
 
 
-def _shot_check(name: str, builder: Callable[[Conversation, Any], Shot | str]) -> CheckFn:
+def _shot_check(
+    name: str,
+    builder: Callable[[Conversation, Any], Shot | str],
+    capabilities: Mapping[str, Any] | None = None,
+) -> CheckFn:
+    """The check that fires ``builder``'s canonical near miss in a fresh session (we
+    declare ``capabilities``, or the default)."""
+
     def run(check: _Check) -> None:
-        with check.talk() as conv:
+        with check.talk(capabilities=capabilities) as conv:
             if not conv.open_session():
                 check.not_applicable(name, "the session could not be opened")
                 return

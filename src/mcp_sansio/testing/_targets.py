@@ -506,7 +506,7 @@ class _ProcessChannel(_StreamChannel):
 SERVER_PLACEHOLDER: Final = "{server}"
 
 
-class ClientTarget:
+class ClientTarget(StdioTarget):
     """A client under test: a command run for each peer, which starts its server as a
     subprocess over stdio; the server it starts is the probe (through a relay,
     ``python -m mcp_sansio._relay``, that connects to a loopback port the probe listens on).
@@ -518,8 +518,6 @@ class ClientTarget:
     :param startup: seconds the client has to start its server.
     """
 
-    transport = "stdio"
-
     def __init__(
         self,
         command: Sequence[str],
@@ -528,13 +526,9 @@ class ClientTarget:
         cwd: str | os.PathLike[str] | None = None,
         startup: float = 10.0,
     ) -> None:
-        if not command:
-            raise TargetError("no command given")
-        self.command: tuple[str, ...] = tuple(command)
-        """The command line, with its placeholder."""
-        self.env = dict(env) if env is not None else None
-        self.cwd = cwd
+        super().__init__(command, env=env, cwd=cwd)
         self.startup = startup
+        """Seconds the client has to start its server."""
 
     def describe(self) -> str:
         """A short description for reports."""
