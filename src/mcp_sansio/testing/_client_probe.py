@@ -53,7 +53,7 @@ from mcp_sansio.testing._probe import (
     _Progress,
     _rows,
     _shot_check,
-    fuzz,
+    fuzz_phase,
 )
 from mcp_sansio.testing._rules import RULES
 from mcp_sansio.testing._targets import ClientTarget
@@ -206,8 +206,9 @@ def run_client_probe(
         if examples > 0:
             # What the checks found is not looked for again (their failures are minimal).
             failed = {o.rule for o in outcomes if o.status == "fail"}
-            bar.start(f"fuzz {version}", examples)
-            found, more = fuzz(
+            outcomes += fuzz_phase(
+                bar,
+                notes,
                 target,
                 version,
                 examples=examples,
@@ -215,14 +216,9 @@ def run_client_probe(
                 timeout=timeout,
                 startup=startup,
                 rules=sorted(set(client_shot_builders()) - failed),
-                progress=bar,
                 peer=Role.CLIENT,
             )
-            outcomes += found
-            notes += more
             conversations += examples
-            rules_hit = sorted({o.rule for o in found})
-            bar.finish("violations: " + ", ".join(rules_hit) if rules_hit else "no violation")
         _passive(outcomes, probe.offered, conversations, Role.CLIENT)
         notes.append("clients are probed in the initialize era")
     elif probe.silent:

@@ -1324,6 +1324,21 @@ def _wrong_direction(conv: Conversation, draw: Draw) -> Shot | str:
 
 
 def _invalid_params(conv: Conversation, draw: Draw) -> Shot | str:
+    options = (_client_params if conv.peer is Role.CLIENT else _server_params)(conv, draw)
+    if not options:
+        return f"no request of the {conv.peer.value}'s whose params the probe can break"
+    method, params = draw(st.sampled_from(options), options[0])
+    rid = conv.fresh_id()
+    return Shot(
+        "params.invalid",
+        _dumps(_request(conv, rid, method, params)),
+        Demand("error", (_PARAMS,), (rid,)),
+        f"{method} with invalid params",
+    )
+
+
+def _server_params(conv: Conversation, draw: Draw) -> list[tuple[str, dict[str, Any]]]:
+    """Requests to a server, with broken params."""
     caps = conv.server_capabilities or {}
     options: list[tuple[str, dict[str, Any]]] = []
     if conv.era is Era.INITIALIZE and capability_met(caps, ("logging",)):
@@ -1336,16 +1351,26 @@ def _invalid_params(conv: Conversation, draw: Draw) -> Shot | str:
         options.append(("subscriptions/listen", {"notifications": bad}))
     if capability_met(caps, ("tools",)):
         options.append(("tools/call", {"arguments": {}}))
-    if not options:
-        return "no request whose params the probe can break is offered"
-    method, params = draw(st.sampled_from(options), options[0])
-    rid = conv.fresh_id()
-    return Shot(
-        "params.invalid",
-        _dumps(_request(conv, rid, method, params)),
-        Demand("error", (_PARAMS,), (rid,)),
-        f"{method} with invalid params",
-    )
+    return options
+
+
+def _client_params(conv: Conversation, draw: Draw) -> list[tuple[str, dict[str, Any]]]:
+    """Requests to a client, of the capabilities it declared, with broken params."""
+    caps = conv.client_capabilities or {}
+    options: list[tuple[str, dict[str, Any]]] = []
+    if capability_met(caps, ("sampling",)):
+        sampling = dict(_PLAUSIBLE["sampling/createMessage"])
+        broken = draw(st.sampled_from(["no maxTokens", "maxTokens a string"]), "no maxTokens")
+        if broken == "no maxTokens":
+            del sampling["maxTokens"]
+        else:
+            sampling["maxTokens"] = "ten"
+        options.append(("sampling/createMessage", sampling))
+    if VERSIONS[conv.version].methods.get("elicitation/create") and capability_met(
+        caps, ("elicitation",)
+    ):
+        options.append(("elicitation/create", {"requestedSchema": {"type": "object"}}))
+    return options
 
 
 def _unknown_token(conv: Conversation, draw: Draw) -> Shot | str:
@@ -1500,33 +1525,6 @@ _BUILDERS: Final[Mapping[str, Builder]] = {
 # -- the near-misses a server sends to a client under test
 
 
-def _invalid_params_client(conv: Conversation, draw: Draw) -> Shot | str:
-    caps = conv.client_capabilities or {}
-    options: list[tuple[str, dict[str, Any]]] = []
-    if capability_met(caps, ("sampling",)):
-        sampling = dict(_PLAUSIBLE["sampling/createMessage"])
-        broken = draw(st.sampled_from(["no maxTokens", "maxTokens a string"]), "no maxTokens")
-        if broken == "no maxTokens":
-            del sampling["maxTokens"]
-        else:
-            sampling["maxTokens"] = "ten"
-        options.append(("sampling/createMessage", sampling))
-    if VERSIONS[conv.version].methods.get("elicitation/create") and capability_met(
-        caps, ("elicitation",)
-    ):
-        options.append(("elicitation/create", {"requestedSchema": {"type": "object"}}))
-    if not options:
-        return "the client declares no capability whose request has params to break"
-    method, params = draw(st.sampled_from(options), options[0])
-    rid = conv.fresh_id()
-    return Shot(
-        "params.invalid",
-        _dumps(_request(conv, rid, method, params)),
-        Demand("error", (_PARAMS,), (rid,)),
-        f"{method} with invalid params",
-    )
-
-
 def _undeclared_subcapability(conv: Conversation, draw: Draw) -> Shot | str:
     caps = conv.client_capabilities or {}
     spec = VERSIONS[conv.version]
@@ -1622,7 +1620,7 @@ _CLIENT_BUILDERS: Final[Mapping[str, Builder]] = {
     "capability.undeclared-notification": _undeclared_server_notification,
     "resources.updated-not-subscribed": _updated_not_subscribed,
     "method.wrong-direction": _wrong_direction,
-    "params.invalid": _invalid_params_client,
+    "params.invalid": _invalid_params,
 }
 
 

@@ -80,6 +80,7 @@ __all__ = [
     "Row",
     "all_rules",
     "fuzz",
+    "fuzz_phase",
     "probe_command",
     "run_probe",
 ]
@@ -1037,6 +1038,19 @@ def fuzz(
     return outcomes, notes
 
 
+def fuzz_phase(
+    bar: _Progress, notes: list[str], *args: Any, examples: int, **options: Any
+) -> list[Outcome]:
+    """:func:`fuzz` (same arguments) with a progress bar of its own; its notes go to
+    ``notes``; returns its outcomes."""
+    bar.start(f"fuzz {args[1]}", examples)
+    found, more = fuzz(*args, examples=examples, progress=bar, **options)
+    notes += more
+    rules_hit = sorted({o.rule for o in found})
+    bar.finish("violations: " + ", ".join(rules_hit) if rules_hit else "no violation")
+    return found
+
+
 # ---------------------------------------------------------------------- the report
 
 
@@ -1184,25 +1198,20 @@ def run_probe(
         # rules that already failed are not fired again (their failures are minimal).
         failed = {o.rule for o in outcomes if o.status == "fail"}
         rules = sorted((set(shot_builders()) | set(RULES)) - failed)
-        if examples > 0:
-            for version in fuzzed:
-                bar.start(f"fuzz {version}", examples)
-                found, more = fuzz(
-                    target,
-                    version,
-                    examples=examples,
-                    seed_value=seed_value,
-                    timeout=timeout,
-                    startup=startup,
-                    legacy_versions=probe.legacy,
-                    peer_versions=probe.offered,
-                    rules=rules,
-                    progress=bar,
-                )
-                outcomes += found
-                notes += more
-                rules_hit = sorted({o.rule for o in found})
-                bar.finish("violations: " + ", ".join(rules_hit) if rules_hit else "no violation")
+        for version in fuzzed if examples > 0 else ():
+            outcomes += fuzz_phase(
+                bar,
+                notes,
+                target,
+                version,
+                examples=examples,
+                seed_value=seed_value,
+                timeout=timeout,
+                startup=startup,
+                legacy_versions=probe.legacy,
+                peer_versions=probe.offered,
+                rules=rules,
+            )
         _passive(outcomes, probe.offered, conversations)
     elif probe.silent:
         notes.append("the server answered neither server/discover nor initialize")
