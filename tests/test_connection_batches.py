@@ -362,3 +362,14 @@ def test_a_batch_holds_no_invalid_message() -> None:
 def test_a_batch_holds_only_messages(member: Any) -> None:
     pair = _pair()
     _refused(pair.client, Batch(events=(member,)))
+
+
+def test_a_batch_holding_nan_is_refused_whole() -> None:
+    """orjson would write NaN as null: a batch whose last member holds one is refused, and
+    the members before it, already checked, are undone."""
+    pair = _pair()
+    first = Request(id=1, method="tools/list")
+    bad = Request(id=2, method="tools/call", params={"name": "t", "arguments": {"x": float("nan")}})
+    error = _refused(pair.client, Batch(events=(first, bad)))
+    assert "NaN" in error.message
+    pair.client.send(Batch(events=(first,)))  # id 1 is still free

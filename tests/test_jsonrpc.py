@@ -634,3 +634,19 @@ def test_fuzz_encode_is_one_line(method: str, text: str, rid: int | str) -> None
         assert data.endswith(b"\n")
         assert data.count(b"\n") == 1
         assert decode(data) == message
+
+
+def test_non_finite_numbers_are_no_json_at_any_depth() -> None:
+    """NaN and the infinities raise TypeError wherever they are: in lists, tuples and typed
+    objects too; a real null does not."""
+    from mcp_sansio.types import v2025_11_25 as mcp
+
+    for value in ([1, [2, float("nan")]], (1.0, float("-inf")), {"a": {"b": float("inf")}}):
+        with pytest.raises(TypeError, match="NaN and Infinity"):
+            encode(Response(id=1, result={"v": value}))
+    typed = mcp.ProgressNotificationParams(progress_token="p", progress=float("nan"))
+    with pytest.raises(TypeError, match="NaN and Infinity"):
+        encode(Notification(method="notifications/progress", params=typed))
+    assert encode(Response(id=1, result={"v": None, "w": [None, 1.5]})) == (
+        b'{"jsonrpc":"2.0","id":1,"result":{"v":null,"w":[null,1.5]}}\n'
+    )

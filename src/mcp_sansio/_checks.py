@@ -76,8 +76,6 @@ def initialize_params_fault(params: Any) -> Fault | None:
 def sampling_fault(spec: VersionSpec, params: Any, caps: Mapping[str, Any]) -> Fault | None:
     """Sampling with tools needs ``sampling.tools``; with context, ``sampling.context``
     (2025-11-25 on)."""
-    if type(params) is not dict:
-        return _PARAMS, "Invalid params: sampling/createMessage needs params"
     if not spec.sampling_tools:
         return None
     if ("tools" in params or "toolChoice" in params) and not capability_met(
@@ -94,8 +92,6 @@ def sampling_fault(spec: VersionSpec, params: Any, caps: Mapping[str, Any]) -> F
 def elicitation_fault(spec: VersionSpec, params: Any, caps: Mapping[str, Any]) -> Fault | None:
     """Elicitation modes (2025-11-25 on): ``form`` needs ``elicitation.form`` or an empty
     ``elicitation`` object, ``url`` needs ``elicitation.url``."""
-    if type(params) is not dict:
-        return _PARAMS, "Invalid params: elicitation/create needs params"
     if not spec.elicitation_modes:
         return None
     elicitation = caps.get("elicitation")
@@ -115,9 +111,7 @@ def elicitation_fault(spec: VersionSpec, params: Any, caps: Mapping[str, Any]) -
 
 def listen_params_fault(params: Any) -> Fault | None:
     """The shape of ``subscriptions/listen`` params (2026-07-28)."""
-    wanted = params.get("notifications") if type(params) is dict else None
-    if type(wanted) is not dict:
-        return _PARAMS, "Invalid params: subscriptions/listen needs notifications (an object)"
+    wanted = params["notifications"]
     subs = wanted.get("resourceSubscriptions")
     if subs is not None and (type(subs) is not list or any(type(u) is not str for u in subs)):
         return _PARAMS, "Invalid params: resourceSubscriptions must be a list of strings"

@@ -92,7 +92,6 @@ _CHECKED_REQUESTS: Final = frozenset(
         "initialize",
         "elicitation/create",
         "sampling/createMessage",
-        "logging/setLevel",
         "subscriptions/listen",
     }
 ).union(*(spec.required_params for spec in VERSIONS.values()))
@@ -430,16 +429,11 @@ class Connection:
             return self._reject(req, *self._method_fault(self._peer, Kind.REQUEST, method))
         params = req.params
         token = None
-        if params:
-            if "_meta" in params:
-                fault, token = self._meta_fault(params["_meta"], self._their_tokens)
-                if fault is not None:
-                    return self._reject(req, *fault)
-            if method in _CHECKED_REQUESTS:
-                fault = self._request_fault(method, params)
-                if fault is not None:
-                    return self._reject(req, *fault)
-        elif method in _CHECKED_REQUESTS:
+        if params and "_meta" in params:
+            fault, token = self._meta_fault(params["_meta"], self._their_tokens)
+            if fault is not None:
+                return self._reject(req, *fault)
+        if method in _CHECKED_REQUESTS:
             fault = self._request_fault(method, params)
             if fault is not None:
                 return self._reject(req, *fault)
@@ -1131,11 +1125,6 @@ class Connection:
         if method == "sampling/createMessage":
             assert spec is not None
             return sampling_fault(spec, params, self._client_caps or {})
-        if method == "logging/setLevel":
-            level = params.get("level") if params else None
-            if type(level) is not str or level not in LOG_RANK:
-                return _PARAMS, f"Invalid params: unknown log level {level!r}"
-            return None
         if method == "subscriptions/listen":
             return listen_params_fault(params)
         return None
