@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import sys
@@ -508,15 +509,21 @@ async def _demo_client(out: TextIO, command: list[str], versions: Sequence[str] 
         out.write(line + "\n")
         out.flush()  # each step as it happens
 
+    def aside(name: str, text: str) -> None:
+        """A step written from a callback: a closed stdout is left to the demo's own next
+        step, which stops it quietly (the adapter would log the error with a traceback)."""
+        with contextlib.suppress(BrokenPipeError):
+            step(name, text)
+
     def elicit(ctx: Any, params: Mapping[str, Any]) -> dict[str, Any]:
         answer = accept_defaults(ctx, params)
         how = "an input_required round" if ctx.request_id is None else "a request to us"
-        step("  elicitation", f"{params.get('message')!r} ({how})")
-        step("  our answer", f"{answer['action']} {_compact(answer.get('content', {}))}")
+        aside("  elicitation", f"{params.get('message')!r} ({how})")
+        aside("  our answer", f"{answer['action']} {_compact(answer.get('content', {}))}")
         return answer
 
     def progress(params: Mapping[str, Any]) -> None:
-        step("  progress", _fraction(params))
+        aside("  progress", _fraction(params))
 
     if versions is None:
         out.write("\n== a client of both eras (it probes with server/discover) ==\n")
