@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 from typing import Any
 
 import orjson
@@ -650,3 +651,30 @@ def test_non_finite_numbers_are_no_json_at_any_depth() -> None:
     assert encode(Response(id=1, result={"v": None, "w": [None, 1.5]})) == (
         b'{"jsonrpc":"2.0","id":1,"result":{"v":null,"w":[null,1.5]}}\n'
     )
+    # What orjson writes natively (a datetime) is left to it.
+    when = datetime.datetime(2026, 11, 29, tzinfo=datetime.timezone.utc)
+    assert encode(Response(id=1, result={"when": when, "v": None})) == (
+        b'{"jsonrpc":"2.0","id":1,"result":{"when":"2026-11-29T00:00:00+00:00","v":null}}\n'
+    )
+
+
+@pytest.mark.parametrize(
+    "result",
+    [
+        {"text": "x" * 10_000, "v": float("nan")},  # large, few values: found by the walk
+        {"v": [*range(2_000), float("inf")]},  # many values: the walk gives up, the scan finds
+    ],
+    ids=["few-values", "many-values"],
+)
+def test_large_messages_are_checked_too(result: dict[str, Any]) -> None:
+    with pytest.raises(TypeError, match="NaN and Infinity"):
+        encode(Response(id=1, result=result))
+
+
+@pytest.mark.parametrize(
+    "result",
+    [{"text": "x" * 10_000, "v": None}, {"v": [*range(2_000), None]}, {"v": list(range(2_000))}],
+    ids=["few-values-null", "many-values-null", "many-values"],
+)
+def test_large_messages_without_non_finite_numbers_pass(result: dict[str, Any]) -> None:
+    assert orjson.loads(encode(Response(id=1, result=result)))["result"] == result

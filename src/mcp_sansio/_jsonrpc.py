@@ -305,27 +305,46 @@ def encode_batch(events: list[Message]) -> bytes:
     return _dumps([message_to_dict(e) for e in events])
 
 
+#: Outputs up to this size are scanned for ``null`` before the value is walked; larger ones
+#: are walked first, for at most :data:`_WALK_BUDGET` values (a large message is mostly a
+#: few large strings: resource contents, a blob), and scanned only when that was not enough.
+_SCAN_LIMIT: Final = 4096
+_WALK_BUDGET: Final = 64
+_SCALARS: Final = frozenset({str, int, bool, type(None)})
+
+
 def _dumps(obj: Any) -> bytes:
     out = orjson.dumps(obj, default=_default, option=_OPTS)
-    # orjson writes NaN and the infinities as null; only then is the value walked.
-    if b"null" in out and _non_finite(obj):
+    # orjson writes NaN and the infinities as null: they must not pass unnoticed.
+    if len(out) <= _SCAN_LIMIT:
+        bad = b"null" in out and _non_finite(obj)
+    else:
+        found = _non_finite(obj, _WALK_BUDGET)
+        bad = (b"null" in out and bool(_non_finite(obj))) if found is None else found
+    if bad:
         raise TypeError("NaN and Infinity are not JSON numbers")
     return out
 
 
-def _non_finite(value: Any) -> bool:
-    """Whether ``value`` holds a float that is NaN or infinite, at any depth."""
+def _non_finite(value: Any, budget: int = -1) -> bool | None:
+    """Whether ``value`` holds a float that is NaN or infinite, at any depth; ``None`` when
+    ``budget`` values were looked at without an answer (a negative budget: no limit)."""
     stack = [value]
     while stack:
+        budget -= 1
+        if budget == -1:
+            return None
         v = stack.pop()
         cls = type(v)
-        if cls is float:
-            if not math.isfinite(v):
-                return True
-        elif cls is dict:
+        if cls in _SCALARS:
+            continue
+        if cls is dict:
             stack.extend(v.values())
         elif cls is list or cls is tuple:
             stack.extend(v)
+        elif cls is float:
+            if not math.isfinite(v):
+                return True
         elif attrs.has(cls):
             stack.append(_default(v))
     return False
