@@ -22,7 +22,7 @@ pytest.importorskip("hypothesis")
 from helpers import report_rows, run_probe_cli
 
 from mcp_sansio import Role
-from mcp_sansio.testing import ClientTarget, TargetError
+from mcp_sansio.testing import ClientConnectionTarget, ClientTarget, TargetError, run_client_probe
 from mcp_sansio.testing._probe import fuzz
 
 PYTHON = sys.executable
@@ -206,3 +206,22 @@ def test_the_fuzz_phase_finds_a_fault_no_check_shows_and_shrinks_it(planted: Pat
     assert asked, exchange
     answers = [line for line in exchange[asked[0] :] if '"roots": []' in line]
     assert len(answers) == 2, exchange
+
+
+@pytest.mark.parametrize("version", ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"])
+def test_our_client_in_process_passes_in_each_version(version: str) -> None:
+    """``ClientConnectionTarget``: our asyncio client in this process, over loopback TCP."""
+    report = run_client_probe(
+        ClientConnectionTarget(versions=[version], capabilities={"roots": {"listChanged": True}}),
+        timeout=2,
+        examples=3,
+        seed=1,
+    )
+    assert report.offered == (version,)
+    assert report.ok, [(r.rule.name, r.detail) for r in report.failures]
+    passed = {r.rule.name for r in report.rows if r.status == "pass"}
+    assert {"envelope.parse-error", "lifecycle.unsupported-version-result"} <= passed
+    if version == "2025-03-26":
+        assert {"envelope.empty-batch", "envelope.batch-mixed"} <= passed
+    else:
+        assert "envelope.batch-not-allowed" in passed

@@ -15,7 +15,8 @@ Nothing in the core imports this package; importing it needs ``hypothesis``
   a repaired twin the receiver must accept;
 - :class:`PeerMachine` -- a hypothesis state machine that drives a live server (a
   :class:`Target`: :class:`StdioTarget`, :class:`HttpTarget`, :class:`ConnectionTarget`,
-  :class:`FunctionTarget`) or client (:class:`ClientTarget`) through legal and near-miss
+  :class:`FunctionTarget`) or client (:class:`ClientTarget`, :class:`ClientConnectionTarget`)
+  through legal and near-miss
   sequences, judged by our own Connection (:class:`Conversation`);
 - :func:`run_probe` -- the ``mcp-sansio probe`` command's checks and report;
 - :func:`run_client_probe` -- the same for a client (``mcp-sansio probe --client``): a
@@ -68,6 +69,7 @@ from mcp_sansio.testing._schema_strategies import (
 from mcp_sansio.testing._targets import (
     SERVER_PLACEHOLDER,
     Channel,
+    ClientConnectionTarget,
     ClientTarget,
     ConnectionTarget,
     FunctionTarget,
@@ -84,6 +86,7 @@ __all__ = [
     "PROBE_SERVER_CAPABILITIES",
     "SERVER_PLACEHOLDER",
     "Channel",
+    "ClientConnectionTarget",
     "ClientTarget",
     "ConnectionTarget",
     "Conversation",

@@ -56,7 +56,7 @@ from mcp_sansio.testing._probe import (
     fuzz_phase,
 )
 from mcp_sansio.testing._rules import RULES
-from mcp_sansio.testing._targets import ClientTarget
+from mcp_sansio.testing._targets import Target
 
 __all__ = ["UNSUPPORTED_VERSION", "run_client_probe"]
 
@@ -71,7 +71,7 @@ class _ClientProbe(_Probe):
 
     def __init__(
         self,
-        target: ClientTarget,
+        target: Target,
         *,
         timeout: float,
         startup: float,
@@ -173,7 +173,7 @@ def _after_answer(conv: Conversation) -> list[str]:
 
 
 def run_client_probe(
-    target: ClientTarget,
+    target: Target,
     *,
     timeout: float = DEFAULT_TIMEOUT,
     startup: float = DEFAULT_STARTUP,
@@ -182,7 +182,9 @@ def run_client_probe(
     jobs: int = DEFAULT_JOBS,
     progress: TextIO | None = None,
 ) -> Report:
-    """Probe the client ``target`` (see the module) and return the :class:`Report`.
+    """Probe the client ``target`` (see the module; a
+    :class:`~mcp_sansio.testing.ClientTarget`, or our own client in this process, a
+    :class:`~mcp_sansio.testing.ClientConnectionTarget`) and return the :class:`Report`.
 
     :param timeout: seconds the client has for each answer.
     :param startup: seconds a fresh client has to start its server and ask to initialize.

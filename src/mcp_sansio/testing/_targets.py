@@ -44,7 +44,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final, Protocol, runtime_checkable
 from urllib.parse import urlsplit
 
@@ -62,6 +62,7 @@ __all__ = [
     "SHUTDOWN_TIMEOUT",
     "SERVER_PLACEHOLDER",
     "Channel",
+    "ClientConnectionTarget",
     "ClientTarget",
     "ConnectionTarget",
     "FunctionTarget",
@@ -628,6 +629,100 @@ class _SessionChannel(_StreamChannel):
         self._thread.join(SHUTDOWN_TIMEOUT)
         with contextlib.suppress(OSError):
             self._socket.shutdown(socket.SHUT_RDWR)
+        self._reader.join(SHUTDOWN_TIMEOUT)
+        self._socket.close()
+        return ""
+
+
+class ClientConnectionTarget:
+    """A client under test in this process: our own asyncio
+    :class:`~mcp_sansio.asyncio.Client`, a fresh one for each peer, connected over loopback
+    TCP to the probe, which plays its server (what :class:`ConnectionTarget` is for a
+    server). Once its session is open it runs ``script(client)``: by default one
+    ``tools/list``, which the probe holds unanswered, so the client stays in the session
+    until the probe hangs up.
+
+    :param script: an async function of the open :class:`~mcp_sansio.asyncio.Client`.
+    :param client_options: keywords of :class:`~mcp_sansio.asyncio.Client` (``versions=``,
+        ``handlers=``, ``capabilities=``...); requests have no timeout unless given one.
+    """
+
+    transport = "in-process"
+
+    def __init__(
+        self, script: Callable[[Any], Awaitable[Any]] | None = None, **client_options: Any
+    ) -> None:
+        self.script = script
+        self.client_options = {"timeout": None, **client_options}
+        self.startup = 10.0
+        """Seconds the client has to connect."""
+
+    def describe(self) -> str:
+        """A short description for reports."""
+        return "in-process: the mcp-sansio asyncio client"
+
+    def open(self) -> Channel:
+        """Start a fresh client and take its connection. Raises :class:`TargetError` when
+        it does not connect in time."""
+        return _ClientChannel(self.script, self.client_options, self.startup)
+
+
+async def _list_tools(client: Any) -> None:
+    await client.list_tools()
+
+
+class _ClientChannel(_StreamChannel):
+    transport = "in-process"
+
+    def __init__(
+        self,
+        script: Callable[[Any], Awaitable[Any]] | None,
+        options: Mapping[str, Any],
+        startup: float,
+    ) -> None:
+        with socket.create_server(("127.0.0.1", 0)) as listener:
+            port = listener.getsockname()[1]
+            self._thread = threading.Thread(
+                target=asyncio.run,
+                args=(self._run(port, script or _list_tools, options),),
+                daemon=True,
+            )
+            self._thread.start()
+            listener.settimeout(startup)
+            try:
+                sock, _ = listener.accept()
+            except OSError as exc:
+                raise TargetError(f"the in-process client did not connect: {exc}") from None
+        sock.settimeout(None)
+        self._socket = sock
+        self._closed = False
+
+        def write(data: bytes) -> None:
+            sock.sendall(data)
+
+        super().__init__(functools.partial(sock.recv, _CHUNK), write)
+        self._start()
+
+    @staticmethod
+    async def _run(
+        port: int, script: Callable[[Any], Awaitable[Any]], options: Mapping[str, Any]
+    ) -> None:
+        from mcp_sansio.asyncio import Client
+
+        # Whatever ends the client (the probe hanging up, a version it refuses) ends it.
+        with contextlib.suppress(Exception):
+            async with Client.connect_tcp("127.0.0.1", port, **options) as client:
+                await script(client)
+
+    def close(self) -> str:
+        """Hang up; the client sees its server gone and ends."""
+        if self._closed:
+            return ""
+        self._closed = True
+        self._stop_writer()
+        with contextlib.suppress(OSError):
+            self._socket.shutdown(socket.SHUT_RDWR)
+        self._thread.join(SHUTDOWN_TIMEOUT)
         self._reader.join(SHUTDOWN_TIMEOUT)
         self._socket.close()
         return ""
