@@ -18,10 +18,12 @@ their names. Then a fuzz phase: :class:`~mcp_sansio.testing.PeerMachine` with a 
 peer (``ping`` and ``roots/list`` as legal traffic, the near misses with hypothesis's
 variations, cancellations), seeded. The report has the same rows as the server probe's.
 
-Only clients that start their server as a subprocess over stdio can be probed this way;
-the client must keep its session open while it waits for an answer (a client that sends
-nothing after ``notifications/initialized`` is probed all the same: the probe does not need
-its requests).
+The clients probed: a command that starts its server as a subprocess over stdio
+(:class:`~mcp_sansio.testing.ClientTarget`), or our own asyncio client in this process
+(:class:`~mcp_sansio.testing.ClientConnectionTarget`). The client must keep its session
+open while it waits for an answer (a client that sends nothing after
+``notifications/initialized`` is probed all the same: the probe does not need its
+requests).
 """
 
 from __future__ import annotations
