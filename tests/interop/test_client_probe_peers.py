@@ -49,7 +49,11 @@ def _probe(command: list[str], env: dict[str, str] | None = None) -> dict[str, A
     saved = dict(os.environ)
     os.environ.update(env or {})
     try:
-        status = main(["probe", "--client", "--json", "--", *command], out, err)
+        status = main(
+            ["probe", "--client", "--json", "--examples", "3", "--seed", "1", "--", *command],
+            out,
+            err,
+        )
     finally:
         os.environ.clear()
         os.environ.update(saved)
