@@ -592,34 +592,24 @@ class ConnectionTarget:
         return _SessionChannel(server, self.session_options)
 
 
-class _SessionChannel(_StreamChannel):
+class _InProcessChannel(_StreamChannel):
+    """A channel over ``sock`` to a peer that runs in ``thread`` (started)."""
+
     transport = "in-process"
 
-    def __init__(self, server: Server, options: Mapping[str, Any]) -> None:
-        mine, theirs = socket.socketpair()
-        self._socket = mine
+    def __init__(self, sock: socket.socket, thread: threading.Thread) -> None:
+        self._socket = sock
+        self._thread = thread
         self._closed = False
-        self._thread = threading.Thread(
-            target=asyncio.run, args=(self._serve(server, theirs, options),), daemon=True
-        )
-        super().__init__(lambda: mine.recv(_CHUNK), mine.sendall)
-        self._thread.start()
+
+        def write(data: bytes) -> None:
+            sock.sendall(data)
+
+        super().__init__(functools.partial(sock.recv, _CHUNK), write)
         self._start()
 
-    @staticmethod
-    async def _serve(server: Server, sock: socket.socket, options: Mapping[str, Any]) -> None:
-        from mcp_sansio.asyncio import serve_stream
-
-        try:
-            reader, writer = await asyncio.open_connection(sock=sock)
-        except OSError:  # pragma: no cover - a socket pair does not fail here
-            sock.close()
-            return
-        with contextlib.suppress(Exception):
-            await serve_stream(server, reader, writer, **options)
-
     def close(self) -> str:
-        """End our side; the session sees EOF, finishes, and closes its side."""
+        """End our side; the peer sees EOF, finishes, and closes its side."""
         if self._closed:
             return ""
         self._closed = True
@@ -632,6 +622,28 @@ class _SessionChannel(_StreamChannel):
         self._reader.join(SHUTDOWN_TIMEOUT)
         self._socket.close()
         return ""
+
+
+class _SessionChannel(_InProcessChannel):
+    def __init__(self, server: Server, options: Mapping[str, Any]) -> None:
+        mine, theirs = socket.socketpair()
+        thread = threading.Thread(
+            target=asyncio.run, args=(self._serve(server, theirs, options),), daemon=True
+        )
+        thread.start()
+        super().__init__(mine, thread)
+
+    @staticmethod
+    async def _serve(server: Server, sock: socket.socket, options: Mapping[str, Any]) -> None:
+        from mcp_sansio.asyncio import serve_stream
+
+        try:
+            reader, writer = await asyncio.open_connection(sock=sock)
+        except OSError:  # pragma: no cover - a socket pair does not fail here
+            sock.close()
+            return
+        with contextlib.suppress(Exception):
+            await serve_stream(server, reader, writer, **options)
 
 
 class ClientConnectionTarget:
@@ -671,9 +683,7 @@ async def _list_tools(client: Any) -> None:
     await client.list_tools()
 
 
-class _ClientChannel(_StreamChannel):
-    transport = "in-process"
-
+class _ClientChannel(_InProcessChannel):
     def __init__(
         self,
         script: Callable[[Any], Awaitable[Any]] | None,
@@ -682,26 +692,19 @@ class _ClientChannel(_StreamChannel):
     ) -> None:
         with socket.create_server(("127.0.0.1", 0)) as listener:
             port = listener.getsockname()[1]
-            self._thread = threading.Thread(
+            thread = threading.Thread(
                 target=asyncio.run,
                 args=(self._run(port, script or _list_tools, options),),
                 daemon=True,
             )
-            self._thread.start()
+            thread.start()
             listener.settimeout(startup)
             try:
                 sock, _ = listener.accept()
             except OSError as exc:
                 raise TargetError(f"the in-process client did not connect: {exc}") from None
         sock.settimeout(None)
-        self._socket = sock
-        self._closed = False
-
-        def write(data: bytes) -> None:
-            sock.sendall(data)
-
-        super().__init__(functools.partial(sock.recv, _CHUNK), write)
-        self._start()
+        super().__init__(sock, thread)
 
     @staticmethod
     async def _run(
@@ -713,19 +716,6 @@ class _ClientChannel(_StreamChannel):
         with contextlib.suppress(Exception):
             async with Client.connect_tcp("127.0.0.1", port, **options) as client:
                 await script(client)
-
-    def close(self) -> str:
-        """Hang up; the client sees its server gone and ends."""
-        if self._closed:
-            return ""
-        self._closed = True
-        self._stop_writer()
-        with contextlib.suppress(OSError):
-            self._socket.shutdown(socket.SHUT_RDWR)
-        self._thread.join(SHUTDOWN_TIMEOUT)
-        self._reader.join(SHUTDOWN_TIMEOUT)
-        self._socket.close()
-        return ""
 
 
 #: What a :class:`FunctionTarget`'s function returns for each line: the lines to answer
