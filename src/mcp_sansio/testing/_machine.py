@@ -1391,16 +1391,33 @@ def _unknown_token(conv: Conversation, draw: Draw) -> Shot | str:
     )
 
 
+#: The list-changed notifications each role sends, and the capability that gates each (the
+#: first of a role is the canonical near miss).
+_LIST_CHANGED: Final[Mapping[Role, tuple[tuple[str, tuple[str, ...]], ...]]] = {
+    Role.CLIENT: (("notifications/roots/list_changed", ("roots", "listChanged")),),
+    Role.SERVER: (
+        ("notifications/tools/list_changed", ("tools", "listChanged")),
+        ("notifications/prompts/list_changed", ("prompts", "listChanged")),
+        ("notifications/resources/list_changed", ("resources", "listChanged")),
+    ),
+}
+
+
 def _undeclared_notification(conv: Conversation, draw: Draw) -> Shot | str:
-    if conv.era is Era.STATELESS:
-        return "a 2026-07-28 client sends no gated notification"
-    if capability_met(conv.capabilities, ("roots", "listChanged")):
-        return "the probe declared roots.listChanged"
+    methods = VERSIONS[conv.version].methods
+    options = [
+        (method, gate)
+        for method, gate in _LIST_CHANGED[conv.peer.peer]
+        if method in methods and not capability_met(conv.capabilities, gate)
+    ]
+    if not options:
+        return f"{conv.version}: the probe declared every list-changed it may send, or has none"
+    method, gate = draw(st.sampled_from(options), options[0])
     return Shot(
         "capability.undeclared-notification",
-        _dumps({"jsonrpc": "2.0", "method": "notifications/roots/list_changed"}),
+        _dumps({"jsonrpc": "2.0", "method": method}),
         Demand("none"),
-        "roots/list_changed without declaring roots.listChanged",
+        f"{method} without declaring {'.'.join(gate)}",
     )
 
 
@@ -1572,28 +1589,6 @@ def _updated_not_subscribed(conv: Conversation, draw: Draw) -> Shot | str:
     )
 
 
-def _undeclared_server_notification(conv: Conversation, draw: Draw) -> Shot | str:
-    caps = conv.server_capabilities or {}
-    options = [
-        (method, gate)
-        for method, gate in (
-            ("notifications/tools/list_changed", ("tools", "listChanged")),
-            ("notifications/prompts/list_changed", ("prompts", "listChanged")),
-            ("notifications/resources/list_changed", ("resources", "listChanged")),
-        )
-        if not capability_met(caps, gate)
-    ]
-    if not options:
-        return "the probe declared every listChanged"
-    method, gate = draw(st.sampled_from(options), options[0])
-    return Shot(
-        "capability.undeclared-notification",
-        _dumps({"jsonrpc": "2.0", "method": method}),
-        Demand("none"),
-        f"{method} without declaring {'.'.join(gate)}",
-    )
-
-
 #: The near-miss builders fired at a client, by rule: what :func:`client_shot_builders`
 #: returns (the envelope, id, method and notification ones are the same both ways).
 _CLIENT_BUILDERS: Final[Mapping[str, Builder]] = {
@@ -1617,7 +1612,7 @@ _CLIENT_BUILDERS: Final[Mapping[str, Builder]] = {
     },
     "capability.undeclared-client-capability": _undeclared,
     "capability.undeclared-client-subcapability": _undeclared_subcapability,
-    "capability.undeclared-notification": _undeclared_server_notification,
+    "capability.undeclared-notification": _undeclared_notification,
     "resources.updated-not-subscribed": _updated_not_subscribed,
     "method.wrong-direction": _wrong_direction,
     "params.invalid": _invalid_params,
