@@ -13,9 +13,11 @@ It tests an MCP server (we play the client) in three phases, and reports one row
    batches, progress, an ``input_required`` round trip, a ``subscriptions/listen`` stream.
    Everything the server sends is judged by our own :class:`~mcp_sansio.Connection`.
 3. **Fuzz.** :class:`~mcp_sansio.testing.PeerMachine` for each offered era's newest
-   version, ``examples`` examples each, seeded: the same seed gives the same report (as
-   long as the server is deterministic and shrinking ends within its bound,
-   :data:`SHRINK_SECONDS`). A failure is shrunk by hypothesis to a short exchange.
+   version, ``examples`` examples each, seeded: the same seed gives the same messages and
+   verdicts (as long as the server is deterministic and shrinking ends within its bound,
+   :data:`SHRINK_SECONDS`; an exchange shows lines in the order they crossed the wire, so
+   the server's may interleave differently with the probe's). A failure is shrunk by
+   hypothesis to a short exchange.
 
 The report: each rule of :data:`mcp_sansio.testing.RULES` (and the probe's own,
 :data:`PROBE_RULES`) passes, fails or does not apply, and each failure comes with the
