@@ -6,7 +6,8 @@
    - floor: an ``asyncio.Queue`` each way and ``orjson`` ``dumps``/``loads`` of the same four
      messages (request out, request in, result out, result in);
    - mcp-sansio: ``mcp_sansio.asyncio.Client`` and ``serve_stream`` (the example server,
-     ``mcp_sansio.example.build_server()``) over ``socket.socketpair()`` streams;
+     ``mcp_sansio.example.build_server()``) over the in-memory pipe of
+     ``Client.connect_server`` (bytes, as on a socket);
    - official SDK: ``ClientSession`` over the SDK's own in-memory transport
      (``mcp.client._memory.InMemoryTransport``, what ``mcp.Client(server)`` uses), to an
      ``MCPServer`` with the same ``echo`` tool (``_adapters_sdk_server.py``).
@@ -40,7 +41,6 @@ import gc
 import itertools
 import os
 import platform
-import socket
 import statistics
 import subprocess
 import sys
@@ -220,25 +220,16 @@ async def floor_in_process() -> AsyncIterator[Call]:
 
 @contextlib.asynccontextmanager
 async def sansio_in_process(versions: list[str] | None = None) -> AsyncIterator[Call]:
-    from mcp_sansio.asyncio import Client, serve_stream
+    from mcp_sansio.asyncio import Client
     from mcp_sansio.example import build_server
 
-    a, b = socket.socketpair()
-    server_reader, server_writer = await asyncio.open_connection(sock=b)
-    client_reader, client_writer = await asyncio.open_connection(sock=a)
-    task = asyncio.create_task(serve_stream(build_server(), server_reader, server_writer))
-    try:
-        async with Client(client_reader, client_writer, versions=versions) as client:
-            _VERSIONS[f"in_process_sansio{'_pinned' if versions else ''}"] = client.protocol_version
+    async with Client.connect_server(build_server(), versions=versions) as client:
+        _VERSIONS[f"in_process_sansio{'_pinned' if versions else ''}"] = client.protocol_version
 
-            async def call() -> str:
-                return _our_text(await client.call_tool("echo", ARGUMENTS))
+        async def call() -> str:
+            return _our_text(await client.call_tool("echo", ARGUMENTS))
 
-            yield call
-        await asyncio.wait_for(task, 5)
-    finally:
-        task.cancel()
-        await asyncio.gather(task, return_exceptions=True)
+        yield call
 
 
 @contextlib.asynccontextmanager
@@ -591,8 +582,8 @@ def _rate_table(
     versions = ", ".join(f"{k} {v}" for k, v in _VERSIONS.items()) or "n/a"
     lines += [
         "",
-        "In process: mcp-sansio = `mcp_sansio.asyncio.Client` ↔ `serve_stream(build_server())` "
-        "over `socket.socketpair()` streams; SDK = `ClientSession` over "
+        "In process: mcp-sansio = `Client.connect_server(build_server())` (the example "
+        "server in the same event loop, over an in-memory byte pipe); SDK = `ClientSession` over "
         "`mcp.client._memory.InMemoryTransport` (its in-memory streams) to an `MCPServer` with "
         "the same `echo` tool. Stdio: `Client.connect_stdio(python -m mcp_sansio serve)` vs "
         "`stdio_client` + `ClientSession` to `benchmarks/_adapters_sdk_server.py`; floor = "

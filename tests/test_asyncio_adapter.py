@@ -1,5 +1,6 @@
-"""The asyncio adapter: a client and a server, over a socket pair, TCP, a Unix socket and
-stdio (a subprocess running :func:`serve_stdio`), in both eras, with the failure paths.
+"""The asyncio adapter: a client and a server, over an in-memory pipe
+(:meth:`Client.connect_server`), a socket pair, TCP, a Unix socket and stdio (a subprocess
+running :func:`serve_stdio`), in both eras, with the failure paths.
 
 Every test runs its coroutine under ``asyncio.run`` with a timeout (:func:`run`).
 """
@@ -46,7 +47,7 @@ ERAS = pytest.mark.parametrize(
     "versions", [None, LEGACY, MODERN], ids=["both", "2025-11-25", "2026-07-28"]
 )
 TWO_ERAS = pytest.mark.parametrize("versions", [LEGACY, MODERN], ids=["2025-11-25", "2026-07-28"])
-TRANSPORTS = pytest.mark.parametrize("transport", ["memory", "tcp", "unix", "stdio"])
+TRANSPORTS = pytest.mark.parametrize("transport", ["memory", "socketpair", "tcp", "unix", "stdio"])
 LOG_LEVEL = "io.modelcontextprotocol/logLevel"
 
 
@@ -281,6 +282,14 @@ async def connected(
     server = build_server(probe)
     server_options = server_options or {}
     if transport == "memory":
+        async with Client.connect_server(
+            server, server_options=server_options, **options
+        ) as client:
+            yield client
+        assert client._server_task is not None
+        assert client._server_task.done()
+        assert not client._server_task.cancelled()  # it saw the end of its input and ended
+    elif transport == "socketpair":
         a, b = socket.socketpair()
         reader, writer = await asyncio.open_connection(sock=b)
         serving = asyncio.create_task(serve_stream(server, reader, writer, **server_options))
@@ -934,6 +943,78 @@ def test_stdio_server_answers_after_stdin_closes() -> None:
             command, input=messages, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, timeout=20
         )
     assert [json.loads(line)["id"] for line in done.stdout.splitlines()] == [1, 2]
+
+
+# ---------------------------------------------------------------------- in-memory pipe
+
+
+def test_memory_pipe() -> None:
+    """One direction of connect_server's pipe: bytes in order, reads of at most ``n``,
+    the end of the stream after ``close()``, no write after it, and a writer held back
+    while more than the limit is unread."""
+    from mcp_sansio.asyncio import _PIPE_LIMIT, _MemoryPipe
+
+    async def main() -> None:
+        pipe = _MemoryPipe()
+        pipe.write(b"abc")
+        pipe.write(b"")
+        pipe.write(bytearray(b"def"))
+        assert await pipe.read(4) == b"abcd"
+        assert await pipe.read() == b"ef"
+        reading = asyncio.create_task(pipe.read())
+        await asyncio.sleep(0)
+        assert not reading.done()  # nothing to read: it waits
+        pipe.write(b"g")
+        assert await reading == b"g"
+
+        pipe.write(b"x" * (_PIPE_LIMIT + 1))
+        draining = asyncio.create_task(pipe.drain())
+        await asyncio.sleep(0)
+        assert not draining.done()  # more than the limit unread: the writer waits
+        assert len(await pipe.read(_PIPE_LIMIT // 2)) == _PIPE_LIMIT // 2
+        await asyncio.sleep(0)
+        assert draining.done()  # below the limit again
+        await pipe.drain()
+
+        pipe.write(b"y")
+        pipe.close()
+        assert await pipe.read() == b"x" * (_PIPE_LIMIT // 2 + 1) + b"y"  # what was written stays
+        assert await pipe.read() == b""
+        with pytest.raises(RuntimeError):
+            pipe.write(b"z")
+        await pipe.drain()
+        await pipe.wait_closed()
+
+        waiting = _MemoryPipe()
+        reading = asyncio.create_task(waiting.read())
+        await asyncio.sleep(0)
+        waiting.close()
+        assert await reading == b""  # a reader waiting when the pipe closes gets the end
+
+    run(main)
+
+
+def test_connect_server_gives_up_on_a_server_that_does_not_finish() -> None:
+    """Closing a connect_server client while a handler runs: the call fails, the server
+    gets shutdown_timeout seconds to finish, then its task is cancelled (and its handler
+    with it); nothing hangs."""
+
+    async def main() -> None:
+        probe = Probe()
+        client = Client.connect_server(build_server(probe), versions=LEGACY)
+        client.shutdown_timeout = 0.2
+        async with client:
+            call = asyncio.create_task(client.call_tool("forever"))
+            await probe.started.wait()
+            started = time.monotonic()
+        assert time.monotonic() - started < 3
+        with pytest.raises(ConnectionLost):
+            await call
+        assert client._server_task is not None
+        assert client._server_task.cancelled()
+        assert probe.cancelled.is_set()
+
+    run(main)
 
 
 # ---------------------------------------------------------------------- sockets

@@ -307,6 +307,28 @@ def test_every_method(versions: list[str] | None) -> None:
 
 
 @pytest.mark.parametrize("versions", ERAS, ids=ERA_IDS)
+def test_connect_server(versions: list[str] | None) -> None:
+    """Client.connect_server: the server runs in a task of the client's, over an in-memory
+    stream; its own options go to its session; leaving the client ends it."""
+
+    async def test() -> None:
+        server = make_server(State())
+        options = {"versions": versions} if versions else {}
+        async with Client.connect_server(server, server_options=options) as client:
+            assert client.protocol_version == (versions or ["2026-07-28"])[0]
+            assert text(await client.call_tool("echo", {"text": "hi"})) == "hi"
+        with pytest.raises(ConnectionLost):
+            await client.list_tools()
+        # The server's versions bound what the client can have.
+        only = {"versions": ["2025-06-18"]}
+        async with Client.connect_server(server, server_options=only) as client:
+            assert client.protocol_version == "2025-06-18"
+            assert text(await client.call_tool("echo", {"text": "again"})) == "again"
+
+    run(test)
+
+
+@pytest.mark.parametrize("versions", ERAS, ids=ERA_IDS)
 def test_many_requests_in_flight(versions: list[str] | None) -> None:
     n = 25
 

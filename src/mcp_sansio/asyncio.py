@@ -33,7 +33,8 @@ example, a server and a client in one process over TCP on 127.0.0.1::
 
 Everything here is also available over a subprocess's stdin/stdout
 (:meth:`Client.connect_stdio`, :func:`serve_stdio`), a Unix socket (:meth:`Client.connect_unix`,
-:func:`serve_unix`), or any pair of asyncio streams (:class:`Client`, :func:`serve_stream`).
+:func:`serve_unix`), any pair of asyncio streams (:class:`Client`, :func:`serve_stream`), or
+an in-memory pipe to a server in the same event loop (:meth:`Client.connect_server`).
 
 Handlers (tools, prompts, resources, and the client's handlers of the server's requests) may
 be plain functions or coroutine functions. Plain functions run on the event loop, in line,
@@ -44,6 +45,7 @@ once; when the peer cancels a request, its task is cancelled.
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import inspect
 import io
@@ -105,6 +107,8 @@ __all__ = [
 DEFAULT_SHUTDOWN_TIMEOUT = 2.0
 
 _READ_SIZE = 1 << 16
+#: Unread bytes past which a writer's ``drain()`` on an in-memory pipe waits (1 MiB).
+_PIPE_LIMIT = 1 << 20
 _OPENING = frozenset({"initialize", "server/discover"})
 _log = logging.getLogger(__name__)
 
@@ -143,6 +147,70 @@ class _File:
 
     async def wait_closed(self) -> None:
         pass
+
+
+class _MemoryPipe:
+    """One direction of an in-memory byte stream, for :meth:`Client.connect_server`: what
+    one side writes, the other reads, in order; ``close()`` is the end of the stream.
+
+    :meth:`drain` waits while more than :data:`_PIPE_LIMIT` bytes are unread (or until
+    the pipe is closed), so a writer that outruns its reader is held back, as by a socket.
+    """
+
+    def __init__(self) -> None:
+        self._chunks: collections.deque[bytes] = collections.deque()
+        self._size = 0
+        self._closed = False
+        self._readable: asyncio.Future[None] | None = None
+        self._writable: asyncio.Future[None] | None = None
+
+    async def read(self, n: int = -1) -> bytes:
+        chunks = self._chunks
+        while not chunks:
+            if self._closed:
+                return b""
+            waiter = self._readable = asyncio.get_running_loop().create_future()
+            try:
+                await waiter
+            finally:
+                self._readable = None
+        data = chunks.popleft() if len(chunks) == 1 else b"".join(chunks)
+        chunks.clear()
+        if 0 < n < len(data):
+            data, rest = data[:n], data[n:]
+            chunks.append(rest)
+        self._size = len(chunks[0]) if chunks else 0
+        _wake(self._writable)
+        return data
+
+    def write(self, data: bytes | bytearray | memoryview) -> None:
+        if self._closed:
+            raise RuntimeError("the in-memory pipe is closed")
+        if data:
+            self._chunks.append(bytes(data))
+            self._size += len(data)
+            _wake(self._readable)
+
+    async def drain(self) -> None:
+        while self._size > _PIPE_LIMIT and not self._closed:
+            waiter = self._writable = asyncio.get_running_loop().create_future()
+            try:
+                await waiter
+            finally:
+                self._writable = None
+
+    def close(self) -> None:
+        self._closed = True
+        _wake(self._readable)
+        _wake(self._writable)
+
+    async def wait_closed(self) -> None:
+        pass
+
+
+def _wake(waiter: asyncio.Future[None] | None) -> None:
+    if waiter is not None and not waiter.done():
+        waiter.set_result(None)
 
 
 class _Peer:
@@ -541,6 +609,7 @@ class Client(ClientView):
         self._peer: _Peer | None = None
         self._opened: Mapping[str, Any] | None = None
         self._background: list[asyncio.Task[None]] = []
+        self._server_task: asyncio.Task[None] | None = None  # connect_server's
         self._closed = False
 
     # ------------------------------------------------------------------ constructors
@@ -615,6 +684,39 @@ class Client(ClientView):
         :class:`Client`."""
         client = cls(**options)
         client._connect = lambda: asyncio.open_unix_connection(path)
+        return client
+
+    @classmethod
+    def connect_server(
+        cls,
+        server: Server,
+        *,
+        server_options: Mapping[str, Any] | None = None,
+        **options: Any,
+    ) -> Client:
+        """A client of ``server`` (a ``mcp_sansio.server.Server``), served in this event
+        loop over an in-memory pipe: no socket, no subprocess. The whole protocol runs as
+        over a socket (the bytes, both sessions' checks); for tests, and for embedding a
+        server in the program that uses it.
+
+        The server runs as a task from :meth:`open` on; closing the client ends its input,
+        and :meth:`aclose` waits up to :attr:`shutdown_timeout` seconds for it to finish
+        (its handlers' answers still go out) before cancelling it.
+
+        :param server_options: keywords of ``mcp_sansio.session.ServerSession`` for the
+            server's side (``versions=``, ``timeout=``, …), as for :func:`serve_stream`.
+        :param options: as for :class:`Client`.
+        """
+        client = cls(**options)
+
+        async def connect() -> Streams:
+            to_server, to_client = _MemoryPipe(), _MemoryPipe()
+            client._server_task = asyncio.get_running_loop().create_task(
+                _serve(server, to_server, to_client, server_options or {})
+            )
+            return to_client, to_server  # type: ignore[return-value]
+
+        client._connect = connect
         return client
 
     @classmethod
@@ -701,6 +803,11 @@ class Client(ClientView):
         if peer is not None:
             await peer.wait_read(self.shutdown_timeout if process is not None else 0.5)
             await peer.stop()
+        served = self._server_task
+        if served is not None:
+            await asyncio.wait([served], timeout=self.shutdown_timeout)
+            served.cancel()
+            await asyncio.gather(served, return_exceptions=True)
         for task in self._background:
             task.cancel()
         await asyncio.gather(*self._background, return_exceptions=True)

@@ -533,6 +533,39 @@ class Client(ClientView):
         return cls._later(connect, options)
 
     @classmethod
+    def connect_server(
+        cls,
+        server: Server,
+        *,
+        server_options: Mapping[str, Any] | None = None,
+        **options: Any,
+    ) -> Client:
+        """A client of ``server`` (a ``mcp_sansio.server.Server``), served by a task of the
+        client's own over an in-memory stream (``trio.testing.memory_stream_pair``): no
+        socket, no subprocess. The whole protocol runs as over a socket; for tests, and
+        for embedding a server in the program that uses it. Leaving the client cancels
+        the server's task.
+
+        :param server_options: keywords of ``mcp_sansio.session.ServerSession`` for the
+            server's side (``versions=``, ``timeout=``, …), as for :func:`serve_stream`.
+        :param options: as for :class:`Client`.
+        """
+
+        async def connect(client: Client) -> trio.abc.Stream:
+            import trio.testing
+
+            here, there = trio.testing.memory_stream_pair()
+
+            async def serve(*, task_status: trio.TaskStatus[None]) -> None:
+                task_status.started()
+                await serve_stream(server, there, **(server_options or {}))
+
+            client._stream_tasks = serve
+            return here
+
+        return cls._later(connect, options)
+
+    @classmethod
     def connect_http(
         cls, url: str, *, headers: Mapping[str, str] | None = None, **options: Any
     ) -> Client:
