@@ -11,8 +11,9 @@ objects from :mod:`mcp_sansio.types` are accepted too.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+import types
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
 
 import attrs
 
@@ -37,11 +38,65 @@ __all__ = [
 RequestId = int | str
 
 
+_E = TypeVar("_E", bound=type)
+_SLOT = types.MemberDescriptorType
+
+
+def _setters(cls: type) -> tuple[list[attrs.Attribute[Any]], dict[str, Any]]:
+    """The fields of the frozen attrs class ``cls``, and the names (``_set_<field>``) of
+    the ``__set__`` of each field's slot, for the generated constructors below. Only plain
+    defaults are supported (no factory, validator or converter): anything else is refused
+    when the module is imported."""
+    fields = list(attrs.fields(cls))
+    env: dict[str, Any] = {"_new": object.__new__, "_cls": cls}
+    for field in fields:
+        name = field.name
+        if field.validator or field.converter or isinstance(field.default, attrs.Factory):  # type: ignore[arg-type]
+            raise TypeError(f"{cls.__name__}.{name}: only plain defaults are supported")
+        slot = next(
+            k.__dict__[name] for k in cls.__mro__ if isinstance(k.__dict__.get(name), _SLOT)
+        )
+        env[f"_set_{name}"] = slot.__set__
+        if field.default is not attrs.NOTHING:
+            env[f"_default_{name}"] = field.default
+    return fields, env
+
+
+def _fast_init(cls: _E) -> _E:
+    """Give a frozen attrs event class an ``__init__`` that stores each field through its
+    slot's descriptor, rather than the one attrs writes (an ``object.__setattr__`` call per
+    field, which frozen classes need): the same signature and the same object, faster.
+    Events are made for every message in and out."""
+    fields, env = _setters(cls)
+    params = [
+        f.name if f.default is attrs.NOTHING else f"{f.name}=_default_{f.name}" for f in fields
+    ]
+    body = "".join(f"\n    _set_{f.name}(self, {f.name})" for f in fields)
+    exec(f"def __init__(self, *, {', '.join(params)}):{body}", env)
+    init = env["__init__"]
+    init.__annotations__ = dict(cls.__dict__["__init__"].__annotations__)
+    init.__qualname__ = f"{cls.__qualname__}.__init__"
+    init.__module__ = cls.__module__
+    cls.__init__ = init  # type: ignore[misc]
+    return cls
+
+
+def _positional(cls: type) -> Any:
+    """A constructor of ``cls`` taking every field positionally, in order, and skipping
+    ``__init__``: for the codec's hot path, which has already checked the values."""
+    fields, env = _setters(cls)
+    names = ", ".join(f.name for f in fields)
+    body = "".join(f"\n    _set_{f.name}(o, {f.name})" for f in fields)
+    exec(f"def make({names}):\n    o = _new(_cls){body}\n    return o", env)
+    return env["make"]
+
+
 @attrs.frozen(kw_only=True)
 class Event:
     """Base class of every event."""
 
 
+@_fast_init
 @attrs.frozen(kw_only=True)
 class Request(Event):
     """A JSON-RPC request: ``method`` with ``params``, to be answered under ``id``."""
@@ -54,6 +109,7 @@ class Request(Event):
     """The params object (a dict from the wire), or ``None`` when absent."""
 
 
+@_fast_init
 @attrs.frozen(kw_only=True)
 class Notification(Event):
     """A JSON-RPC notification: ``method`` with ``params``, never answered."""
@@ -64,6 +120,7 @@ class Notification(Event):
     """The params object (a dict from the wire), or ``None`` when absent."""
 
 
+@_fast_init
 @attrs.frozen(kw_only=True)
 class Response(Event):
     """A successful answer to the request ``id``."""
@@ -74,6 +131,7 @@ class Response(Event):
     """The result object (a dict from the wire)."""
 
 
+@_fast_init
 @attrs.frozen(kw_only=True)
 class InputRequired(Event):
     """A 2026-07-28 answer with ``resultType: "input_required"`` to our request ``id``.
@@ -102,6 +160,7 @@ class InputRequired(Event):
         return value if isinstance(value, str) else None
 
 
+@_fast_init
 @attrs.frozen(kw_only=True)
 class ErrorResponse(Event):
     """An error answer to the request ``id``.
@@ -120,6 +179,7 @@ class ErrorResponse(Event):
     """Additional information; :data:`OMITTED` when absent (``None`` means JSON null)."""
 
 
+@_fast_init
 @attrs.frozen(kw_only=True)
 class InvalidMessage(Event):
     """What the peer sent broke the protocol; nothing else about the connection changed.
@@ -141,6 +201,7 @@ class InvalidMessage(Event):
     """The offending message as received (cut to 1 KiB)."""
 
 
+@_fast_init
 @attrs.frozen(kw_only=True)
 class ConnectionClosed(Event):
     """The peer closed its side (``receive_data(b"")``).
@@ -156,7 +217,13 @@ class ConnectionClosed(Event):
 #: The four JSON-RPC message events.
 Message = Request | Notification | Response | ErrorResponse
 
+# Positional constructors of the message events, for the codec (fields in order).
+make_request: Callable[[RequestId, str, Any], Request] = _positional(Request)
+make_notification: Callable[[str, Any], Notification] = _positional(Notification)
+make_response: Callable[[RequestId, Any], Response] = _positional(Response)
 
+
+@_fast_init
 @attrs.frozen(kw_only=True)
 class Batch(Event):
     """A JSON-RPC batch (protocol version 2025-03-26 only).

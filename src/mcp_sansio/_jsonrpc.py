@@ -26,7 +26,17 @@ import attrs
 import orjson
 
 from ._errors import ErrorCode
-from ._events import ErrorResponse, InvalidMessage, Message, Notification, Request, Response
+from ._events import (
+    ErrorResponse,
+    InvalidMessage,
+    Message,
+    Notification,
+    Request,
+    Response,
+    make_notification,
+    make_request,
+    make_response,
+)
 from ._sentinels import OMITTED
 
 __all__ = ["Decoded", "decode", "encode", "encode_batch", "invalid", "message_to_dict"]
@@ -120,15 +130,15 @@ def classify(obj: Any, raw: bytes) -> Message | InvalidMessage:
                     msg_id = obj["id"]
                     cls = type(msg_id)
                     if cls is int or cls is str:
-                        return Request(id=msg_id, method=method, params=params)
+                        return make_request(msg_id, method, params)
                 elif size == 2:
-                    return Notification(method=method, params=params)
+                    return make_notification(method, params)
         elif method is None and len(obj) == 3 and "result" in obj:
             msg_id = obj.get("id")
             cls = type(msg_id)
             result = obj["result"]
             if (cls is int or cls is str) and type(result) is dict:
-                return Response(id=msg_id, result=result)  # type: ignore[arg-type]
+                return make_response(msg_id, result)  # type: ignore[arg-type]
     return _classify(obj, raw)
 
 
