@@ -491,7 +491,7 @@ def test_non_json_500() -> None:
 
 
 def test_404_with_a_session_means_it_expired() -> None:
-    t = HttpClientTransport()
+    t = HttpClientTransport(reopen=False)
     open_legacy(t, session_id="old")
     request = post(t, req(1, "tools/list"))
     error = errors(respond(t, request.stream, 404, body=b"Not Found"))[1]
@@ -499,6 +499,170 @@ def test_404_with_a_session_means_it_expired() -> None:
     assert "expired" in error["message"]
     assert "'old'" in error["message"]
     assert error["data"] == {"status": 404}
+
+
+# ---------------------------------------------------------------------- expired sessions
+
+INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+REOPEN_ID = "mcp-sansio-reopen"
+
+
+def requests_of(actions: Iterable[ClientAction]) -> list[HttpRequest]:
+    return [a for a in actions if isinstance(a, HttpRequest)]
+
+
+def reopening(t: HttpClientTransport, stream: int) -> HttpRequest:
+    """Answer ``stream`` with 404: the one action is the replayed initialize."""
+    actions = respond(t, stream, 404, body=b"Not Found")
+    assert len(actions) == 1
+    return only_request(actions)
+
+
+def reopen_answer(version: str = "2025-11-25") -> bytes:
+    return orjson.dumps(result(REOPEN_ID, {"protocolVersion": version, "capabilities": {}}))
+
+
+def test_an_expired_session_is_reopened_and_what_it_refused_sent_again() -> None:
+    """404 to a POST with the session id: the transport replays initialize (its own id, no
+    session id), then sends notifications/initialized and what was refused, and what the
+    session wrote meanwhile, in the new session; the session sees only its answers."""
+    t = HttpClientTransport()
+    open_legacy(t, session_id="old")
+    listing = post(t, req(1, "tools/list"))
+    reopen = reopening(t, listing.stream)
+    assert reopen.method == "POST"
+    assert "mcp-session-id" not in hdrs(reopen)
+    replayed = orjson.loads(reopen.body)
+    assert replayed == {
+        "jsonrpc": "2.0",
+        "id": REOPEN_ID,
+        "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25"},
+    }
+    assert t.send(req(2, "ping")) == []  # written meanwhile: it waits
+    actions = respond(t, reopen.stream, 200, [*JSON, ("Mcp-Session-Id", "new")], reopen_answer())
+    assert lines(actions) == []  # the new initialize's answer is the transport's own
+    problems = [a for a in actions if isinstance(a, TransportProblem)]
+    assert len(problems) == 1
+    assert "'old' expired" in problems[0].message
+    assert "'new'" in problems[0].message
+    (initialized,) = requests_of(actions)
+    assert orjson.loads(initialized.body) == INITIALIZED
+    assert hdrs(initialized)["mcp-session-id"] == "new"
+    assert t.session_id == "new"
+    assert t.reopened == 1
+    again, ping = requests_of(respond(t, initialized.stream, 202))
+    assert orjson.loads(again.body)["id"] == 1
+    assert orjson.loads(ping.body)["id"] == 2
+    for request in (again, ping):
+        assert hdrs(request)["mcp-session-id"] == "new"
+        assert hdrs(request)["mcp-protocol-version"] == "2025-11-25"
+    answer = result(1, {"tools": []})
+    assert lines(respond(t, again.stream, 200, JSON, orjson.dumps(answer))) == [answer]
+
+
+def test_posts_expiring_together_reopen_once() -> None:
+    t = HttpClientTransport()
+    open_legacy(t, session_id="old")
+    first = post(t, req(1, "tools/list"))
+    second = post(t, req(2, "prompts/list"))
+    reopen = reopening(t, first.stream)
+    assert respond(t, second.stream, 404) == []  # it waits for the same reopening
+    actions = respond(t, reopen.stream, 200, [*JSON, ("Mcp-Session-Id", "new")], reopen_answer())
+    (initialized,) = requests_of(actions)
+    resent = requests_of(respond(t, initialized.stream, 202))
+    assert sorted(orjson.loads(r.body)["id"] for r in resent) == [1, 2]
+    assert t.reopened == 1
+
+
+def test_a_post_of_the_old_session_refused_after_the_reopening_is_sent_again() -> None:
+    t = HttpClientTransport()
+    open_legacy(t, session_id="old")
+    first = post(t, req(1, "tools/list"))
+    slow = post(t, req(2, "prompts/list"))
+    reopen = reopening(t, first.stream)
+    actions = respond(t, reopen.stream, 200, [*JSON, ("Mcp-Session-Id", "new")], reopen_answer())
+    (initialized,) = requests_of(actions)
+    requests_of(respond(t, initialized.stream, 202))
+    (resent,) = requests_of(respond(t, slow.stream, 404))
+    assert orjson.loads(resent.body)["id"] == 2
+    assert hdrs(resent)["mcp-session-id"] == "new"
+    assert t.reopened == 1
+
+
+def test_a_reopened_session_that_refuses_again_is_not_reopened_twice() -> None:
+    t = HttpClientTransport()
+    open_legacy(t, session_id="old")
+    listing = post(t, req(1, "tools/list"))
+    reopen = reopening(t, listing.stream)
+    actions = respond(t, reopen.stream, 200, [*JSON, ("Mcp-Session-Id", "new")], reopen_answer())
+    (initialized,) = requests_of(actions)
+    (again,) = requests_of(respond(t, initialized.stream, 202))
+    error = errors(respond(t, again.stream, 404))[1]
+    assert "'new' has expired" in error["message"]
+    assert t.reopened == 1
+    # An answer in the new session: a later 404 may reopen again.
+    ping = post(t, req(2, "ping"))
+    respond(t, ping.stream, 200, JSON, orjson.dumps(result(2)))
+    listing = post(t, req(3, "tools/list"))
+    (reopen,) = requests_of(respond(t, listing.stream, 404))
+    assert orjson.loads(reopen.body)["method"] == "initialize"
+
+
+@pytest.mark.parametrize(
+    ("status", "headers", "body", "why"),
+    [
+        (
+            400,
+            JSON,
+            b'{"jsonrpc":"2.0","id":"mcp-sansio-reopen","error":{"code":-32600,"message":"no"}}',
+            "refused (no)",
+        ),
+        (404, [], b"", "HTTP 404"),
+        (200, JSON, reopen_answer("2025-06-18"), "negotiated '2025-06-18'"),
+        (200, JSON, b'{"jsonrpc":"2.0","id":"other","result":{}}', "did not answer"),
+    ],
+    ids=["error", "404", "another-version", "no-answer"],
+)
+def test_a_failed_reopening_fails_what_waits(
+    status: int, headers: list[tuple[str, str]], body: bytes, why: str
+) -> None:
+    t = HttpClientTransport()
+    open_legacy(t, session_id="old")
+    listing = post(t, req(1, "tools/list"))
+    reopen = reopening(t, listing.stream)
+    assert t.send(req(2, "ping")) == []
+    assert t.send(line(INITIALIZED)) == []  # a notification: nothing to fail
+    failed = errors(respond(t, reopen.stream, status, headers, body))
+    assert sorted(failed) == [1, 2]
+    for error in failed.values():
+        assert error["code"] == TRANSPORT_ERROR
+        assert "'old' expired (HTTP 404) and could not be reopened" in error["message"]
+        assert why in error["message"]
+        assert error["data"] == {"status": 404}
+    assert t.reopened == 0
+
+
+def test_a_reopening_broken_off_fails_what_waits() -> None:
+    t = HttpClientTransport()
+    open_legacy(t, session_id="old")
+    listing = post(t, req(1, "tools/list"))
+    reopen = reopening(t, listing.stream)
+    error = errors(t.request_failed(reopen.stream, "connection refused"))[1]
+    assert "could not be reopened" in error["message"]
+    assert "connection refused" in error["message"]
+
+
+def test_a_404_to_a_notification_reopens_too() -> None:
+    t = HttpClientTransport()
+    open_legacy(t, session_id="old")
+    cancel = {"jsonrpc": "2.0", "method": "notifications/roots/list_changed"}
+    note = post(t, line(cancel))
+    reopen = reopening(t, note.stream)
+    actions = respond(t, reopen.stream, 200, [*JSON, ("Mcp-Session-Id", "new")], reopen_answer())
+    (initialized,) = requests_of(actions)
+    (resent,) = requests_of(respond(t, initialized.stream, 202))
+    assert orjson.loads(resent.body) == cancel
 
 
 def test_404_without_a_session() -> None:

@@ -362,6 +362,38 @@ def test_stale_kept_alive_connections_are_retried(probe: Probe) -> None:
         assert answer["content"][0]["text"] == "Echo: after"
 
 
+@pytest.mark.parametrize("listen", [False, True], ids=["post-only", "listen"])
+def test_a_restarted_server_gets_a_new_session(probe: Probe, listen: bool) -> None:
+    """The server restarts and answers 404 to the old session id: the client starts a new
+    session (a new initialize) and sends the call again; the caller sees only its answer."""
+    with serving(probe) as first:
+        port = first.port
+        if listen:  # its GET stream stays open: no settling
+            client = Client.connect_http(first.url, versions=[V2025], listen=True, timeout=LIMIT)
+        else:
+            client = connect(first, [V2025])
+        assert client.call_tool("echo", {"m": "before"})["content"][0]["text"] == "Echo: before"
+        old = stream_of(client).transport.session_id
+        assert old is not None
+    with serving(probe, port=port), client:
+        answer = client.call_tool("echo", {"m": "after"})
+        assert answer["content"][0]["text"] == "Echo: after"
+        transport = stream_of(client).transport
+        assert transport.reopened == 1
+        assert transport.session_id not in (None, old)
+        assert client.call_tool("echo", {"m": "again"})["content"][0]["text"] == "Echo: again"
+        assert transport.reopened == 1
+
+
+def test_reopen_off_fails_the_call_of_a_restarted_server(probe: Probe) -> None:
+    with serving(probe) as first:
+        port = first.port
+        client = connect(first, [V2025], reopen=False)
+        client.call_tool("echo", {"m": "before"})
+    with serving(probe, port=port), client, pytest.raises(McpError, match="expired"):
+        client.call_tool("echo", {"m": "after"})
+
+
 def test_a_delayed_resumption_is_dropped_with_its_call(probe: Probe) -> None:
     with serving(probe, retry=5000) as listener, connect(listener, [V2025]) as client:
         start = time.monotonic()

@@ -582,7 +582,8 @@ class Client(ClientView):
         :param headers: extra headers sent with every request (``Authorization``…).
         :param options: the transport's keywords ``max_body_size=`` (bytes, default 4 MiB),
             ``max_reconnects=``, ``default_retry_ms=``, ``listen=`` (open the standalone GET
-            stream; off by default), ``max_idle=``, ``ssl=``, ``close_timeout=`` (see
+            stream; off by default), ``reopen=`` (start a new session when the server answers
+            404 to the session id; on by default), ``max_idle=``, ``ssl=``, ``close_timeout=`` (see
             ``mcp_sansio.http._trio_client.HttpStream``); the others as for
             :class:`Client`.
         """

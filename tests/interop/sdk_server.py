@@ -1,6 +1,7 @@
 """A one-file MCP server on the official Python SDK (``mcp==2.3.0``, ``MCPServer``) over
-stdio, for the interop tests: run with the interop venv's Python
-(``.interop/sdk-venv/bin/python sdk_server.py``), never imported by the tests themselves.
+stdio (or, with ``http PORT``, Streamable HTTP on 127.0.0.1), for the interop tests: run
+with the interop venv's Python (``.interop/sdk-venv/bin/python sdk_server.py``), never
+imported by the tests themselves.
 
 It speaks both eras (the SDK answers ``server/discover`` and ``initialize``). Its tools ask
 the client for input through the SDK's resolvers (``Elicit``, ``Sample``, ``ListRoots``),
@@ -109,4 +110,9 @@ def review(code: str) -> str:
 
 
 if __name__ == "__main__":
-    server.run()
+    import sys
+
+    if sys.argv[1:2] == ["http"]:  # sdk_server.py http PORT: Streamable HTTP on loopback
+        server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
+    else:
+        server.run()

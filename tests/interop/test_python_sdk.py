@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import base64
 import json
+import socket
 import subprocess
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import IO, Any
@@ -368,3 +370,65 @@ def test_set_logging_level_in_2026(
     assert call["params"]["_meta"][LOG_LEVEL] == "warning"
     assert [m["params"]["level"] for m in wire.received("notifications/message")] == ["warning"]
     assert peer.logs() == [{"level": "warning", "data": "a warning message"}]
+
+
+# ---------------------------------------------------------------------- over HTTP
+
+
+def _serve_sdk_over_http(sdk_python: Path, port: int, stderr: IO[bytes]) -> subprocess.Popen[bytes]:
+    """``sdk_server.py`` on Streamable HTTP at ``port``, once it accepts connections."""
+    process = subprocess.Popen(
+        [str(sdk_python), str(HERE / "sdk_server.py"), "http", str(port)],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=stderr,
+    )
+    deadline = time.monotonic() + EXCHANGE
+    while True:
+        assert process.poll() is None, "the SDK server exited"
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return process
+        except OSError:
+            assert time.monotonic() < deadline, "the SDK server did not listen in time"
+            time.sleep(0.1)
+
+
+def _stop(process: subprocess.Popen[bytes]) -> None:
+    process.terminate()
+    try:
+        process.wait(10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(10)
+
+
+def test_our_http_client_reopens_the_session_of_a_restarted_sdk_server(
+    sdk_python: Path, server_stderr: IO[bytes]
+) -> None:
+    """The SDK's HTTP server restarts: it answers 404 to the session id of the first
+    process, and our client starts a new session and sends the call again, as the
+    specification says it MUST; the caller sees only the answer."""
+    from mcp_sansio.blocking import Client
+    from mcp_sansio.http._blocking_client import HttpStream
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    url = f"http://127.0.0.1:{port}/mcp"
+    server = _serve_sdk_over_http(sdk_python, port, server_stderr)
+    try:
+        client = Client.connect_http(url, versions=["2025-11-25"], timeout=TIMEOUT)
+        with client:
+            stream = client.stream
+            assert isinstance(stream, HttpStream)
+            assert texts(client.call_tool("echo", {"message": "before"})) == ["Echo: before"]
+            first = stream.transport.session_id
+            assert first is not None
+            _stop(server)
+            server = _serve_sdk_over_http(sdk_python, port, server_stderr)
+            assert texts(client.call_tool("echo", {"message": "after"})) == ["Echo: after"]
+            assert stream.transport.reopened == 1
+            assert stream.transport.session_id not in (None, first)
+    finally:
+        _stop(server)

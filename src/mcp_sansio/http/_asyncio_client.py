@@ -55,8 +55,8 @@ class HttpStreams(ClientBinding[_Conn]):
     :param url: the endpoint (``http://host:port/path``; ``https://`` uses TLS).
     :param options: the keywords of :class:`~mcp_sansio.http._h11client.ClientBinding`:
         ``headers=`` (extra headers sent with every request), ``max_body_size=``,
-        ``max_reconnects=``, ``default_retry_ms=``, ``listen=``, ``max_idle=``, ``ssl=``
-        and ``close_timeout=`` (how long :meth:`wait_closed` waits for the ``DELETE``).
+        ``max_reconnects=``, ``default_retry_ms=``, ``listen=``, ``reopen=``, ``max_idle=``,
+        ``ssl=`` and ``close_timeout=`` (how long :meth:`wait_closed` waits for the ``DELETE``).
     """
 
     def __init__(self, url: str, **options: Any) -> None:

@@ -107,8 +107,8 @@ class HttpStream(ClientBinding[_Conn]):
         the system's limit).
     :param options: the keywords of :class:`~mcp_sansio.http._h11client.ClientBinding`:
         ``headers=`` (extra headers sent with every request), ``max_body_size=``,
-        ``max_reconnects=``, ``default_retry_ms=``, ``listen=``, ``max_idle=``, ``ssl=``
-        and ``close_timeout=`` (how long :meth:`close` waits for the ``DELETE``).
+        ``max_reconnects=``, ``default_retry_ms=``, ``listen=``, ``reopen=``, ``max_idle=``,
+        ``ssl=`` and ``close_timeout=`` (how long :meth:`close` waits for the ``DELETE``).
     """
 
     def __init__(

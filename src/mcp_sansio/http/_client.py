@@ -46,6 +46,17 @@ What it does, by the specification's rules for Streamable HTTP:
   server's own requests and notifications, opened once ``notifications/initialized`` is
   sent and reopened (with ``Last-Event-ID``) when it ends; a ``405`` means the server
   offers none. Off by default: most servers send everything on the POST streams.
+- An expired session (initialize era): when a POST that carried the session id gets HTTP
+  404, the specification says the client MUST start a new session. The transport does it
+  without the session noticing: it replays the session's ``initialize`` request (under an
+  id of its own, without the old session id), checks that the result names the same
+  version, sends ``notifications/initialized`` with the new session id, and sends again
+  what the 404 refused (the server did not take it), then what the session wrote
+  meanwhile. Once in a row: if what it resent gets 404 again before anything succeeded,
+  or the new ``initialize`` fails, the requests waiting get errors. What the old session
+  held on the server (resource subscriptions, the logging level) is not restored; a
+  :class:`TransportProblem` says the session was reopened. ``reopen=False`` turns this off
+  (each request the 404 refused then gets an error).
 - :meth:`~HttpClientTransport.close` aborts every stream and, when the server set a
   session id, sends ``DELETE`` with it (any answer, ``405`` included, is fine).
 - Memory is bounded: a JSON body, an error body and each event are limited to
@@ -154,11 +165,16 @@ _POST: Final = 0
 _RESUME: Final = 1  # GET with Last-Event-ID, for a POST stream cut short
 _LISTEN: Final = 2  # the standalone GET stream
 _DELETE: Final = 3
+_REOPEN: Final = 4  # the replayed initialize of an expired session
+
+#: The id under which the transport replays ``initialize`` to reopen an expired session.
+_REOPEN_ID: Final = "mcp-sansio-reopen"
 
 
 class _Exchange:
     __slots__ = (
         "attempts",
+        "body",
         "buffer",
         "decoder",
         "kind",
@@ -183,6 +199,7 @@ class _Exchange:
         self.owed = owed  # the ids of the requests still waiting for their answer here
         self.modern = modern
         self.session_id: str | None = None  # sent with the request
+        self.body = b""  # a POST's line, kept to send again in a reopened session
         self.status = 0
         self.mode = _NONE
         self.buffer: list[bytes] = []
@@ -250,6 +267,8 @@ class HttpClientTransport:
     :param default_retry_ms: the wait before resuming a stream whose server set no
         ``retry``.
     :param listen: open the standalone GET stream in the initialize era.
+    :param reopen: start a new session when the server answers 404 to the session id
+        (initialize era), as the module docs say.
     """
 
     def __init__(
@@ -261,6 +280,7 @@ class HttpClientTransport:
         max_reconnects: int = DEFAULT_MAX_RECONNECTS,
         default_retry_ms: int = DEFAULT_RETRY_MS,
         listen: bool = False,
+        reopen: bool = True,
     ) -> None:
         if max_body_size < 1:
             raise ValueError("max_body_size must be at least 1 byte")
@@ -281,6 +301,10 @@ class HttpClientTransport:
         """The wait before a resumption when the server set no ``retry``, in ms."""
         self.listen = listen
         """Whether the standalone GET stream is opened (initialize era)."""
+        self.reopen = reopen
+        """Whether an expired session is reopened (initialize era)."""
+        self.reopened = 0
+        """How many times an expired session was reopened."""
         self.session_id: str | None = None
         """The ``Mcp-Session-Id`` the server set on the ``initialize`` response, once the
         result has arrived."""
@@ -305,6 +329,16 @@ class HttpClientTransport:
         # the client there, and drops it while no stream is open).
         self._gates: set[int] = set()
         self._held: list[bytes] = []
+        # Reopening an expired session: the session's initialize request, the exchange
+        # replaying it, and whether a reopened session has had an answer yet (a second 404
+        # before that is not reopened again).
+        self._initialize: dict[str, Any] | None = None
+        self._reopening: _Exchange | None = None
+        self._expired_id: str | None = None  # the session being replaced
+        self._fresh = False
+        # Actions made while handling a message (a reopened session's next requests), for
+        # the public method at work to return.
+        self._outbox: list[ClientAction] = []
 
     # ------------------------------------------------------------------ introspection
 
@@ -381,6 +415,7 @@ class HttpClientTransport:
                     self._tools_list_ids.add(request_id)
                 elif method == "initialize":
                     self._initialize_ids.add(request_id)
+                    self._initialize = message
                     modern = False
             if modern:
                 params_of_tool = None
@@ -409,6 +444,7 @@ class HttpClientTransport:
         else:
             return [TransportProblem("the session wrote a line that is not a JSON-RPC message")]
         ex = self._new(_POST, owed, modern)
+        ex.body = line
         if not modern:
             ex.session_id = self.session_id
         actions.insert(0, HttpRequest(ex.stream, "POST", self.target, tuple(headers), line))
@@ -493,13 +529,14 @@ class HttpClientTransport:
                 session_id = _text(raw_value).strip()
         if ex.kind == _DELETE:
             return []
-        if session_id is not None and ex.kind == _POST and self._initialize_ids & ex.owed:
+        posted = ex.kind == _POST or ex.kind == _REOPEN
+        if session_id is not None and posted and self._initialize_ids & ex.owed:
             self._offered_session_id = session_id
         if 200 <= status < 300:
             if content_type == "text/event-stream":
                 ex.mode = _SSE
                 ex.decoder = SseDecoder(self.max_body_size)
-            elif content_type == "application/json" and ex.kind == _POST:
+            elif content_type == "application/json" and posted:
                 ex.mode = _JSON
         elif status >= 300:
             ex.mode = _ERROR
@@ -533,7 +570,7 @@ class HttpClientTransport:
                 actions.append(self._abort(ex, "every answer has arrived"))
             if out:
                 actions.insert(0, ToSession(b"".join(out)))
-            return actions
+            return self._flush(actions)
         if mode in (_JSON, _ERROR):
             ex.size += len(data)
             if ex.size > self.max_body_size:
@@ -586,7 +623,7 @@ class HttpClientTransport:
         if out:
             actions.insert(0, ToSession(b"".join(out)))
         actions.extend(self._release(stream))
-        return actions
+        return self._flush(actions)
 
     def request_failed(self, stream: int, reason: str) -> list[ClientAction]:
         """The exchange ``stream`` failed: no connection, a broken connection, a malformed
@@ -608,6 +645,13 @@ class HttpClientTransport:
         if out:
             actions.insert(0, ToSession(b"".join(out)))
         actions.extend(self._release(stream))
+        return self._flush(actions)
+
+    def _flush(self, actions: list[ClientAction]) -> list[ClientAction]:
+        """``actions``, then what handling the messages queued (a reopened session's)."""
+        if self._outbox:
+            actions.extend(self._outbox)
+            self._outbox = []
         return actions
 
     def close(self) -> list[ClientAction]:
@@ -625,6 +669,8 @@ class HttpClientTransport:
         self._owner.clear()
         self._gates.clear()
         self._held.clear()
+        self._outbox.clear()
+        self._reopening = None
         if self.session_id is not None:
             ex = self._new(_DELETE, set())
             actions.append(HttpRequest(ex.stream, "DELETE", self.target, self._get_headers(None)))
@@ -680,6 +726,11 @@ class HttpClientTransport:
             return True
         owner = self._owner.get(request_id)
         if owner is not None:
+            if owner.kind == _REOPEN:
+                self._reopened(owner, message, out)
+                return False
+            if owner.session_id is not None and owner.session_id == self.session_id:
+                self._fresh = False
             owner.owed.discard(request_id)
             del self._owner[request_id]
         result = message.get("result")
@@ -715,9 +766,102 @@ class HttpClientTransport:
             headers.append(("MCP-Protocol-Version", self.protocol_version))
         self._legacy_post_headers = tuple(headers)
 
+    # ------------------------------------------------------------------ expired sessions
+
+    def _expired(self, ex: _Exchange) -> list[ClientAction] | None:
+        """A POST that carried a session id got HTTP 404: reopen the session and send its
+        line again; ``None`` when that is not to be done (it then fails as any 404)."""
+        if not self.reopen or self.closed or self._initialize is None:
+            return None
+        if ex.session_id != self.session_id and (
+            self._reopening is not None or self.session_id is not None
+        ):
+            # Sent in an earlier session, which has been (or is being) reopened: again.
+            for request_id in list(ex.owed):
+                self._forget(ex, request_id)
+            return self._post(ex.body)
+        if self._fresh or self._reopening is not None:
+            return None  # the reopened session refused it too: once is enough
+        for request_id in list(ex.owed):
+            self._forget(ex, request_id)
+        request_id = _REOPEN_ID
+        while request_id in self._owner:  # the session's own ids come first
+            request_id += "-"
+        message = {**self._initialize, "id": request_id}
+        reopen = self._reopening = self._new(_REOPEN, {request_id})
+        self._expired_id = ex.session_id
+        self._initialize_ids.add(request_id)
+        self._offered_session_id = None
+        self.session_id = None
+        self._legacy_post_headers = self._post_headers
+        # What the session writes meanwhile waits, after what the 404 refused.
+        self._gates.add(reopen.stream)
+        self._held.insert(0, ex.body)
+        body = orjson.dumps(message)
+        return [HttpRequest(reopen.stream, "POST", self.target, self._post_headers, body)]
+
+    def _reopened(self, ex: _Exchange, message: dict[str, Any], out: list[bytes]) -> None:
+        """The answer to the replayed ``initialize``: the session goes on in the new one,
+        or the requests waiting fail."""
+        for request_id in list(ex.owed):
+            self._forget(ex, request_id)
+        result = message.get("result")
+        version = result.get("protocolVersion") if type(result) is dict else None
+        if type(result) is not dict:
+            error = message.get("error")
+            detail = error.get("message") if type(error) is dict else None
+            self._reopen_failed(f"the new initialize was refused ({detail or 'no result'})", out)
+            return
+        if version != self.protocol_version:
+            self._reopen_failed(
+                f"the new initialize negotiated {version!r}, not {self.protocol_version!r}", out
+            )
+            return
+        self._initialized(result)
+        self._reopening = None
+        self._fresh = True
+        self.reopened += 1
+        self._held.insert(0, b'{"jsonrpc":"2.0","method":"notifications/initialized"}')
+        new = f" as {self.session_id!r}" if self.session_id is not None else ""
+        self._outbox.append(
+            TransportProblem(
+                f"the session {self._expired_id!r} expired (HTTP 404) and was reopened{new}; "
+                "what the old session held on the server (subscriptions, the logging level) "
+                "is gone"
+            )
+        )
+        self._outbox.extend(self._release(ex.stream))
+
+    def _reopen_failed(self, why: str, out: list[bytes]) -> None:
+        """Reopening failed: every request waiting for it gets an error."""
+        ex = self._reopening
+        assert ex is not None
+        self._reopening = None
+        self._exchanges.pop(ex.stream, None)
+        for request_id in list(ex.owed):
+            self._forget(ex, request_id)
+        self._gates.discard(ex.stream)
+        held, self._held = self._held, []
+        message = (
+            f"the session {self._expired_id!r} expired (HTTP 404) and could not be reopened: " + why
+        )
+        for line in held:
+            try:
+                value = orjson.loads(line)
+            except orjson.JSONDecodeError:  # pragma: no cover - the session writes JSON
+                continue
+            for item in value if type(value) is list else [value]:
+                if type(item) is dict and "method" in item and _is_id(item.get("id")):
+                    out.append(_error(item["id"], TRANSPORT_ERROR, message, 404))
+        self._fresh = True
+
     # ------------------------------------------------------------------ failures
 
     def _fail_owed(self, ex: _Exchange, message: str, status: int, out: list[bytes]) -> None:
+        if ex.kind == _REOPEN:
+            if ex.owed and ex is self._reopening:
+                self._reopen_failed(message, out)
+            return
         for request_id in sorted(ex.owed, key=str):
             self._forget(ex, request_id)
             out.append(_error(request_id, TRANSPORT_ERROR, message, status))
@@ -735,9 +879,13 @@ class HttpClientTransport:
             if status == 405:
                 return []  # the server offers no standalone stream
             return [TransportProblem(f"the GET stream got HTTP {status}")]
+        if status == 404 and ex.kind == _POST and ex.session_id is not None:
+            expired = self._expired(ex)
+            if expired is not None:
+                return expired
         body = b"" if ex.truncated else b"".join(ex.buffer)
         ex.buffer = []
-        if body and ex.owed and ex.kind == _POST:
+        if body and ex.owed and ex.kind in (_POST, _REOPEN):
             before = len(out)
             try:
                 message = orjson.loads(body)
@@ -785,7 +933,7 @@ class HttpClientTransport:
             return []
         if decoder.truncated:
             how += ", in the middle of an event"
-        if last_id and not ex.modern and attempts <= self.max_reconnects:
+        if last_id and not ex.modern and attempts <= self.max_reconnects and ex.kind != _REOPEN:
             resumed = self._new(_RESUME, ex.owed)
             resumed.attempts, resumed.last_id, resumed.retry = attempts, last_id, retry
             resumed.session_id = self.session_id

@@ -67,6 +67,7 @@ HTTP_OPTIONS: Final = (
     "max_reconnects",
     "default_retry_ms",
     "listen",
+    "reopen",
     "max_idle",
     "ssl",
     "close_timeout",
@@ -274,6 +275,8 @@ class ClientBinding(Generic[T]):
     :param max_reconnects: resumptions in a row without progress before giving up.
     :param default_retry_ms: the wait before resuming a stream whose server set no ``retry``.
     :param listen: open the standalone GET stream (initialize era); off by default.
+    :param reopen: start a new session, and send again what it refused, when the server
+        answers 404 to the session id (initialize era); on by default.
     :param max_idle: idle keep-alive connections kept.
     :param ssl: for ``https://``: an :class:`ssl.SSLContext` (default: the system's
         default context).
@@ -289,6 +292,7 @@ class ClientBinding(Generic[T]):
         max_reconnects: int = DEFAULT_MAX_RECONNECTS,
         default_retry_ms: int = DEFAULT_RETRY_MS,
         listen: bool = False,
+        reopen: bool = True,
         max_idle: int = DEFAULT_MAX_IDLE,
         ssl: _ssl.SSLContext | None = None,
         close_timeout: float = DEFAULT_CLOSE_TIMEOUT,
@@ -302,6 +306,7 @@ class ClientBinding(Generic[T]):
             max_reconnects=max_reconnects,
             default_retry_ms=default_retry_ms,
             listen=listen,
+            reopen=reopen,
         )
         """The sans-IO transport."""
         self.close_timeout = close_timeout

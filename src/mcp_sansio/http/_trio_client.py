@@ -49,8 +49,8 @@ class HttpStream(ClientBinding[_Conn], trio.abc.Stream):
     :param url: the endpoint (``http://host:port/path``; ``https://`` uses TLS).
     :param options: the keywords of :class:`~mcp_sansio.http._h11client.ClientBinding`:
         ``headers=`` (extra headers sent with every request), ``max_body_size=``,
-        ``max_reconnects=``, ``default_retry_ms=``, ``listen=``, ``max_idle=``, ``ssl=``
-        and ``close_timeout=``.
+        ``max_reconnects=``, ``default_retry_ms=``, ``listen=``, ``reopen=``, ``max_idle=``,
+        ``ssl=`` and ``close_timeout=``.
     """
 
     def __init__(self, url: str, **options: Any) -> None:
