@@ -518,6 +518,15 @@ def reopening(t: HttpClientTransport, stream: int) -> HttpRequest:
     return only_request(actions)
 
 
+def reopened_as_new(t: HttpClientTransport, reopen: HttpRequest) -> HttpRequest:
+    """Answer the replayed initialize with the session id ``new``: the one request that
+    follows is ``notifications/initialized``."""
+    actions = respond(t, reopen.stream, 200, [*JSON, ("Mcp-Session-Id", "new")], reopen_answer())
+    (initialized,) = requests_of(actions)
+    assert orjson.loads(initialized.body) == INITIALIZED
+    return initialized
+
+
 def reopen_answer(version: str = "2025-11-25") -> bytes:
     return orjson.dumps(result(REOPEN_ID, {"protocolVersion": version, "capabilities": {}}))
 
@@ -568,8 +577,7 @@ def test_posts_expiring_together_reopen_once() -> None:
     second = post(t, req(2, "prompts/list"))
     reopen = reopening(t, first.stream)
     assert respond(t, second.stream, 404) == []  # it waits for the same reopening
-    actions = respond(t, reopen.stream, 200, [*JSON, ("Mcp-Session-Id", "new")], reopen_answer())
-    (initialized,) = requests_of(actions)
+    initialized = reopened_as_new(t, reopen)
     resent = requests_of(respond(t, initialized.stream, 202))
     assert sorted(orjson.loads(r.body)["id"] for r in resent) == [1, 2]
     assert t.reopened == 1
@@ -581,8 +589,7 @@ def test_a_post_of_the_old_session_refused_after_the_reopening_is_sent_again() -
     first = post(t, req(1, "tools/list"))
     slow = post(t, req(2, "prompts/list"))
     reopen = reopening(t, first.stream)
-    actions = respond(t, reopen.stream, 200, [*JSON, ("Mcp-Session-Id", "new")], reopen_answer())
-    (initialized,) = requests_of(actions)
+    initialized = reopened_as_new(t, reopen)
     requests_of(respond(t, initialized.stream, 202))
     (resent,) = requests_of(respond(t, slow.stream, 404))
     assert orjson.loads(resent.body)["id"] == 2
@@ -595,8 +602,7 @@ def test_a_reopened_session_that_refuses_again_is_not_reopened_twice() -> None:
     open_legacy(t, session_id="old")
     listing = post(t, req(1, "tools/list"))
     reopen = reopening(t, listing.stream)
-    actions = respond(t, reopen.stream, 200, [*JSON, ("Mcp-Session-Id", "new")], reopen_answer())
-    (initialized,) = requests_of(actions)
+    initialized = reopened_as_new(t, reopen)
     (again,) = requests_of(respond(t, initialized.stream, 202))
     error = errors(respond(t, again.stream, 404))[1]
     assert "'new' has expired" in error["message"]
@@ -659,8 +665,7 @@ def test_a_404_to_a_notification_reopens_too() -> None:
     cancel = {"jsonrpc": "2.0", "method": "notifications/roots/list_changed"}
     note = post(t, line(cancel))
     reopen = reopening(t, note.stream)
-    actions = respond(t, reopen.stream, 200, [*JSON, ("Mcp-Session-Id", "new")], reopen_answer())
-    (initialized,) = requests_of(actions)
+    initialized = reopened_as_new(t, reopen)
     (resent,) = requests_of(respond(t, initialized.stream, 202))
     assert orjson.loads(resent.body) == cancel
 
