@@ -659,6 +659,29 @@ def test_a_reopening_broken_off_fails_what_waits() -> None:
     assert "connection refused" in error["message"]
 
 
+def test_the_get_stream_of_an_expired_session_is_replaced() -> None:
+    """With listen=True, the old session's GET stream is dropped when the session is
+    reopened, and the new session opens its own."""
+    t = HttpClientTransport(listen=True)
+    open_legacy(t, session_id="old")
+    initialized, listen = requests_of(t.send(line(INITIALIZED)))
+    assert listen.method == "GET"
+    respond(t, listen.stream, 200, SSE, end=False)
+    respond(t, initialized.stream, 202)
+    listing = post(t, req(1, "tools/list"))
+    aborted, reopen = respond(t, listing.stream, 404)
+    assert aborted == AbortRequest(listen.stream, "the session expired")
+    assert isinstance(reopen, HttpRequest)
+    actions = respond(t, reopen.stream, 200, [*JSON, ("Mcp-Session-Id", "new")], reopen_answer())
+    initialized, listen = requests_of(actions)
+    assert orjson.loads(initialized.body) == INITIALIZED
+    assert (listen.method, hdrs(listen)["mcp-session-id"]) == ("GET", "new")
+    respond(t, listen.stream, 200, SSE, end=False)
+    (again,) = requests_of(respond(t, initialized.stream, 202))
+    assert orjson.loads(again.body)["id"] == 1
+    assert hdrs(again)["mcp-session-id"] == "new"
+
+
 def test_a_404_to_a_notification_reopens_too() -> None:
     t = HttpClientTransport()
     open_legacy(t, session_id="old")

@@ -798,7 +798,13 @@ class HttpClientTransport:
         self._gates.add(reopen.stream)
         self._held.insert(0, ex.body)
         body = orjson.dumps(message)
-        return [HttpRequest(reopen.stream, "POST", self.target, self._post_headers, body)]
+        actions: list[ClientAction] = [
+            self._abort(listen, "the session expired")  # the new session opens its own
+            for listen in list(self._exchanges.values())
+            if listen.kind == _LISTEN
+        ]
+        actions.append(HttpRequest(reopen.stream, "POST", self.target, self._post_headers, body))
+        return actions
 
     def _reopened(self, ex: _Exchange, message: dict[str, Any], out: list[bytes]) -> None:
         """The answer to the replayed ``initialize``: the session goes on in the new one,
