@@ -242,6 +242,13 @@ def structure_params(
     :raises ValueError: unknown ``version``.
     :raises ValidationError: unknown ``method``, or ``params`` does not match.
     """
+    if params is not OMITTED:
+        fn = _PARAMS_FNS.get((version, method))
+        if fn is not None:  # seen before: straight to its generated function
+            try:
+                return fn(params, path)
+            except RecursionError:  # pragma: no cover - no generated class contains itself
+                raise ValidationError("value nested too deeply", path) from None
     spec = _method_spec(version, method)
     if params is OMITTED:
         if spec.params_required:
@@ -249,7 +256,9 @@ def structure_params(
         return OMITTED
     if spec.params is None:  # pragma: no cover - every vendored method has params
         return params
-    return structure(params, spec.params, path)
+    value = structure(params, spec.params, path)
+    _remember(_PARAMS_FNS, version, method, spec.params)
+    return value
 
 
 def structure_result(version: str, method: str, result: Any, path: str = "/result") -> Any:
@@ -258,7 +267,33 @@ def structure_result(version: str, method: str, result: Any, path: str = "/resul
     :raises ValueError: unknown ``version``.
     :raises ValidationError: unknown ``method``, a notification, or ``result`` does not match.
     """
+    fn = _RESULT_FNS.get((version, method))
+    if fn is not None:  # seen before: straight to its generated function
+        try:
+            return fn(result, path)
+        except RecursionError:  # pragma: no cover - no generated class contains itself
+            raise ValidationError("value nested too deeply", path) from None
     spec = _method_spec(version, method)
     if spec.result is None:
         raise ValidationError(f"{method} is a notification and has no result", path)
-    return structure(result, spec.result, path)
+    value = structure(result, spec.result, path)
+    _remember(_RESULT_FNS, version, method, spec.result)
+    return value
+
+
+#: ``(version, method)`` -> the generated function that structures its params (or result),
+#: filled as methods are first structured: :func:`structure_params` and
+#: :func:`structure_result` then skip the method table and the per-class cache.
+_PARAMS_FNS: dict[tuple[str, str], Structurer] = {}
+_RESULT_FNS: dict[tuple[str, str], Structurer] = {}
+
+
+def _remember(
+    table: dict[tuple[str, str], Structurer], version: str, method: str, cls: Any
+) -> None:
+    try:
+        fn = _STRUCTURERS.get(cls)
+    except TypeError:  # pragma: no cover - an unhashable type form
+        return
+    if fn is not None:
+        table[version, method] = fn
