@@ -362,6 +362,26 @@ def test_serve_tcp() -> None:
         assert stop_serving(process) == 130  # interrupted: stops quietly
 
 
+def test_serve_stops_cleanly_on_sigterm() -> None:
+    process, address = start_serving("--tcp", "127.0.0.1:0")
+    try:
+        status, out, _ = run(
+            ["call", "--tcp", address, "tool", "echo", "--args", '{"message": "x"}']
+        )
+        assert status == 0
+        assert only_text(json.loads(out)) == "Echo: x"
+    finally:
+        process.send_signal(signal.SIGTERM)
+        try:
+            assert process.wait(LIMIT) == 128 + signal.SIGTERM
+        finally:
+            if process.poll() is None:
+                process.kill()
+            assert process.stderr is not None
+            assert process.stderr.read() == ""  # no traceback
+            process.stderr.close()
+
+
 def test_serve_unix(socket_dir: Path) -> None:
     path = str(socket_dir / "example.sock")
     process, address = start_serving("--unix", path)

@@ -27,6 +27,7 @@ import asyncio
 import contextlib
 import json
 import os
+import signal
 import sys
 import textwrap
 from collections.abc import Callable, Mapping, Sequence
@@ -310,8 +311,7 @@ def main(
         return exc.code if isinstance(exc.code, int) else 2
     try:
         if args.command == "serve":
-            asyncio.run(_serve(args, err))
-            return 0
+            return asyncio.run(_serve(args, err))
         if args.command == "call":
             return asyncio.run(_call(args, command, out, err))
         if args.command == "probe":
@@ -347,11 +347,11 @@ def _check_call(
 # ---------------------------------------------------------------------- serve
 
 
-async def _serve(args: argparse.Namespace, err: TextIO) -> None:
+async def _serve(args: argparse.Namespace, err: TextIO) -> int:
     server = build_server()
     if args.tcp is None and args.unix is None and args.http is None:
         await mcp_asyncio.serve_stdio(server)
-        return
+        return 0
     listener: mcp_asyncio.Listener
     if args.http is not None:
         host, port = args.http
@@ -365,10 +365,24 @@ async def _serve(args: argparse.Namespace, err: TextIO) -> None:
     else:
         listener = await mcp_asyncio.serve_unix(server, args.unix)
         where = f"unix {args.unix}"
+    # SIGINT and SIGTERM close the listener and its connections (their handlers are
+    # cancelled), then the command exits with 128 + the signal's number: a clean stop, not
+    # a KeyboardInterrupt landing wherever the code happens to be.
+    stopped_by: list[int] = []
+
+    def stop(signum: int) -> None:
+        stopped_by.append(signum)
+        listener.close()
+
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+            loop.add_signal_handler(signum, stop, signum)
     async with listener:
         err.write(f"{_PROG}: serving the example server on {where}\n")
         err.flush()
         await listener.serve_forever()
+    return 128 + stopped_by[0] if stopped_by else 0
 
 
 # ---------------------------------------------------------------------- probe
