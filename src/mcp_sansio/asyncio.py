@@ -602,7 +602,8 @@ class Client(ClientView):
         self.process: asyncio.subprocess.Process | None = None
         """The server's process, for :meth:`connect_stdio`."""
         self.shutdown_timeout = DEFAULT_SHUTDOWN_TIMEOUT
-        """For a stdio server: how long to wait after closing its stdin, then after SIGTERM."""
+        """For a stdio server: how long to wait after closing its stdin, then after SIGTERM;
+        for :meth:`connect_server`: how long the server's task has to finish."""
         self._reader = reader
         self._writer = writer
         self._connect: Callable[[], Awaitable[Streams]] | None = None
