@@ -14,6 +14,8 @@ from collections import deque
 from collections.abc import Mapping
 from typing import Any, Final
 
+from helpers import attributes
+
 from mcp_sansio import (
     ALL_VERSIONS,
     NEED_DATA,
@@ -210,14 +212,8 @@ def _freeze(value: Any, depth: int = 0) -> Any:
         return (type(value).__name__, frozenset(_freeze(v, depth + 1) for v in value))
     module = type(value).__module__
     if module.startswith("mcp_sansio"):
-        fields: list[tuple[str, Any]] = []
-        for cls in type(value).__mro__:
-            for name in getattr(cls, "__slots__", ()):
-                if hasattr(value, name):
-                    fields.append((name, _freeze(getattr(value, name), depth + 1)))
-        if hasattr(value, "__dict__"):
-            fields.extend((k, _freeze(v, depth + 1)) for k, v in vars(value).items())
-        return (type(value).__name__, tuple(fields))
+        fields = tuple((k, _freeze(v, depth + 1)) for k, v in attributes(value).items())
+        return (type(value).__name__, fields)
     if callable(value):
         return ("callable", id(value))
     return ("obj", type(value).__name__, repr(value))

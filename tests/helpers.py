@@ -160,6 +160,17 @@ def state_of(conn: Connection) -> State:
     return conn.state
 
 
+def attributes(value: Any) -> dict[str, Any]:
+    """The instance attributes of one of our objects, by name: from ``__slots__`` and
+    ``__dict__``, or, for a class compiled by mypyc (which has neither at run time), from
+    ``__mypyc_attrs__``."""
+    names: list[str] = []
+    for cls in type(value).__mro__:
+        names += getattr(cls, "__mypyc_attrs__", ()) or getattr(cls, "__slots__", ())
+    names += getattr(value, "__dict__", {})
+    return {name: getattr(value, name) for name in dict.fromkeys(names) if hasattr(value, name)}
+
+
 def snapshot(conn: Connection) -> tuple[Any, ...]:
     """What must not change when ``send()`` raises :class:`LocalProtocolError`."""
     return (

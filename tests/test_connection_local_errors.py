@@ -14,6 +14,7 @@ from helpers import (
     META_SUBSCRIPTION,
     MODERN,
     ConnectionPair,
+    attributes,
     initialize_params,
     initialize_result,
     snapshot,
@@ -29,6 +30,7 @@ from mcp_sansio import (
     Response,
     Role,
 )
+from mcp_sansio._connection import _SAVED, _UNSAVED
 from mcp_sansio._versions import VERSIONS
 
 CAPS: dict[str, Any] = {
@@ -56,14 +58,9 @@ def deep_state(value: Any, depth: int = 0) -> Any:
         return ("map", [(repr(k), deep_state(v, depth + 1)) for k, v in value.items()])
     if callable(value) and not hasattr(value, "__dict__") and not hasattr(value, "__slots__"):
         return repr(value)
-    if hasattr(value, "__dict__") and type(value).__module__.startswith("mcp_sansio"):
-        return (type(value).__name__, deep_state(vars(value), depth + 1))
-    slots = [s for cls in type(value).__mro__ for s in getattr(cls, "__slots__", ())]
-    if slots:
-        return (
-            type(value).__name__,
-            [(s, deep_state(getattr(value, s, None), depth + 1)) for s in slots],
-        )
+    fields = attributes(value)
+    if fields and type(value).__module__.startswith("mcp_sansio"):
+        return (type(value).__name__, deep_state(fields, depth + 1))
     return repr(value)
 
 
@@ -259,6 +256,16 @@ def test_a_legal_send_after_a_refused_one(version: str) -> None:
     pair.respond(Role.SERVER, 1, {"content": []})
     pair.respond(Role.CLIENT, 1, {"roots": []})
     pair.roundtrip(Role.CLIENT, "tools/list", result={"tools": []})
+
+
+@pytest.mark.parametrize("role", list(Role))
+def test_a_refused_batch_saves_every_attribute_it_could_change(role: Role) -> None:
+    """The batch snapshot names its attributes (a compiled Connection has no ``__dict__``):
+    together with what it leaves alone, they are every attribute a Connection has."""
+    names = set(attributes(Connection(role)))
+    assert len(_SAVED) == len(set(_SAVED))
+    assert names == set(_SAVED) | _UNSAVED
+    assert not set(_SAVED) & _UNSAVED
 
 
 def test_deep_state_sees_a_change() -> None:

@@ -4,6 +4,7 @@ rest is forgotten (documented), and nothing that was never added is ever reporte
 
 from __future__ import annotations
 
+import copy
 import random
 import tracemalloc
 
@@ -199,3 +200,17 @@ def test_model(ids: list[Id], bound: int) -> None:
     for probe in range(-25, 65):
         if probe in history:
             assert (int, probe) in keys
+
+
+def test_a_deep_copy_is_equal_and_independent() -> None:
+    """A refused batch saves its connection's histories with ``copy.deepcopy``."""
+    history = IdHistory(4)
+    for request_id in (0, 1, 2, 7, "a"):
+        history.add(request_id)
+    twin = copy.deepcopy(history)
+    assert [i in twin for i in (0, 1, 2, 3, 7, "a", "b")] == [True] * 3 + [False, True, True, False]
+    twin.add(3)
+    twin.add("b")
+    assert (3 in twin, 3 in history) == (True, False)
+    assert ("b" in twin, "b" in history) == (True, False)
+    assert len(twin) == len(history) + 2

@@ -10,6 +10,7 @@ import time
 
 from mcp_sansio import __version__
 from mcp_sansio.__main__ import main
+from mcp_sansio._version import build
 
 LIMIT = 30.0  # it takes a few seconds; the bound is generous for slow machines
 
@@ -77,7 +78,7 @@ def test_version() -> None:
         text=True,
         timeout=LIMIT,
     )
-    assert (proc.returncode, proc.stdout) == (0, f"mcp-sansio {__version__}\n")
+    assert (proc.returncode, proc.stdout) == (0, f"mcp-sansio {__version__} ({build()})\n")
 
 
 def test_a_closed_stdout_stops_it_quietly() -> None:

@@ -37,7 +37,7 @@ from typing import Any, TextIO
 from . import asyncio as mcp_asyncio
 from ._errors import ProtocolError
 from ._events import Notification
-from ._version import __version__
+from ._version import __version__, build
 from ._versions import ALL_VERSIONS, Era
 from .example import build_server
 from .session import McpError
@@ -146,7 +146,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="A sans-IO Model Context Protocol core. With no command: our client and "
         "our example server talk over stdio, in both eras of the protocol.",
     )
-    parser.add_argument("--version", action="version", version=f"{_PROG} {__version__}")
+    parser.add_argument("--version", action="version", version=f"{_PROG} {__version__} ({build()})")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     serve = commands.add_parser(

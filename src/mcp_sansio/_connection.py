@@ -120,6 +120,17 @@ _OPTS: Final = orjson.OPT_APPEND_NEWLINE
 _UNSAVED: Final = frozenset(
     {"config", "role", "_peer", "_legacy", "_modern", "_framer", "_queue", "_max_in_flight"}
 )
+# Everything else: what a refused batch saves and puts back. Named, not read from
+# ``vars(self)``: a compiled Connection (mypyc, see docs/performance.rst) has no ``__dict__``.
+# tests/test_connection_local_errors.py checks that the two sets name every attribute.
+_SAVED: Final = (
+    "_state", "_eof", "_closed_reported", "_error", "_era", "_spec", "_batches",
+    "_client_caps", "_server_caps", "_requested_version", "_probe_id", "_ours", "_theirs",
+    "_our_ids", "_their_ids", "_our_tokens", "_their_tokens", "_cancelled_ours",
+    "_cancelled_theirs", "_cancelled_tokens", "_owed_errors", "_subscriptions", "_log_level",
+    "_request_caps", "_listens", "_next_id", "_gated", "_own_requests", "_own_notes",
+    "_peer_requests", "_peer_notes", "_known",
+)  # fmt: skip
 
 # A request in flight: (method, params, progress token or None).
 _Pending = tuple[str, Any, Any]
@@ -662,20 +673,23 @@ class Connection:
         cls = type(event)
         message: Message | None
         if cls is Request:
-            message, plan = self._check_request(event)  # type: ignore[arg-type]
+            message, plan = self._check_request(event)
         elif cls is Response or cls is ErrorResponse:
-            message, plan = self._check_response(event)  # type: ignore[arg-type]
+            message, plan = self._check_response(event)
         elif cls is Notification:
-            message, plan = self._check_notification(event)  # type: ignore[arg-type]
+            message, plan = self._check_notification(event)
         elif cls is Batch:
-            return self._send_batch(event)  # type: ignore[arg-type]
+            return self._send_batch(event)
         else:
             raise LocalProtocolError(f"cannot send a {cls.__name__} event")
         data = b"" if message is None else _dump(message)
         plan[0](*plan[1:])
         return data
 
-    def _send_batch(self, batch: Batch) -> bytes:
+    # The _check methods and _send_batch take the application's event as ``Any``: its fields
+    # may hold anything until checked here, and a compiled build (mypyc) would otherwise
+    # turn a field of the wrong type into a TypeError where LocalProtocolError is promised.
+    def _send_batch(self, batch: Any) -> bytes:
         if not self._batches:
             raise LocalProtocolError("JSON-RPC batches exist only in protocol version 2025-03-26")
         events = batch.events
@@ -687,11 +701,7 @@ class Connection:
             raise LocalProtocolError("a batch holds only requests, notifications and answers")
         if len({type(e) in (Request, Notification) for e in events}) > 1:
             raise LocalProtocolError("a batch holds requests and notifications, or responses")
-        ids = [
-            (type(e.id), e.id)  # type: ignore[union-attr]
-            for e in events
-            if type(e) is not Notification and is_id(e.id)  # type: ignore[union-attr]
-        ]
+        ids = [(type(e.id), e.id) for e in events if type(e) is not Notification and is_id(e.id)]
         if len(set(ids)) != len(ids):
             raise LocalProtocolError("a batch must not repeat an id")
         if any(
@@ -702,7 +712,7 @@ class Connection:
         # Each member is checked against the state the members before it leave (two
         # requests with one progress token, or progress that does not increase, are
         # caught); if any member is refused, the state is put back as it was.
-        saved = copy.deepcopy({k: v for k, v in vars(self).items() if k not in _UNSAVED})
+        saved = copy.deepcopy([getattr(self, name) for name in _SAVED])
         try:
             messages = []
             for e in events:
@@ -715,18 +725,19 @@ class Connection:
             except (TypeError, orjson.JSONEncodeError) as exc:
                 raise LocalProtocolError(f"not JSON-serialisable: {exc}") from None
         except BaseException:
-            vars(self).update(saved)
+            for name, value in zip(_SAVED, saved, strict=True):
+                setattr(self, name, value)
             raise
 
-    def _check(self, event: Message) -> tuple[Message | None, tuple[Any, ...]]:
+    def _check(self, event: Any) -> tuple[Message | None, tuple[Any, ...]]:
         """Check an outgoing message without changing anything. Returns the message to
         write (``None`` for nothing) and the plan that carries it out: ``(method, *arguments)``."""
         cls = type(event)
         if cls is Request:
-            return self._check_request(event)  # type: ignore[arg-type]
+            return self._check_request(event)
         if cls is Notification:
-            return self._check_notification(event)  # type: ignore[arg-type]
-        return self._check_response(event)  # type: ignore[arg-type]
+            return self._check_notification(event)
+        return self._check_response(event)
 
     def _forget_cancelled(self, rid: RequestId) -> None:
         self._cancelled_theirs.pop(rid, None)
@@ -741,7 +752,7 @@ class Connection:
     def _nothing(self) -> None:
         return None
 
-    def _check_request(self, req: Request) -> tuple[Message, tuple[Any, ...]]:
+    def _check_request(self, req: Any) -> tuple[Message, tuple[Any, ...]]:
         rid = req.id
         method = req.method
         if type(rid) is not int and type(rid) is not str:
@@ -841,7 +852,7 @@ class Connection:
         params["_meta"] = meta
         return params
 
-    def _check_notification(self, note: Notification) -> tuple[Message, tuple[Any, ...]]:
+    def _check_notification(self, note: Any) -> tuple[Message, tuple[Any, ...]]:
         method = note.method
         if type(method) is not str:
             raise LocalProtocolError("method must be a string")
@@ -898,20 +909,18 @@ class Connection:
             self._probe_id = None
             self._decide_legacy()
 
-    def _check_response(
-        self, msg: Response | ErrorResponse
-    ) -> tuple[Message | None, tuple[Any, ...]]:
+    def _check_response(self, msg: Any) -> tuple[Message | None, tuple[Any, ...]]:
         rid = msg.id
         is_error = type(msg) is ErrorResponse
         if is_error:
-            code = msg.code  # type: ignore[union-attr]
-            if not isinstance(code, int) or isinstance(code, bool) or type(msg.message) is not str:  # type: ignore[union-attr]
+            code = msg.code
+            if not isinstance(code, int) or isinstance(code, bool) or type(msg.message) is not str:
                 raise LocalProtocolError("an error needs an integer code and a string message")
             if rid is None:
                 return msg, (self._nothing,)
         if not is_id(rid):
             raise LocalProtocolError(f"response id must be a string or an integer, not {rid!r}")
-        pending = self._theirs.get(rid)  # type: ignore[arg-type]
+        pending = self._theirs.get(rid)
         if pending is None:
             if is_error and rid in self._owed_errors:
                 return msg, (self._forget_owed, rid)
@@ -921,20 +930,20 @@ class Connection:
         method = pending[0]
         if is_error:
             return msg, (self._commit_response, rid, method, None)
-        result = msg.result  # type: ignore[union-attr]
+        result = msg.result
         if type(result) is not dict:
             result = _params_dict(result)
             if result is None:
                 raise LocalProtocolError("a result must be a JSON object")
-            msg = Response(id=rid, result=result)  # type: ignore[arg-type]
+            msg = Response(id=rid, result=result)
         if self._era is Era.STATELESS:
             result_type = result.get("resultType")
             if "resultType" not in result:
                 result = {**result, "resultType": "complete"}
-                msg = Response(id=rid, result=result)  # type: ignore[arg-type]
+                msg = Response(id=rid, result=result)
             elif result_type == "input_required":
                 assert self._spec is not None
-                caps = self._request_caps[rid][0]  # type: ignore[index]
+                caps = self._request_caps[rid][0]
                 fault = input_required_fault(self._spec, method, result, caps)
                 if fault is not None:
                     raise LocalProtocolError(fault[1], fault[0])

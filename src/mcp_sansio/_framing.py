@@ -71,7 +71,8 @@ class LineFramer:
             data = bytes(data)
         rest = len(self._data) - self._pos
         if rest:  # fed again before the last chunk was drained
-            self._data = self._data[self._pos :] + data
+            kept = self._data if self._pos == 0 else self._data[self._pos :]
+            self._data = kept + data  # (slicing [0:] would copy in a compiled build)
         elif self._discarding:
             # Still inside an oversized line: drop it up to (not including) its newline,
             # which next_line() needs to see to end the discard.

@@ -14,6 +14,8 @@ detected. Nothing else is lost, and memory stays within ``bound`` entries.
 
 from __future__ import annotations
 
+from typing import Any
+
 __all__ = ["IdHistory"]
 
 _Id = int | str
@@ -29,6 +31,15 @@ class IdHistory:
         self._lo = 0
         self._below = 0  # empty run: lo == below
         self._recent: dict[_Id, None] = {}
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> IdHistory:
+        # Explicit, because a compiled build (mypyc) cannot rebuild the object without
+        # calling __init__; a refused batch saves its connection's state with deepcopy.
+        twin = IdHistory(self._bound)
+        twin._lo = self._lo
+        twin._below = self._below
+        twin._recent = dict(self._recent)
+        return twin
 
     def __contains__(self, request_id: _Id) -> bool:
         if type(request_id) is int and self._lo <= request_id < self._below:
