@@ -13,6 +13,12 @@ current process runs inside ``benchmarks/.sdk-venv``:
 So ``python benchmarks/run.py`` works from the dev venv or from a bare ``python3``.
 Set ``MCP_SANSIO_BENCH_NO_SDK=1`` to skip all of this and run in the current interpreter
 (the SDK columns then read "n/a").
+
+``--compiled`` on any script's command line (or ``MCP_SANSIO_BENCH_COMPILED=1``) measures
+the compiled core instead: the venv is ``benchmarks/.sdk-venv-compiled``, where mcp-sansio is
+built with ``MCP_SANSIO_COMPILE=1`` (mypyc; see setup.py) and installed as a wheel, not in
+editable mode (an editable compiled build would drop its extensions into ``src/``). It is
+rebuilt whenever a file under ``src/`` or the build's own files change.
 """
 
 from __future__ import annotations
@@ -27,18 +33,28 @@ import venv
 from pathlib import Path
 from typing import Final
 
-__all__ = ["REPO", "SDK_PIN", "VENV", "ensure", "in_bench_venv"]
+__all__ = ["COMPILED", "REPO", "SDK_PIN", "VENV", "ensure", "in_bench_venv"]
 
 #: The official SDK release the benchmarks compare against. Changing it reinstalls.
 SDK_PIN: Final = "mcp==2.3.0"
 
-HERE: Final = Path(__file__).resolve().parent
-REPO: Final = HERE.parent
-VENV: Final = HERE / ".sdk-venv"
-STAMP: Final = VENV / "bench-stamp.json"
-
 _REEXEC_FLAG: Final = "MCP_SANSIO_BENCH_REEXEC"
 NO_SDK_FLAG: Final = "MCP_SANSIO_BENCH_NO_SDK"
+COMPILED_FLAG: Final = "MCP_SANSIO_BENCH_COMPILED"
+
+if "--compiled" in sys.argv[1:]:
+    # Said once on the command line; the environment carries it to the re-executed process
+    # and to the servers the adapter benchmarks spawn.
+    sys.argv.remove("--compiled")
+    os.environ[COMPILED_FLAG] = "1"
+
+#: Whether this run measures the compiled core (``--compiled``).
+COMPILED: Final = os.environ.get(COMPILED_FLAG) == "1"
+
+HERE: Final = Path(__file__).resolve().parent
+REPO: Final = HERE.parent
+VENV: Final = HERE / (".sdk-venv-compiled" if COMPILED else ".sdk-venv")
+STAMP: Final = VENV / "bench-stamp.json"
 
 
 def _venv_python() -> Path:
@@ -55,15 +71,24 @@ def in_bench_venv() -> bool:
         return False
 
 
+def _digest(paths: list[Path]) -> str:
+    sha = hashlib.sha256()
+    for path in sorted(p for p in paths if p.is_file()):
+        sha.update(str(path.relative_to(REPO)).encode() + b"\0" + path.read_bytes())
+    return sha.hexdigest()
+
+
 def _wanted_stamp() -> dict[str, str]:
-    pyproject = REPO / "pyproject.toml"
-    digest = hashlib.sha256(pyproject.read_bytes()).hexdigest() if pyproject.exists() else ""
-    return {
+    stamp = {
         "sdk": SDK_PIN,
         "python": ".".join(map(str, sys.version_info[:3])),
         "implementation": sys.implementation.name,
-        "pyproject_sha256": digest,
+        "pyproject_sha256": _digest([REPO / "pyproject.toml"]),
     }
+    if COMPILED:  # an installed copy: any change to the sources needs a new build
+        build_files = [REPO / "setup.py", *(REPO / "build_backend").glob("*.py")]
+        stamp["sources_sha256"] = _digest([*(REPO / "src").rglob("*"), *build_files])
+    return stamp
 
 
 def _read_stamp() -> dict[str, str] | None:
@@ -89,20 +114,17 @@ def _install(wanted: dict[str, str]) -> None:
         if VENV.exists():
             shutil.rmtree(VENV)
         venv.EnvBuilder(with_pip=True, clear=True).create(VENV)
-    _log(f"installing -e {REPO.name} and {SDK_PIN} (first run takes a while)")
+    how = "compiled with mypyc" if COMPILED else "-e"
+    _log(f"installing {REPO.name} ({how}) and {SDK_PIN} (first run takes a while)")
     STAMP.unlink(missing_ok=True)
-    cmd = [
-        str(py),
-        "-m",
-        "pip",
-        "install",
-        "--quiet",
-        "--disable-pip-version-check",
-        "-e",
-        str(REPO),
-        SDK_PIN,
-    ]
-    subprocess.run(cmd, check=True)
+    pip = [str(py), "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
+    if COMPILED:
+        # The dependencies and the SDK with a quick pure build, then the compiled build over it.
+        subprocess.run([*pip, str(REPO), SDK_PIN], check=True)
+        env = dict(os.environ, MCP_SANSIO_COMPILE="1")
+        subprocess.run([*pip, "--force-reinstall", "--no-deps", str(REPO)], check=True, env=env)
+    else:
+        subprocess.run([*pip, "-e", str(REPO), SDK_PIN], check=True)
     STAMP.write_text(json.dumps(wanted, indent=2) + "\n")
 
 

@@ -5,7 +5,7 @@ orjson alone on the same bytes (the floor), mcp-sansio (envelope only, and fully
 and the official Python SDK (``mcp`` on PyPI, pinned in ``_env.SDK_PIN``) doing its own
 per-message work. See ``_columns`` for exactly what each column does.
 
-    python benchmarks/run.py [--quick] [--json FILE] [--no-import]
+    python benchmarks/run.py [--quick] [--compiled] [--json FILE] [--no-import]
 
 Runs from the dev venv or a bare ``python3``: it first re-executes itself inside
 ``benchmarks/.sdk-venv`` (created and cached by ``_env``), where both libraries are
@@ -381,6 +381,15 @@ def _version(dist: str) -> str:
         return "not installed"
 
 
+def _build() -> str:
+    """Which build of mcp-sansio's core is measured (pure Python, or compiled: --compiled)."""
+    try:
+        from mcp_sansio._version import build
+    except ImportError:  # an mcp-sansio from before builds were told apart
+        return "pure Python"
+    return build()
+
+
 def _cpu_model() -> str:
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
@@ -410,6 +419,7 @@ def environment(settings: Settings, quick: bool) -> dict[str, Any]:
         "cpu": _cpu_model(),
         "cpus": os.cpu_count(),
         "mcp_sansio": f"{_version('mcp-sansio')} @ {_git_revision()}",
+        "build": _build(),
         "sdk": f"mcp {_version('mcp')} (mcp-types {_version('mcp-types')}, "
         f"pydantic {_version('pydantic')}, pydantic-core {_version('pydantic-core')})",
         "orjson": _version("orjson"),
@@ -426,7 +436,8 @@ def _env_lines(env: dict[str, Any]) -> list[str]:
         f"## mcp-sansio benchmarks ({env['mode']} run, {env['date']})\n",
         f"- Python: {env['python']} on {env['platform']}",
         f"- Machine: {env['cpu']}, {env['cpus']} CPUs",
-        f"- mcp-sansio {env['mcp_sansio']}; orjson {env['orjson']}; {env['attrs_cattrs']}",
+        f"- mcp-sansio {env['mcp_sansio']}, **{env['build']}**; orjson {env['orjson']}; "
+        f"{env['attrs_cattrs']}",
         f"- Official SDK: {env['sdk']}",
         f"- Method: `time.perf_counter_ns`, loop count calibrated to ~{s['target_s']} s per "
         f"repeat, warm-up, median of {s['repeats']} repeats, GC disabled while timing; "
@@ -453,6 +464,11 @@ def main(argv: list[str] | None = None) -> int:
         description="mcp-sansio vs orjson vs the official SDK, side by side."
     )
     parser.add_argument("--quick", action="store_true", help="few, short measurements (CI)")
+    parser.add_argument(
+        "--compiled",
+        action="store_true",
+        help="measure the compiled core (mypyc) in benchmarks/.sdk-venv-compiled (see _env)",
+    )
     parser.add_argument("--json", type=Path, metavar="FILE", help="also write figures as JSON")
     parser.add_argument("--no-import", action="store_true", help="skip the import cost")
     parser.add_argument("--no-adapters", action="store_true", help="skip adapters.py's table")
@@ -482,7 +498,7 @@ def main(argv: list[str] | None = None) -> int:
     print("\n".join(lines))
     print(
         f"(measured in {elapsed:.0f} s; command: python benchmarks/run.py"
-        f"{' --quick' if args.quick else ''})"
+        f"{' --quick' if args.quick else ''}{' --compiled' if _env.COMPILED else ''})"
     )
 
     if args.json:

@@ -1107,8 +1107,23 @@ class LegacyMachine(PairMachine):
         return [
             m
             for m, gate, first in SERVER_REQUESTS
-            if first <= self.VERSION and _cap(self.cc, *gate)
+            if first <= self.VERSION
+            and _cap(self.cc, *gate)
+            and (m != "elicitation/create" or self._elicitation_modes())
         ]
+
+    def _elicitation_modes(self) -> list[str]:
+        """The elicitation modes the client declared (2025-11-25 on: an empty object means
+        form; ``{"url": false}`` declares neither, and the connection refuses both)."""
+        if self.VERSION < "2025-11-25":
+            return ["form"]
+        elicitation = self.cc.get("elicitation") or {}
+        modes = []
+        if not elicitation or _cap(elicitation, "form"):
+            modes.append("form")
+        if _cap(elicitation, "url"):
+            modes.append("url")
+        return modes
 
     def _params(self, role: Role, method: str, data: st.DataObject) -> dict[str, Any] | None:
         params: dict[str, Any] | None
@@ -1144,13 +1159,7 @@ class LegacyMachine(PairMachine):
         elif method == "elicitation/create":
             params = {"message": "name?", "requestedSchema": {"type": "object", "properties": {}}}
             if self.VERSION >= "2025-11-25":
-                elicitation = self.cc.get("elicitation") or {}
-                modes = []
-                if not elicitation or _cap(elicitation, "form"):
-                    modes.append("form")
-                if _cap(elicitation, "url"):
-                    modes.append("url")
-                mode = data.draw(st.sampled_from(modes)) if modes else None
+                mode = data.draw(st.sampled_from(self._elicitation_modes()))
                 if mode == "url":
                     params = {
                         "mode": "url",
