@@ -994,6 +994,66 @@ def test_memory_pipe() -> None:
     run(main)
 
 
+def test_memory_pipe_delivers_to_its_reader_at_once() -> None:
+    """How a _Peer reads the pipe: what was written before is handed over first, then each
+    write within the writer's call; close() hands over the end and ends the delivery;
+    a cancelled delivery leaves later writes in the pipe."""
+    from mcp_sansio.asyncio import _MemoryPipe
+
+    async def main() -> None:
+        pipe = _MemoryPipe()
+        got: list[bytes] = []
+        pipe.write(b"early ")
+        pipe.write(b"bytes")
+        delivering = asyncio.create_task(pipe.deliver_to(got.append))
+        await asyncio.sleep(0)
+        assert got == [b"early bytes"]
+        pipe.write(bytearray(b"now"))
+        assert got[-1] == b"now"  # within write(): no turn of the loop
+        await pipe.drain()  # nothing is ever held back
+        pipe.close()
+        await asyncio.wait_for(delivering, 1)
+        assert got == [b"early bytes", b"now", b""]
+
+        stopped = _MemoryPipe()
+        seen: list[bytes] = []
+        delivering = asyncio.create_task(stopped.deliver_to(seen.append))
+        await asyncio.sleep(0)
+        delivering.cancel()
+        await asyncio.gather(delivering, return_exceptions=True)
+        stopped.write(b"kept")
+        assert seen == []
+        assert await stopped.read() == b"kept"
+
+    run(main)
+
+
+def test_connect_server_answers_plain_handlers_without_starving_the_loop() -> None:
+    """With a plain (not async) handler, connect_server's answer is there when the call's
+    write returns; each call still gives the event loop a turn, as a socket would."""
+
+    async def main() -> None:
+        turns = 0
+
+        async def count_turns() -> None:
+            nonlocal turns
+            while True:
+                turns += 1
+                await asyncio.sleep(0)
+
+        async with Client.connect_server(build_server(), versions=LEGACY) as client:
+            counting = asyncio.create_task(count_turns())
+            await asyncio.sleep(0)
+            before = turns
+            for i in range(50):
+                assert text(await client.call_tool("echo", {"text": str(i)})) == str(i)
+            assert turns - before >= 50
+            counting.cancel()
+            await asyncio.gather(counting, return_exceptions=True)
+
+    run(main)
+
+
 def test_connect_server_gives_up_on_a_server_that_does_not_finish() -> None:
     """Closing a connect_server client while a handler runs: the call fails, the server
     gets shutdown_timeout seconds to finish, then its task is cancelled (and its handler

@@ -153,8 +153,11 @@ class _MemoryPipe:
     """One direction of an in-memory byte stream, for :meth:`Client.connect_server`: what
     one side writes, the other reads, in order; ``close()`` is the end of the stream.
 
-    :meth:`drain` waits while more than :data:`_PIPE_LIMIT` bytes are unread (or until
-    the pipe is closed), so a writer that outruns its reader is held back, as by a socket.
+    A :class:`_Peer` reads it with :meth:`deliver_to`: each write is then handed to the
+    reading side's ``feed`` at once, within the writer's call (no read task to wake, no turn
+    of the event loop), and ``close()`` hands it ``b""``. Read with :meth:`read` instead,
+    :meth:`drain` waits while more than :data:`_PIPE_LIMIT` bytes are unread (or until the
+    pipe is closed), so a writer that outruns its reader is held back, as by a socket.
     """
 
     def __init__(self) -> None:
@@ -163,6 +166,29 @@ class _MemoryPipe:
         self._closed = False
         self._readable: asyncio.Future[None] | None = None
         self._writable: asyncio.Future[None] | None = None
+        self._deliver: Callable[[bytes], None] | None = None
+
+    async def deliver_to(self, feed: Callable[[bytes], None]) -> None:
+        """Hand what was written so far, then every later write, to ``feed``; return once
+        the pipe is closed (after ``feed(b"")``). Cancelling it stops the deliveries."""
+        self._deliver = feed
+        try:
+            while True:
+                if self._chunks:
+                    data = b"".join(self._chunks)
+                    self._chunks.clear()
+                    self._size = 0
+                    feed(data)
+                if self._closed:
+                    feed(b"")
+                    return
+                waiter = self._readable = asyncio.get_running_loop().create_future()
+                try:
+                    await waiter
+                finally:
+                    self._readable = None
+        finally:
+            self._deliver = None
 
     async def read(self, n: int = -1) -> bytes:
         chunks = self._chunks
@@ -187,6 +213,9 @@ class _MemoryPipe:
         if self._closed:
             raise RuntimeError("the in-memory pipe is closed")
         if data:
+            if self._deliver is not None:  # (it leaves nothing in _chunks)
+                self._deliver(bytes(data))
+                return
             self._chunks.append(bytes(data))
             self._size += len(data)
             _wake(self._readable)
@@ -242,7 +271,11 @@ class _Peer:
         return self.loop.time()
 
     def start(self) -> None:
-        self._read_task = self.loop.create_task(self._read_loop())
+        reader = self.reader
+        if type(reader) is _MemoryPipe:  # in process: each write is fed to us at once
+            self._read_task = self.loop.create_task(reader.deliver_to(self.feed))
+        else:
+            self._read_task = self.loop.create_task(self._read_loop())
 
     # ------------------------------------------------------------------ bytes
 
@@ -398,7 +431,14 @@ class _Peer:
         self.arm()
         try:
             await self.drain()
-            await waiter
+            if call.done:
+                # Answered already, within a write (connect_server delivers bytes at once;
+                # a request of a handler's Context was written before this wait): still
+                # give the loop a turn, as a socket would, so that a caller's loop of calls
+                # cannot starve the other tasks.
+                await asyncio.sleep(0)
+            else:
+                await waiter
         except asyncio.CancelledError:
             if not call.done:
                 self.write(self.session.cancel(call))
