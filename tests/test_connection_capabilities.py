@@ -5,6 +5,7 @@ sampling with tools."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import pytest
@@ -33,6 +34,7 @@ from mcp_sansio import (
     Response,
     Role,
 )
+from mcp_sansio._checks import required_params_fault
 
 INVALID = ErrorCode.INVALID_REQUEST
 PARAMS = ErrorCode.INVALID_PARAMS
@@ -603,3 +605,31 @@ def test_accept_undeclared_is_a_documented_switch(version: str) -> None:
 def test_accept_undeclared_is_checked(bad: object) -> None:
     with pytest.raises((TypeError, ValueError)):
         Connection(Role.CLIENT, accept_undeclared=bad)
+
+
+@pytest.mark.parametrize(
+    ("kind", "good", "bad"),
+    [
+        ("string", ["", "x"], [1, None, b"x", ["x"]]),
+        ("integer", [0, -3], [True, 1.0, "1", None]),
+        ("number", [0, 2.5, -1e300], [True, "1", None, math.nan, math.inf, -math.inf]),
+        ("object", [{}, {"a": 1}], [[], "x", None]),
+        ("array", [[], [1]], [{}, (1,), "x"]),
+        ("boolean", [True, False], [0, 1, "true", None]),
+        ("id", ["a", 7], [True, 1.5, None, ["a"]]),
+        ("any", [None, 0, "x", [], {}, math.nan], []),
+    ],
+)
+def test_each_kind_of_required_param(kind: str, good: list[Any], bad: list[Any]) -> None:
+    """The JSON type of each kind a schema may require; a bool is no integer, and NaN and
+    the infinities are no number."""
+    rows = (("key", kind, None),)
+    for value in good:
+        assert required_params_fault("m", rows, {"key": value}) is None, value
+    for value in bad:
+        fault = required_params_fault("m", rows, {"key": value})
+        assert fault is not None, value
+        assert fault[0] == PARAMS
+        assert "'key' must be" in fault[1]
+    assert required_params_fault("m", rows, {}) == (PARAMS, "Invalid params: m needs 'key'")
+    assert required_params_fault("m", rows, None) == (PARAMS, "Invalid params: m needs params")

@@ -6,7 +6,7 @@ acceptable, or a ``(code, message)`` fault.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any, Final
 
 from ._errors import ErrorCode
@@ -183,15 +183,17 @@ def input_required_fault(
     return None
 
 
-_KINDS: Final[Mapping[str, tuple[str, Callable[[Any], bool]]]] = {
-    "string": ("a string", lambda v: type(v) is str),
-    "integer": ("an integer", lambda v: type(v) is int),
-    "number": ("a number", is_number),
-    "object": ("an object", lambda v: type(v) is dict),
-    "array": ("an array", lambda v: type(v) is list),
-    "boolean": ("a boolean", lambda v: type(v) is bool),
-    "id": ("a string or an integer", is_id),
-    "any": ("any JSON value", lambda v: True),
+# Each kind of a required param: its words, and the exact types of its decoded values
+# (``None``: any value). A float must also be finite (see is_number).
+_KINDS: Final[Mapping[str, tuple[str, tuple[type, ...] | None]]] = {
+    "string": ("a string", (str,)),
+    "integer": ("an integer", (int,)),
+    "number": ("a number", (int, float)),
+    "object": ("an object", (dict,)),
+    "array": ("an array", (list,)),
+    "boolean": ("a boolean", (bool,)),
+    "id": ("a string or an integer", (str, int)),
+    "any": ("any JSON value", None),
 }
 
 
@@ -213,8 +215,9 @@ def required_params_fault(method: str, rows: tuple[Required, ...], params: Any) 
         if key not in params:
             return _PARAMS, f"Invalid params: {method} needs {key!r}"
         value = params[key]
-        what, ok = _KINDS[kind]
-        if not ok(value):
+        what, types = _KINDS[kind]
+        cls = type(value)
+        if types is not None and (cls not in types or (cls is float and not math.isfinite(value))):
             return _PARAMS, f"Invalid params: {method}: {key!r} must be {what}, not {_json(value)}"
         if enum is not None and value not in enum:
             return _PARAMS, f"Invalid params: {method}: {key!r} must be one of {list(enum)}"
