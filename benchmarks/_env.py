@@ -87,7 +87,14 @@ def _wanted_stamp() -> dict[str, str]:
     }
     if COMPILED:  # an installed copy: any change to the sources needs a new build
         build_files = [REPO / "setup.py", *(REPO / "build_backend").glob("*.py")]
-        stamp["sources_sha256"] = _digest([*(REPO / "src").rglob("*"), *build_files])
+        sources = [
+            path
+            for path in (REPO / "src").rglob("*")
+            if "__pycache__" not in path.parts
+            and not str(path).endswith((".pyc", ".so"))
+            and ".egg-info" not in str(path)
+        ]
+        stamp["sources_sha256"] = _digest([*sources, *build_files])
     return stamp
 
 

@@ -155,9 +155,10 @@ class _MemoryPipe:
 
     A :class:`_Peer` reads it with :meth:`deliver_to`: each write is then handed to the
     reading side's ``feed`` at once, within the writer's call (no read task to wake, no turn
-    of the event loop), and ``close()`` hands it ``b""``. Read with :meth:`read` instead,
-    :meth:`drain` waits while more than :data:`_PIPE_LIMIT` bytes are unread (or until the
-    pipe is closed), so a writer that outruns its reader is held back, as by a socket.
+    of the event loop), and ``close()`` hands it ``b""``. When it is read with :meth:`read`
+    instead, :meth:`drain` waits while more than :data:`_PIPE_LIMIT` bytes are unread (or
+    until the pipe is closed), so a writer that outruns its reader is held back, as by a
+    socket.
     """
 
     def __init__(self) -> None:
