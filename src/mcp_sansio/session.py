@@ -71,13 +71,6 @@ __all__ = [
     "SessionBase",
 ]
 
-# Enum members as module constants (a class attribute lookup costs about 0.1 µs here).
-_ERA_INITIALIZE: Final = Era.INITIALIZE
-_ERA_STATELESS: Final = Era.STATELESS
-_STATE_OPERATING: Final = State.OPERATING
-_STATE_PROBING: Final = State.PROBING
-_STATE_STATELESS: Final = State.STATELESS
-
 _META_SUBSCRIPTION: Final = "io.modelcontextprotocol/subscriptionId"
 _META_LOG_LEVEL: Final = "io.modelcontextprotocol/logLevel"
 _META_CAPABILITIES: Final = "io.modelcontextprotocol/clientCapabilities"
@@ -430,7 +423,7 @@ class SessionBase:
             return b""
         self._forget(call)
         call.error = McpError(-32800, reason or "request cancelled")
-        if call.method == "server/discover" and self.connection.state is _STATE_PROBING:
+        if call.method == "server/discover" and self.connection.state is State.PROBING:
             self.connection.fall_back_to_initialize()
             return b""
         params: dict[str, Any] = {"requestId": call.id}
@@ -754,9 +747,9 @@ class ClientSession(SessionBase):
         When the opening completes, :meth:`SessionBase.receive_data` returns :class:`Opened`."""
         conn = self.connection
         if (
-            conn.era is _ERA_STATELESS
+            conn.era is Era.STATELESS
             and "2026-07-28" in conn.config.versions
-            and conn.config.eras == {_ERA_STATELESS}
+            and conn.config.eras == {Era.STATELESS}
         ):
             # A stateless-only client needs no handshake; it may still discover. This is no
             # probe (there is no other era to fall back to): the usual timeout applies.
@@ -772,13 +765,13 @@ class ClientSession(SessionBase):
         """Set the level of the server's log messages: the ``logging/setLevel`` request to
         send (initialize era), or ``None`` in 2026-07-28, where the level is remembered and
         sent in every later request's ``_meta``."""
-        if self.connection.era is _ERA_STATELESS:
+        if self.connection.era is Era.STATELESS:
             self.log_level = level
             return None
         return "logging/setLevel", {"level": level}
 
     def _decorate(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
-        if self.log_level is not None and self.connection.era is _ERA_STATELESS:
+        if self.log_level is not None and self.connection.era is Era.STATELESS:
             meta = dict(params.get("_meta") or {})
             meta.setdefault(_META_LOG_LEVEL, self.log_level)
             params["_meta"] = meta
@@ -786,7 +779,7 @@ class ClientSession(SessionBase):
 
     def _initialize(self, now: float) -> tuple[Call, bytes]:
         conn = self.connection
-        version = conn.config.versions_of(_ERA_INITIALIZE)[0]
+        version = conn.config.versions_of(Era.INITIALIZE)[0]
         return self.call(
             "initialize",
             {
@@ -811,7 +804,7 @@ class ClientSession(SessionBase):
     ) -> list[Action]:
         self._forget(call)
         conn = self.connection
-        if call.method == "server/discover" and conn.era is _ERA_INITIALIZE:
+        if call.method == "server/discover" and conn.era is Era.INITIALIZE:
             # The probe failed: this server speaks the initialize era.
             new_call, data = self._initialize(now)
             self.opening = new_call
@@ -819,7 +812,7 @@ class ClientSession(SessionBase):
         if type(event) is ErrorResponse:
             if (
                 call.method == "server/discover"
-                and conn.state is _STATE_STATELESS
+                and conn.state is State.STATELESS
                 and event.code == ErrorCode.UNSUPPORTED_PROTOCOL_VERSION
                 and not self._rediscovered
             ):
@@ -852,7 +845,7 @@ class ClientSession(SessionBase):
         if (
             call is self.opening
             and call.method == "server/discover"
-            and self.connection.config.versions_of(_ERA_INITIALIZE)
+            and self.connection.config.versions_of(Era.INITIALIZE)
         ):
             # The probe timed out: fall back to initialize (cancel() did the switch). A
             # client of 2026-07-28 alone has nothing to fall back to: its opening fails.
@@ -1086,7 +1079,7 @@ class ServerSession(SessionBase):
         job = self._job_for(request, params)
         if isinstance(job, Send):
             return [job]
-        if self.connection.era is _ERA_STATELESS and method in (
+        if self.connection.era is Era.STATELESS and method in (
             "tools/call",
             "prompts/get",
             "resources/read",
@@ -1138,7 +1131,7 @@ class ServerSession(SessionBase):
         return VERSIONS[version].resource_not_found if version else -32002
 
     def _answer(self, request: Request, result: dict[str, Any]) -> Send:
-        if self.connection.era is _ERA_STATELESS and request.method in _CACHED:
+        if self.connection.era is Era.STATELESS and request.method in _CACHED:
             result.setdefault("ttlMs", 0)
             result.setdefault(
                 "cacheScope", "public" if request.method != "resources/read" else "private"
@@ -1147,7 +1140,7 @@ class ServerSession(SessionBase):
 
     def _initialize_result(self, params: Mapping[str, Any]) -> dict[str, Any]:
         requested = params.get("protocolVersion")
-        legacy = self.connection.config.versions_of(_ERA_INITIALIZE)
+        legacy = self.connection.config.versions_of(Era.INITIALIZE)
         version = requested if requested in legacy else legacy[0]
         result: dict[str, Any] = {
             "protocolVersion": version,
@@ -1206,7 +1199,7 @@ class ServerSession(SessionBase):
             return {"messages": value} if isinstance(value, list) else value
         if method == "resources/read":
             result = self._read_result(job, value)
-            if self.connection.era is _ERA_STATELESS:
+            if self.connection.era is Era.STATELESS:
                 result.setdefault("ttlMs", 0)
                 result.setdefault("cacheScope", "private")
             return result
@@ -1295,7 +1288,7 @@ class ServerSession(SessionBase):
         propagate out of the handler) and :class:`McpError` when the client cannot answer."""
         capability = _ASK_CAPABILITY[method]
         self._stamp(now)
-        if self.connection.era is _ERA_STATELESS:
+        if self.connection.era is Era.STATELESS:
             caps = job.meta.get(_META_CAPABILITIES) or {}
             if capability not in caps:
                 raise McpError(
@@ -1332,7 +1325,7 @@ class ServerSession(SessionBase):
         """A log message (``b""`` when the level is filtered out or logging is not on)."""
         if not self.server.logging or level not in LOG_RANK:
             return b""
-        if self.connection.era is _ERA_STATELESS:
+        if self.connection.era is Era.STATELESS:
             wanted = job.meta.get(_META_LOG_LEVEL) if job is not None else None
             if not isinstance(wanted, str) or wanted not in LOG_RANK:
                 return b""
@@ -1351,7 +1344,7 @@ class ServerSession(SessionBase):
     def resource_updated(self, uri: str) -> bytes:
         """``notifications/resources/updated`` for every subscriber of ``uri``."""
         out = b""
-        if self.connection.era is _ERA_STATELESS:
+        if self.connection.era is Era.STATELESS:
             for listen_id, (_, uris) in self._listens.items():
                 if uri in uris:
                     out += self.notify(
@@ -1365,13 +1358,13 @@ class ServerSession(SessionBase):
     def list_changed(self, kind: str) -> bytes:
         """``notifications/<kind>/list_changed`` (kind: tools, prompts or resources)."""
         method = f"notifications/{kind}/list_changed"
-        if self.connection.era is _ERA_STATELESS:
+        if self.connection.era is Era.STATELESS:
             out = b""
             for listen_id, (methods, _) in self._listens.items():
                 if method in methods:
                     out += self.notify(method, {"_meta": {_META_SUBSCRIPTION: listen_id}})
             return out
-        if self.connection.state is not _STATE_OPERATING:
+        if self.connection.state is not State.OPERATING:
             return b""
         try:
             return self.notify(method)
