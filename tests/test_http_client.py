@@ -693,6 +693,181 @@ def test_a_404_to_a_notification_reopens_too() -> None:
     assert orjson.loads(resent.body) == cancel
 
 
+def answered(t: HttpClientTransport, data: bytes, answer: dict[str, Any]) -> None:
+    """POST the session's ``data`` and feed ``answer`` back: the session gets it."""
+    request = post(t, data)
+    assert lines(respond(t, request.stream, 200, JSON, orjson.dumps(answer))) == [answer]
+
+
+def error_of(request_id: Any, message: str = "no") -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": request_id, "error": {"code": -32602, "message": message}}
+
+
+def problems(actions: Iterable[ClientAction]) -> list[str]:
+    return [a.message for a in actions if isinstance(a, TransportProblem)]
+
+
+def test_a_reopened_session_gets_its_subscriptions_and_logging_level_back() -> None:
+    """What the server accepted (subscriptions not undone, the last logging level) is
+    restored before anything else goes to the new session, each request answered before
+    the next is sent; their answers are the transport's own."""
+    t = HttpClientTransport()
+    open_legacy(t, session_id="old")
+    answered(t, req(1, "resources/subscribe", {"uri": "a://1"}), result(1))
+    answered(t, req(2, "resources/subscribe", {"uri": "a://2"}), result(2))
+    answered(t, req(3, "resources/subscribe", {"uri": "a://3"}), result(3))
+    answered(t, req(4, "resources/unsubscribe", {"uri": "a://2"}), result(4))
+    answered(t, req(5, "resources/subscribe", {"uri": "a://4"}), error_of(5))  # refused
+    answered(t, req(6, "logging/setLevel", {"level": "debug"}), result(6))
+    answered(t, req(7, "logging/setLevel", {"level": "warning"}), result(7))
+    listing = post(t, req(8, "tools/list"))
+    reopen = reopening(t, listing.stream)
+    actions = respond(t, reopen.stream, 200, [*JSON, ("Mcp-Session-Id", "new")], reopen_answer())
+    (problem,) = problems(actions)
+    assert problem == (
+        "the session 'old' expired (HTTP 404) and was reopened as 'new'; restoring the "
+        "logging level 'warning', the subscription to 'a://1', the subscription to 'a://3'"
+    )
+    (initialized,) = requests_of(actions)
+    sent: list[dict[str, Any]] = []
+    stream = initialized.stream
+    for status in (202, 200, 200, 200):
+        body = orjson.dumps(result(sent[-1]["id"])) if sent else b""
+        actions = respond(t, stream, status, JSON if body else [], body)
+        assert lines(actions) == []  # the session sees none of it
+        assert problems(actions) == []
+        (request,) = requests_of(actions)  # one at a time
+        assert hdrs(request)["mcp-session-id"] == "new"
+        sent.append(orjson.loads(request.body))
+        stream = request.stream
+    assert [(m["id"], m["method"], m.get("params")) for m in sent] == [
+        ("mcp-sansio-restore-1", "logging/setLevel", {"level": "warning"}),
+        ("mcp-sansio-restore-2", "resources/subscribe", {"uri": "a://1"}),
+        ("mcp-sansio-restore-3", "resources/subscribe", {"uri": "a://3"}),
+        (8, "tools/list", None),
+    ]
+    answer = result(8, {"tools": []})
+    assert lines(respond(t, stream, 200, JSON, orjson.dumps(answer))) == [answer]
+
+
+def test_what_the_server_did_not_accept_is_not_restored() -> None:
+    """A subscription whose request failed, or that the session cancelled, or whose answer
+    never came, is not restored: nor is a 2026-07-28 request's (that era has no session)."""
+    t = HttpClientTransport()
+    open_legacy(t, session_id="old")
+    failed = post(t, req(1, "resources/subscribe", {"uri": "a://failed"}))
+    assert errors(respond(t, failed.stream, 500))[1]["code"] == TRANSPORT_ERROR
+    post(t, req(2, "resources/subscribe", {"uri": "a://cancelled"}))
+    cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 2}}
+    t.send(line(cancel))
+    answered(t, req(3, "logging/setLevel", {"level": "bad", "x": 1}), error_of(3))
+    answered(t, modern(4, "logging/setLevel", {"level": "debug"}), result(4))
+    answered(t, req(5, "resources/subscribe", {"uri": 5}), result(5))  # not a URI
+    listing = post(t, req(6, "tools/list"))
+    reopen = reopening(t, listing.stream)
+    actions = respond(t, reopen.stream, 200, [*JSON, ("Mcp-Session-Id", "new")], reopen_answer())
+    assert "restoring" not in problems(actions)[0]
+    (initialized,) = requests_of(actions)
+    (again,) = requests_of(respond(t, initialized.stream, 202))
+    assert orjson.loads(again.body)["id"] == 6
+
+
+@pytest.mark.parametrize("how", ["error", "http-500", "broken"])
+def test_a_restoration_that_fails_is_a_problem_not_an_answer(how: str) -> None:
+    """The new session refuses a restoring request, or its POST fails: a TransportProblem
+    says so, the session gets nothing for it, and what waited is sent."""
+    t = HttpClientTransport()
+    open_legacy(t, session_id="old")
+    answered(t, req(1, "resources/subscribe", {"uri": "a://1"}), result(1))
+    listing = post(t, req(2, "tools/list"))
+    initialized = reopened_as_new(t, reopening(t, listing.stream))
+    (restore,) = requests_of(respond(t, initialized.stream, 202))
+    assert orjson.loads(restore.body)["id"] == "mcp-sansio-restore-1"
+    if how == "error":
+        body = orjson.dumps(error_of("mcp-sansio-restore-1", "no such resource"))
+        actions = respond(t, restore.stream, 200, JSON, body)
+        detail = "no such resource"
+    elif how == "http-500":
+        actions = respond(t, restore.stream, 500)
+        detail = "HTTP 500"
+    else:
+        actions = t.request_failed(restore.stream, "connection reset")
+        detail = "connection reset"
+    assert lines(actions) == []
+    (problem,) = problems(actions)
+    assert problem.startswith(
+        "the reopened session 'new' did not restore the subscription to 'a://1': "
+    )
+    assert detail in problem
+    (again,) = requests_of(actions)
+    assert orjson.loads(again.body)["id"] == 2
+
+
+def test_a_restoring_request_the_new_session_refuses_with_404_is_made_anew() -> None:
+    """The new session expires too while restoring (after an answer in it): the session
+    is reopened again, and restored again, with new requests, not those of before."""
+    t = HttpClientTransport()
+    open_legacy(t, session_id="old")
+    answered(t, req(1, "logging/setLevel", {"level": "error"}), result(1))
+    answered(t, req(2, "resources/subscribe", {"uri": "a://1"}), result(2))
+    listing = post(t, req(3, "tools/list"))
+    initialized = reopened_as_new(t, reopening(t, listing.stream))
+    (level,) = requests_of(respond(t, initialized.stream, 202))
+    body = orjson.dumps(result("mcp-sansio-restore-1"))
+    (subscribe,) = requests_of(respond(t, level.stream, 200, JSON, body))
+    assert orjson.loads(subscribe.body)["id"] == "mcp-sansio-restore-2"
+    (reopen,) = requests_of(respond(t, subscribe.stream, 404))
+    assert orjson.loads(reopen.body)["method"] == "initialize"
+    actions = respond(t, reopen.stream, 200, [*JSON, ("Mcp-Session-Id", "newer")], reopen_answer())
+    assert (
+        "restoring the logging level 'error', the subscription to 'a://1'" in (problems(actions)[0])
+    )
+    (initialized,) = requests_of(actions)
+    (level,) = requests_of(respond(t, initialized.stream, 202))
+    assert orjson.loads(level.body)["id"] == "mcp-sansio-restore-3"
+    body = orjson.dumps(result("mcp-sansio-restore-3"))
+    (subscribe,) = requests_of(respond(t, level.stream, 200, JSON, body))
+    assert orjson.loads(subscribe.body)["id"] == "mcp-sansio-restore-4"
+    body = orjson.dumps(result("mcp-sansio-restore-4"))
+    (again,) = requests_of(respond(t, subscribe.stream, 200, JSON, body))
+    assert orjson.loads(again.body)["id"] == 3
+    assert t.reopened == 2
+
+
+def test_restoring_requests_take_no_id_of_the_session() -> None:
+    t = HttpClientTransport()
+    open_legacy(t, session_id="old")
+    answered(t, req(1, "resources/subscribe", {"uri": "a://1"}), result(1))
+    slow = post(t, req("mcp-sansio-restore-1", "tools/list"))
+    respond(t, slow.stream, 200, SSE, end=False)  # its answer is still to come
+    listing = post(t, req(2, "tools/list"))
+    initialized = reopened_as_new(t, reopening(t, listing.stream))
+    (restore,) = requests_of(respond(t, initialized.stream, 202))
+    assert orjson.loads(restore.body)["id"] == "mcp-sansio-restore-1-"
+    answer = result("mcp-sansio-restore-1", {"tools": []})
+    event = encode_event(orjson.dumps(answer), id="1")
+    assert lines(t.response_data(slow.stream, event)) == [answer]  # the session's own
+
+
+def test_restoring_requests_waiting_when_a_reopening_fails_get_no_answer() -> None:
+    """A reopening that fails answers the session's waiting requests, not the transport's
+    own restoring requests (the session never sent them)."""
+    t = HttpClientTransport()
+    open_legacy(t, session_id="old")
+    answered(t, req(1, "resources/subscribe", {"uri": "a://1"}), result(1))
+    answered(t, req(2, "resources/subscribe", {"uri": "a://2"}), result(2))
+    listing = post(t, req(3, "tools/list"))
+    initialized = reopened_as_new(t, reopening(t, listing.stream))
+    (first,) = requests_of(respond(t, initialized.stream, 202))
+    body = orjson.dumps(result("mcp-sansio-restore-1"))
+    (second,) = requests_of(respond(t, first.stream, 200, JSON, body))
+    # The second restoring request expires the new session: reopened again, it waits...
+    (reopen,) = requests_of(respond(t, second.stream, 404))
+    # ...and the reopening fails: only the session's own request gets an error.
+    failed = errors(respond(t, reopen.stream, 404))
+    assert sorted(failed, key=str) == [3]
+
+
 def test_404_without_a_session() -> None:
     t = HttpClientTransport()
     request = post(t, modern(1, "tools/list"))

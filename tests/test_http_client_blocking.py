@@ -28,6 +28,7 @@ pytest.importorskip("h11")
 
 import orjson
 
+from mcp_sansio import Notification
 from mcp_sansio.blocking import Client, Context, McpError, RequestTimeout, serve_http
 from mcp_sansio.http._blocking_client import HttpStream
 from mcp_sansio.http._blocking_server import HttpListener
@@ -39,6 +40,7 @@ V2025 = "2025-11-25"
 V2026 = "2026-07-28"
 ERAS = pytest.mark.parametrize("versions", [[V2025], None], ids=["initialize", "default"])
 NOTHING = {"type": "object"}
+WATCHED = "test://watched"
 META = {
     "io.modelcontextprotocol/protocolVersion": V2026,
     "io.modelcontextprotocol/clientCapabilities": {},
@@ -95,6 +97,19 @@ def make_server(probe: Probe) -> Server:
         if ctx.cancelled:
             probe.cancelled.set()
         return "waited"
+
+    @server.resource(WATCHED, name="watched")
+    def watched(ctx: Context, uri: str) -> str:
+        "A resource that ``touch`` changes."
+        return "watched"
+
+    @server.tool("touch", input_schema=NOTHING)
+    def touch(ctx: Context, arguments: Mapping[str, Any]) -> str:
+        "Log at two levels and tell the subscribers of WATCHED that it changed."
+        ctx.log("info", "touched (info)")
+        ctx.log("error", "touched (error)")
+        ctx.resource_updated(WATCHED)
+        return "touched"
 
     @server.tool("reconnect", input_schema=NOTHING)
     def reconnect(ctx: Context, arguments: Mapping[str, Any]) -> str:
@@ -383,6 +398,37 @@ def test_a_restarted_server_gets_a_new_session(probe: Probe, listen: bool) -> No
         assert transport.session_id not in (None, old)
         assert client.call_tool("echo", {"m": "again"})["content"][0]["text"] == "Echo: again"
         assert transport.reopened == 1
+
+
+def test_a_reopened_session_keeps_its_subscriptions_and_logging_level(probe: Probe) -> None:
+    """What the session set on the server before it restarted (a resource subscription, the
+    logging level) holds in the new session: the transport restores it before the call."""
+    seen: list[tuple[str, Any]] = []
+
+    def on_notification(note: Notification) -> None:
+        params = note.params or {}
+        seen.append((note.method, params.get("uri") or params.get("data")))
+
+    def touched() -> list[tuple[str, Any]]:
+        seen.clear()
+        assert client.call_tool("touch")["content"][0]["text"] == "touched"
+        return sorted(seen)
+
+    expected = [
+        ("notifications/message", "touched (error)"),
+        ("notifications/resources/updated", WATCHED),
+    ]
+    with serving(probe) as first:
+        port = first.port
+        client = connect(first, [V2025], on_notification=on_notification)
+        client.subscribe("test://other")
+        client.subscribe(WATCHED)
+        client.unsubscribe("test://other")
+        client.set_logging_level("error")
+        assert touched() == expected
+    with serving(probe, port=port), client:
+        assert touched() == expected
+        assert stream_of(client).transport.reopened == 1
 
 
 def test_reopen_off_fails_the_call_of_a_restarted_server(probe: Probe) -> None:

@@ -52,11 +52,15 @@ What it does, by the specification's rules for Streamable HTTP:
   id of its own, without the old session id), checks that the result names the same
   version, sends ``notifications/initialized`` with the new session id, and sends again
   what the 404 refused (the server did not take it), then what the session wrote
-  meanwhile. Once in a row: if what it resent gets 404 again before anything succeeded,
-  or the new ``initialize`` fails, the requests waiting get errors. What the old session
-  held on the server (resource subscriptions, the logging level) is not restored; a
-  :class:`TransportProblem` says the session was reopened. ``reopen=False`` turns this off
-  (each request the 404 refused then gets an error).
+  meanwhile. What the old session held on the server is restored first, under ids of the
+  transport's own whose answers the session never sees: the logging level of the last
+  ``logging/setLevel`` the server accepted, then a ``resources/subscribe`` for each
+  resource subscribed to (and not unsubscribed from) with the server's success, each
+  answered before anything else is sent. Once in a row: if what it resent gets 404 again
+  before anything succeeded, or the new ``initialize`` fails, the requests waiting get
+  errors. A :class:`TransportProblem` says the session was reopened and what was restored,
+  and another one says what the new session refused to restore. ``reopen=False`` turns
+  this off (each request the 404 refused then gets an error).
 - :meth:`~HttpClientTransport.close` aborts every stream and, when the server set a
   session id, sends ``DELETE`` with it (any answer, ``405`` included, is fine).
 - Memory is bounded: a JSON body, an error body and each event are limited to
@@ -169,6 +173,13 @@ _REOPEN: Final = 4  # the replayed initialize of an expired session
 
 #: The id under which the transport replays ``initialize`` to reopen an expired session.
 _REOPEN_ID: Final = "mcp-sansio-reopen"
+#: The ids under which it restores what the old session held (a number follows).
+_RESTORE_ID: Final = "mcp-sansio-restore-"
+#: The requests whose success changes what the server holds for the session (initialize
+#: era): remembered, to be restored in a reopened session.
+_SESSION_STATE_METHODS: Final = frozenset(
+    {"resources/subscribe", "resources/unsubscribe", "logging/setLevel"}
+)
 
 
 class _Exchange:
@@ -336,6 +347,15 @@ class HttpClientTransport:
         self._reopening: _Exchange | None = None
         self._expired_id: str | None = None  # the session being replaced
         self._fresh = False
+        # What the server holds for the session, as far as its answers said: the
+        # requests that change it, in flight (id -> (method, params)); the resources
+        # subscribed to, in order; the logging level. And the transport's own requests
+        # restoring them in a reopened session (id -> what it restores, and its line).
+        self._changing: dict[Any, tuple[str, dict[str, Any]]] = {}
+        self._subscriptions: dict[str, None] = {}
+        self._log_level: str | None = None
+        self._restoring: dict[Any, tuple[str, bytes]] = {}
+        self._restores = 0
         # Actions made while handling a message (a reopened session's next requests), for
         # the public method at work to return.
         self._outbox: list[ClientAction] = []
@@ -411,6 +431,13 @@ class HttpClientTransport:
             if method is not None and _is_id(request_id):
                 self._modern = modern and method != "initialize"
                 owed.add(request_id)
+                if (
+                    method in _SESSION_STATE_METHODS
+                    and not modern
+                    and type(params) is dict
+                    and request_id not in self._restoring
+                ):
+                    self._changing[request_id] = (method, params)
                 if method == "tools/list":
                     self._tools_list_ids.add(request_id)
                 elif method == "initialize":
@@ -448,6 +475,8 @@ class HttpClientTransport:
         if not modern:
             ex.session_id = self.session_id
         actions.insert(0, HttpRequest(ex.stream, "POST", self.target, tuple(headers), line))
+        if owed and not owed.isdisjoint(self._restoring):
+            self._gates.add(ex.stream)  # what follows waits until it is restored
         if method == "notifications/initialized" and not modern:
             self._gates.add(ex.stream)
             if self.listen:
@@ -483,6 +512,7 @@ class HttpClientTransport:
         self._owner.pop(request_id, None)
         self._tools_list_ids.discard(request_id)
         self._initialize_ids.discard(request_id)
+        self._changing.pop(request_id, None)
 
     def _abort(self, ex: _Exchange, reason: str) -> AbortRequest:
         self._exchanges.pop(ex.stream, None)
@@ -581,7 +611,7 @@ class HttpClientTransport:
                 actions = self._fail(
                     ex, f"the response body was larger than {self.max_body_size} bytes", out
                 )
-                return [ToSession(b"".join(out)), *actions] if out else actions
+                return self._flush([ToSession(b"".join(out)), *actions] if out else actions)
             ex.buffer.append(data)
         return []
 
@@ -671,6 +701,8 @@ class HttpClientTransport:
         self._held.clear()
         self._outbox.clear()
         self._reopening = None
+        self._restoring.clear()
+        self._changing.clear()
         if self.session_id is not None:
             ex = self._new(_DELETE, set())
             actions.append(HttpRequest(ex.stream, "DELETE", self.target, self._get_headers(None)))
@@ -733,14 +765,20 @@ class HttpClientTransport:
                 self._fresh = False
             owner.owed.discard(request_id)
             del self._owner[request_id]
+        if request_id in self._restoring:
+            self._restored(request_id, message)
+            return False
         result = message.get("result")
         if type(result) is dict:
             if request_id in self._tools_list_ids:
                 self._learn_tools(result)
             elif request_id in self._initialize_ids:
                 self._initialized(result)
+            elif request_id in self._changing:
+                self._changed(*self._changing[request_id])
         self._tools_list_ids.discard(request_id)
         self._initialize_ids.discard(request_id)
+        self._changing.pop(request_id, None)
         return True
 
     def _learn_tools(self, result: dict[str, Any]) -> None:
@@ -773,17 +811,18 @@ class HttpClientTransport:
         line again; ``None`` when that is not to be done (it then fails as any 404)."""
         if not self.reopen or self.closed or self._initialize is None:
             return None
+        # One of the transport's restoring requests is not sent again: the next reopened
+        # session gets its own.
+        body = b"" if ex.owed and ex.owed <= self._restoring.keys() else ex.body
         if ex.session_id != self.session_id and (
             self._reopening is not None or self.session_id is not None
         ):
             # Sent in an earlier session, which has been (or is being) reopened: again.
-            for request_id in list(ex.owed):
-                self._forget(ex, request_id)
-            return self._post(ex.body)
+            self._drop_owed(ex)
+            return self._post(body) if body else []
         if self._fresh or self._reopening is not None:
             return None  # the reopened session refused it too: once is enough
-        for request_id in list(ex.owed):
-            self._forget(ex, request_id)
+        self._drop_owed(ex)
         request_id = _REOPEN_ID
         while request_id in self._owner:  # the session's own ids come first
             request_id += "-"
@@ -796,7 +835,8 @@ class HttpClientTransport:
         self._legacy_post_headers = self._post_headers
         # What the session writes meanwhile waits, after what the 404 refused.
         self._gates.add(reopen.stream)
-        self._held.insert(0, ex.body)
+        if body:
+            self._held.insert(0, body)
         body = orjson.dumps(message)
         actions: list[ClientAction] = [
             self._abort(listen, "the session expired")  # the new session opens its own
@@ -805,6 +845,12 @@ class HttpClientTransport:
         ]
         actions.append(HttpRequest(reopen.stream, "POST", self.target, self._post_headers, body))
         return actions
+
+    def _drop_owed(self, ex: _Exchange) -> None:
+        """``ex`` is to be sent again (or, for a restoring request, not at all)."""
+        for request_id in list(ex.owed):
+            self._forget(ex, request_id)
+            self._restoring.pop(request_id, None)
 
     def _reopened(self, ex: _Exchange, message: dict[str, Any], out: list[bytes]) -> None:
         """The answer to the replayed ``initialize``: the session goes on in the new one,
@@ -827,16 +873,76 @@ class HttpClientTransport:
         self._reopening = None
         self._fresh = True
         self.reopened += 1
-        self._held.insert(0, b'{"jsonrpc":"2.0","method":"notifications/initialized"}')
+        restores = self._restore_lines()
+        self._held[0:0] = [
+            b'{"jsonrpc":"2.0","method":"notifications/initialized"}',
+            *(line for line, _ in restores),
+        ]
         new = f" as {self.session_id!r}" if self.session_id is not None else ""
+        what = "; restoring " + ", ".join(what for _, what in restores) if restores else ""
         self._outbox.append(
             TransportProblem(
-                f"the session {self._expired_id!r} expired (HTTP 404) and was reopened{new}; "
-                "what the old session held on the server (subscriptions, the logging level) "
-                "is gone"
+                f"the session {self._expired_id!r} expired (HTTP 404) and was reopened{new}{what}"
             )
         )
         self._outbox.extend(self._release(ex.stream))
+
+    def _changed(self, method: str, params: dict[str, Any]) -> None:
+        """The server accepted a request that changes what it holds for the session."""
+        value = params.get("level" if method == "logging/setLevel" else "uri")
+        if type(value) is not str:
+            return
+        if method == "logging/setLevel":
+            self._log_level = value
+        elif method == "resources/subscribe":
+            self._subscriptions[value] = None
+        else:
+            self._subscriptions.pop(value, None)
+
+    def _restore_lines(self) -> list[tuple[bytes, str]]:
+        """The requests that restore, in a reopened session, what the old one held, and
+        what each restores. Those of an earlier reopening still waiting to go out are
+        dropped: these replace them."""
+        unsent = {line: request_id for request_id, (_, line) in self._restoring.items()}
+        if unsent:
+            for line in self._held:
+                request_id = unsent.get(line)
+                if request_id is not None:
+                    del self._restoring[request_id]
+            self._held = [line for line in self._held if line not in unsent]
+        wanted: list[tuple[str, dict[str, Any], str]] = []
+        if self._log_level is not None:
+            level = self._log_level
+            wanted.append(("logging/setLevel", {"level": level}, f"the logging level {level!r}"))
+        wanted.extend(
+            ("resources/subscribe", {"uri": uri}, f"the subscription to {uri!r}")
+            for uri in self._subscriptions
+        )
+        lines = []
+        for method, params, what in wanted:
+            self._restores += 1
+            request_id = f"{_RESTORE_ID}{self._restores}"
+            while request_id in self._owner:  # the session's own ids come first
+                request_id += "-"
+            message = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
+            line = orjson.dumps(message)
+            self._restoring[request_id] = (what, line)
+            lines.append((line, what))
+        return lines
+
+    def _restored(self, request_id: Any, message: dict[str, Any]) -> None:
+        """The answer to one of the transport's restoring requests: a success is all it
+        needs; an error is worth a :class:`TransportProblem`."""
+        what, _ = self._restoring.pop(request_id)
+        error = message.get("error")
+        if type(error) is dict or type(message.get("result")) is not dict:
+            detail = error.get("message") if type(error) is dict else None
+            self._outbox.append(
+                TransportProblem(
+                    f"the reopened session {self.session_id!r} did not restore {what}: "
+                    f"{detail or 'no result'}"
+                )
+            )
 
     def _reopen_failed(self, why: str, out: list[bytes]) -> None:
         """Reopening failed: every request waiting for it gets an error."""
@@ -857,8 +963,10 @@ class HttpClientTransport:
             except orjson.JSONDecodeError:  # pragma: no cover - the session writes JSON
                 continue
             for item in value if type(value) is list else [value]:
-                if type(item) is dict and "method" in item and _is_id(item.get("id")):
-                    out.append(_error(item["id"], TRANSPORT_ERROR, message, 404))
+                request_id = item.get("id") if type(item) is dict and "method" in item else None
+                # (The transport's own restoring requests are dropped, unanswered.)
+                if _is_id(request_id) and self._restoring.pop(request_id, None) is None:
+                    out.append(_error(request_id, TRANSPORT_ERROR, message, 404))
         self._fresh = True
 
     # ------------------------------------------------------------------ failures
@@ -870,7 +978,10 @@ class HttpClientTransport:
             return
         for request_id in sorted(ex.owed, key=str):
             self._forget(ex, request_id)
-            out.append(_error(request_id, TRANSPORT_ERROR, message, status))
+            if request_id in self._restoring:  # the transport's own: not the session's
+                self._restored(request_id, {"error": {"message": message}})
+            else:
+                out.append(_error(request_id, TRANSPORT_ERROR, message, status))
 
     def _fail(self, ex: _Exchange, message: str, out: list[bytes]) -> list[ClientAction]:
         """Fail what ``ex`` owes and abort it."""
