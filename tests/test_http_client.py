@@ -868,6 +868,61 @@ def test_restoring_requests_waiting_when_a_reopening_fails_get_no_answer() -> No
     assert sorted(failed, key=str) == [3]
 
 
+#: What servers built on the TypeScript SDK's examples answer to an unknown session id.
+NO_VALID_SESSION = orjson.dumps(
+    {
+        "jsonrpc": "2.0",
+        "error": {"code": -32000, "message": "Bad Request: No valid session ID provided"},
+        "id": None,
+    }
+)
+
+
+def test_a_400_to_the_session_id_is_an_error_by_default() -> None:
+    t = HttpClientTransport()
+    open_legacy(t, session_id="old")
+    listing = post(t, req(1, "tools/list"))
+    error = errors(respond(t, listing.stream, 400, JSON, NO_VALID_SESSION))[1]
+    assert error["message"] == "Bad Request: No valid session ID provided"
+    assert t.reopened == 0
+
+
+def test_expired_statuses_reopen_on_400_too() -> None:
+    """``expired_statuses=(404, 400)``: a 400 to a POST with the session id reopens the
+    session (the messages name the status), as a 404 does; a 400 without one does not."""
+    t = HttpClientTransport(expired_statuses=(404, 400))
+    assert t.expired_statuses == {400, 404}
+    open_legacy(t, session_id="old")
+    listing = post(t, req(1, "tools/list"))
+    (reopen,) = requests_of(respond(t, listing.stream, 400, JSON, NO_VALID_SESSION))
+    assert orjson.loads(reopen.body)["method"] == "initialize"
+    actions = respond(t, reopen.stream, 200, [*JSON, ("Mcp-Session-Id", "new")], reopen_answer())
+    assert problems(actions)[0].startswith("the session 'old' expired (HTTP 400) and was reopened")
+    (initialized,) = requests_of(actions)
+    (again,) = requests_of(respond(t, initialized.stream, 202))
+    assert orjson.loads(again.body)["id"] == 1
+    # A failed reopening says 400 too.
+    t = HttpClientTransport(expired_statuses=(404, 400))
+    open_legacy(t, session_id="old")
+    listing = post(t, req(2, "tools/list"))
+    (reopen,) = requests_of(respond(t, listing.stream, 400, JSON, NO_VALID_SESSION))
+    error = errors(respond(t, reopen.stream, 500))[2]
+    assert "'old' expired (HTTP 400) and could not be reopened" in error["message"]
+    assert error["data"] == {"status": 400}
+    # Without a session id, a 400 is an answer.
+    t = HttpClientTransport(expired_statuses=(404, 400))
+    open_legacy(t, session_id=None)
+    listing = post(t, req(3, "tools/list"))
+    error = errors(respond(t, listing.stream, 400, JSON, NO_VALID_SESSION))[3]
+    assert error["message"] == "Bad Request: No valid session ID provided"
+
+
+@pytest.mark.parametrize("statuses", [(200,), (404, 302), (600,), ("404",)])
+def test_expired_statuses_are_error_statuses(statuses: tuple[Any, ...]) -> None:
+    with pytest.raises(ValueError, match="4xx or 5xx"):
+        HttpClientTransport(expired_statuses=statuses)
+
+
 def test_404_without_a_session() -> None:
     t = HttpClientTransport()
     request = post(t, modern(1, "tools/list"))

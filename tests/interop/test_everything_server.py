@@ -14,10 +14,14 @@ the blocking style has its own synchronous copy. Its ``get-env`` tool is never c
 
 from __future__ import annotations
 
+import logging
 import os
 import re
+import socket
+import subprocess
 import time
 from collections.abc import Mapping
+from pathlib import Path
 from typing import IO, Any
 
 import pytest
@@ -606,4 +610,108 @@ def test_resource_subscription(
     assert subscribed == {}
     assert unsubscribed == {}
     assert peer.updates()[0] == {"uri": SUBSCRIBED}
+    assert time.monotonic() - started_at < EXCHANGE
+
+
+# ---------------------------------------------------------------------- a restarted HTTP server
+
+#: The preload that keeps the everything server's HTTP mode on 127.0.0.1 (it listens on
+#: every interface otherwise): ``../shared/interop/bind-localhost.cjs`` beside the checkout,
+#: or the copy ``MCP_SANSIO_BIND_LOCALHOST`` names.
+BIND_LOCALHOST = Path(
+    os.environ.get("MCP_SANSIO_BIND_LOCALHOST")
+    or Path(__file__).resolve().parents[3] / "shared" / "interop" / "bind-localhost.cjs"
+)
+
+
+def _serve_over_http(
+    everything_command: list[str], port: int, stderr: IO[bytes]
+) -> subprocess.Popen[bytes]:
+    """The everything server in its Streamable HTTP mode on 127.0.0.1:``port``, once it
+    accepts connections."""
+    if not BIND_LOCALHOST.is_file():
+        pytest.fail(f"{BIND_LOCALHOST} is missing: the server would listen beyond loopback")
+    node, entry, _ = everything_command
+    process = subprocess.Popen(
+        [node, entry, "streamableHttp"],
+        env={**NODE_ENV, "PORT": str(port), "NODE_OPTIONS": f"--require {BIND_LOCALHOST}"},
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=stderr,
+    )
+    deadline = time.monotonic() + 30
+    while True:
+        if process.poll() is not None:
+            pytest.fail("the everything server exited")
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return process
+        except OSError:
+            if time.monotonic() > deadline:
+                _stop(process)
+                pytest.fail("the everything server did not listen in time")
+            time.sleep(0.1)
+
+
+def _stop(process: subprocess.Popen[bytes]) -> None:
+    process.terminate()
+    try:
+        process.wait(10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(10)
+
+
+def test_a_restarted_http_server_gets_the_subscription_and_logging_level_back(
+    everything_command: list[str], server_stderr: IO[bytes], caplog: pytest.LogCaptureFixture
+) -> None:
+    """The everything server restarts behind our HTTP client, which had set the logging
+    level and subscribed to a resource. It answers the old session id with HTTP 400 (not
+    the 404 of the specification; hence ``expired_statuses``); the client opens a new
+    session and restores both before sending the call again: the server's resource updates
+    for the URI reach the new session, and the info log of its subscribe handler does not
+    (the level came back first)."""
+    from mcp_sansio.blocking import Client
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    peer = Peer()
+    caplog.set_level(logging.WARNING, logger="mcp_sansio.http")
+    started_at = time.monotonic()
+    server = _serve_over_http(everything_command, port, server_stderr)
+    try:
+        with Client.connect_http(
+            f"http://127.0.0.1:{port}/mcp",
+            versions=["2025-11-25"],
+            listen=True,
+            expired_statuses=(404, 400),
+            timeout=TIMEOUT,
+            on_notification=peer.on_notification,
+        ) as client:
+            assert client.set_logging_level("error") == {}
+            assert client.subscribe(SUBSCRIBED) == {}
+            _stop(server)
+            server = _serve_over_http(everything_command, port, server_stderr)
+            peer.notes.clear()
+            started = client.call_tool("toggle-subscriber-updates", {})
+            assert texts(started)[0].startswith("Started simulated resource updated")
+            assert client.stream.transport.reopened == 1  # type: ignore[attr-defined]
+            until_blocking(
+                client,
+                lambda: any(u.get("uri") == SUBSCRIBED for u in peer.updates()),
+                12.0,
+                "notifications/resources/updated in the new session",
+            )
+    finally:
+        _stop(server)
+    logs = [n.params or {} for n in peer.notes if n.method == "notifications/message"]
+    assert not [log for log in logs if log.get("level") == "info"], logs
+    problems = [r.getMessage() for r in caplog.records if r.name == "mcp_sansio.http"]
+    assert any(
+        "expired (HTTP 400) and was reopened" in p
+        and f"restoring the logging level 'error', the subscription to '{SUBSCRIBED}'" in p
+        for p in problems
+    ), problems
+    assert not any("did not restore" in p for p in problems), problems
     assert time.monotonic() - started_at < EXCHANGE

@@ -47,20 +47,20 @@ What it does, by the specification's rules for Streamable HTTP:
   sent and reopened (with ``Last-Event-ID``) when it ends; a ``405`` means the server
   offers none. Off by default: most servers send everything on the POST streams.
 - An expired session (initialize era): when a POST that carried the session id gets HTTP
-  404, the specification says the client MUST start a new session. The transport does it
-  without the session noticing: it replays the session's ``initialize`` request (under an
-  id of its own, without the old session id), checks that the result names the same
-  version, sends ``notifications/initialized`` with the new session id, and sends again
-  what the 404 refused (the server did not take it), then what the session wrote
-  meanwhile. What the old session held on the server is restored first, under ids of the
-  transport's own whose answers the session never sees: the logging level of the last
-  ``logging/setLevel`` the server accepted, then a ``resources/subscribe`` for each
-  resource subscribed to (and not unsubscribed from) with the server's success, each
-  answered before anything else is sent. Once in a row: if what it resent gets 404 again
-  before anything succeeded, or the new ``initialize`` fails, the requests waiting get
-  errors. A :class:`TransportProblem` says the session was reopened and what was restored,
-  and another one says what the new session refused to restore. ``reopen=False`` turns
-  this off (each request the 404 refused then gets an error).
+  404 (or another of ``expired_statuses``), the specification says the client MUST start a
+  new session. The transport does it without the session noticing: it replays the
+  session's ``initialize`` request (under an id of its own, without the old session id),
+  checks that the result names the same version, sends ``notifications/initialized`` with
+  the new session id, and sends again what the 404 refused (the server did not take it),
+  then what the session wrote meanwhile. What the old session held on the server is
+  restored first, under ids of the transport's own whose answers the session never sees:
+  the logging level of the last ``logging/setLevel`` the server accepted, then a
+  ``resources/subscribe`` for each resource subscribed to (and not unsubscribed from) with
+  the server's success, each answered before anything else is sent. Once in a row: if what
+  it resent gets 404 again before anything succeeded, or the new ``initialize`` fails, the
+  requests waiting get errors. A :class:`TransportProblem` says the session was reopened
+  and what was restored, and another one says what the new session refused to restore.
+  ``reopen=False`` turns this off (each request the 404 refused then gets an error).
 - :meth:`~HttpClientTransport.close` aborts every stream and, when the server set a
   session id, sends ``DELETE`` with it (any answer, ``405`` included, is fine).
 - Memory is bounded: a JSON body, an error body and each event are limited to
@@ -280,6 +280,11 @@ class HttpClientTransport:
     :param listen: open the standalone GET stream in the initialize era.
     :param reopen: start a new session when the server answers 404 to the session id
         (initialize era), as the module docs say.
+    :param expired_statuses: the HTTP statuses that, in answer to a POST that carried the
+        session id, mean the session expired. The specification says 404; servers built on
+        the TypeScript SDK's examples (the everything server among them) answer an unknown
+        session id with 400 and a JSON-RPC error: pass ``(404, 400)`` for them. Each must
+        be a 4xx or 5xx status.
     """
 
     def __init__(
@@ -292,11 +297,15 @@ class HttpClientTransport:
         default_retry_ms: int = DEFAULT_RETRY_MS,
         listen: bool = False,
         reopen: bool = True,
+        expired_statuses: Iterable[int] = (404,),
     ) -> None:
         if max_body_size < 1:
             raise ValueError("max_body_size must be at least 1 byte")
         if max_reconnects < 0 or default_retry_ms < 0:
             raise ValueError("max_reconnects and default_retry_ms must not be negative")
+        statuses = frozenset(expired_statuses)
+        if not all(type(status) is int and 400 <= status <= 599 for status in statuses):
+            raise ValueError(f"expired_statuses must be 4xx or 5xx statuses: {sorted(statuses)}")
         self.target = target
         """The endpoint's request target."""
         extra = headers.items() if isinstance(headers, Mapping) else headers
@@ -316,6 +325,8 @@ class HttpClientTransport:
         """Whether an expired session is reopened (initialize era)."""
         self.reopened = 0
         """How many times an expired session was reopened."""
+        self.expired_statuses = statuses
+        """The statuses that mean the session expired (initialize era)."""
         self.session_id: str | None = None
         """The ``Mcp-Session-Id`` the server set on the ``initialize`` response, once the
         result has arrived."""
@@ -346,6 +357,7 @@ class HttpClientTransport:
         self._initialize: dict[str, Any] | None = None
         self._reopening: _Exchange | None = None
         self._expired_id: str | None = None  # the session being replaced
+        self._expired_status = 404  # and the status that said it expired
         self._fresh = False
         # What the server holds for the session, as far as its answers said: the
         # requests that change it, in flight (id -> (method, params)); the resources
@@ -807,8 +819,9 @@ class HttpClientTransport:
     # ------------------------------------------------------------------ expired sessions
 
     def _expired(self, ex: _Exchange) -> list[ClientAction] | None:
-        """A POST that carried a session id got HTTP 404: reopen the session and send its
-        line again; ``None`` when that is not to be done (it then fails as any 404)."""
+        """A POST that carried a session id got HTTP 404 (or another of
+        ``expired_statuses``): reopen the session and send its line again; ``None`` when
+        that is not to be done (it then fails as any such status)."""
         if not self.reopen or self.closed or self._initialize is None:
             return None
         # One of the transport's restoring requests is not sent again: the next reopened
@@ -829,6 +842,7 @@ class HttpClientTransport:
         message = {**self._initialize, "id": request_id}
         reopen = self._reopening = self._new(_REOPEN, {request_id})
         self._expired_id = ex.session_id
+        self._expired_status = ex.status
         self._initialize_ids.add(request_id)
         self._offered_session_id = None
         self.session_id = None
@@ -882,7 +896,8 @@ class HttpClientTransport:
         what = "; restoring " + ", ".join(what for _, what in restores) if restores else ""
         self._outbox.append(
             TransportProblem(
-                f"the session {self._expired_id!r} expired (HTTP 404) and was reopened{new}{what}"
+                f"the session {self._expired_id!r} expired (HTTP {self._expired_status}) and was "
+                f"reopened{new}{what}"
             )
         )
         self._outbox.extend(self._release(ex.stream))
@@ -955,7 +970,8 @@ class HttpClientTransport:
         self._gates.discard(ex.stream)
         held, self._held = self._held, []
         message = (
-            f"the session {self._expired_id!r} expired (HTTP 404) and could not be reopened: " + why
+            f"the session {self._expired_id!r} expired (HTTP {self._expired_status}) and could "
+            f"not be reopened: {why}"
         )
         for line in held:
             try:
@@ -966,7 +982,7 @@ class HttpClientTransport:
                 request_id = item.get("id") if type(item) is dict and "method" in item else None
                 # (The transport's own restoring requests are dropped, unanswered.)
                 if _is_id(request_id) and self._restoring.pop(request_id, None) is None:
-                    out.append(_error(request_id, TRANSPORT_ERROR, message, 404))
+                    out.append(_error(request_id, TRANSPORT_ERROR, message, self._expired_status))
         self._fresh = True
 
     # ------------------------------------------------------------------ failures
@@ -996,7 +1012,7 @@ class HttpClientTransport:
             if status == 405:
                 return []  # the server offers no standalone stream
             return [TransportProblem(f"the GET stream got HTTP {status}")]
-        if status == 404 and ex.kind == _POST and ex.session_id is not None:
+        if status in self.expired_statuses and ex.kind == _POST and ex.session_id is not None:
             expired = self._expired(ex)
             if expired is not None:
                 return expired

@@ -68,6 +68,7 @@ HTTP_OPTIONS: Final = (
     "default_retry_ms",
     "listen",
     "reopen",
+    "expired_statuses",
     "max_idle",
     "ssl",
     "close_timeout",
@@ -277,6 +278,9 @@ class ClientBinding(Generic[T]):
     :param listen: open the standalone GET stream (initialize era); off by default.
     :param reopen: start a new session, and send again what it refused, when the server
         answers 404 to the session id (initialize era); on by default.
+    :param expired_statuses: the statuses that mean the session expired: ``(404,)``, as
+        the specification says; ``(404, 400)`` for servers built on the TypeScript SDK's
+        examples, which answer 400.
     :param max_idle: idle keep-alive connections kept.
     :param ssl: for ``https://``: an :class:`ssl.SSLContext` (default: the system's
         default context).
@@ -293,6 +297,7 @@ class ClientBinding(Generic[T]):
         default_retry_ms: int = DEFAULT_RETRY_MS,
         listen: bool = False,
         reopen: bool = True,
+        expired_statuses: Iterable[int] = (404,),
         max_idle: int = DEFAULT_MAX_IDLE,
         ssl: _ssl.SSLContext | None = None,
         close_timeout: float = DEFAULT_CLOSE_TIMEOUT,
@@ -307,6 +312,7 @@ class ClientBinding(Generic[T]):
             default_retry_ms=default_retry_ms,
             listen=listen,
             reopen=reopen,
+            expired_statuses=expired_statuses,
         )
         """The sans-IO transport."""
         self.close_timeout = close_timeout
