@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import json
 import signal
+import socket
+import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator
+import time
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from types import FrameType
 from typing import IO, Any
@@ -184,3 +187,47 @@ def _time_bound(request: pytest.FixtureRequest) -> Iterator[None]:
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+
+
+# ---------------------------------------------------------------------- servers on a port
+
+
+def serve_on_port(
+    command: Sequence[str],
+    port: int,
+    stderr: IO[bytes],
+    *,
+    env: Mapping[str, str] | None = None,
+    timeout: float = 60.0,
+) -> subprocess.Popen[bytes]:
+    """Start ``command``, a server that listens on 127.0.0.1:``port``, and return it once
+    it accepts connections (the test fails if it exits first, or after ``timeout``)."""
+    process = subprocess.Popen(
+        list(command),
+        env=None if env is None else dict(env),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=stderr,
+    )
+    deadline = time.monotonic() + timeout
+    while True:
+        if process.poll() is not None:
+            pytest.fail(f"the server exited ({process.returncode}): {command[:2]}")
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return process
+        except OSError:
+            if time.monotonic() > deadline:
+                stop_process(process)
+                pytest.fail(f"the server did not listen within {timeout:g} s: {command[:2]}")
+            time.sleep(0.1)
+
+
+def stop_process(process: subprocess.Popen[bytes]) -> None:
+    """Terminate ``process``, then kill it if it is still there after 10 s."""
+    process.terminate()
+    try:
+        process.wait(10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(10)

@@ -29,7 +29,7 @@ import pytest
 from mcp_sansio import Era, Notification
 from mcp_sansio.session import McpError, RequestTimeout
 
-from .conftest import Wire
+from .conftest import Wire, serve_on_port, stop_process
 from .styles import ALL_STYLES, ASYNC_STYLES, Runtime, adapter, texts, until_blocking
 
 #: The bound of one exchange (a session with the server, start to end), in seconds.
@@ -632,34 +632,8 @@ def _serve_over_http(
     if not BIND_LOCALHOST.is_file():
         pytest.fail(f"{BIND_LOCALHOST} is missing: the server would listen beyond loopback")
     node, entry, _ = everything_command
-    process = subprocess.Popen(
-        [node, entry, "streamableHttp"],
-        env={**NODE_ENV, "PORT": str(port), "NODE_OPTIONS": f"--require {BIND_LOCALHOST}"},
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=stderr,
-    )
-    deadline = time.monotonic() + 30
-    while True:
-        if process.poll() is not None:
-            pytest.fail("the everything server exited")
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            return process
-        except OSError:
-            if time.monotonic() > deadline:
-                _stop(process)
-                pytest.fail("the everything server did not listen in time")
-            time.sleep(0.1)
-
-
-def _stop(process: subprocess.Popen[bytes]) -> None:
-    process.terminate()
-    try:
-        process.wait(10)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait(10)
+    env = {**NODE_ENV, "PORT": str(port), "NODE_OPTIONS": f"--require {BIND_LOCALHOST}"}
+    return serve_on_port([node, entry, "streamableHttp"], port, stderr, env=env, timeout=30)
 
 
 def test_a_restarted_http_server_gets_the_subscription_and_logging_level_back(
@@ -691,7 +665,7 @@ def test_a_restarted_http_server_gets_the_subscription_and_logging_level_back(
         ) as client:
             assert client.set_logging_level("error") == {}
             assert client.subscribe(SUBSCRIBED) == {}
-            _stop(server)
+            stop_process(server)
             server = _serve_over_http(everything_command, port, server_stderr)
             peer.notes.clear()
             started = client.call_tool("toggle-subscriber-updates", {})
@@ -704,7 +678,7 @@ def test_a_restarted_http_server_gets_the_subscription_and_logging_level_back(
                 "notifications/resources/updated in the new session",
             )
     finally:
-        _stop(server)
+        stop_process(server)
     logs = [n.params or {} for n in peer.notes if n.method == "notifications/message"]
     assert not [log for log in logs if log.get("level") == "info"], logs
     problems = [r.getMessage() for r in caplog.records if r.name == "mcp_sansio.http"]

@@ -15,7 +15,6 @@ import base64
 import json
 import socket
 import subprocess
-import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import IO, Any
@@ -26,7 +25,7 @@ from mcp_sansio import Era, Notification
 from mcp_sansio._errors import LocalProtocolError
 from mcp_sansio.example import IMAGE_PNG
 
-from .conftest import HERE, Wire
+from .conftest import HERE, Wire, serve_on_port, stop_process
 from .styles import ALL_STYLES, Runtime, adapter, texts
 
 #: The bound of one exchange, in seconds. The SDK imports slowly (seconds of pydantic
@@ -377,30 +376,8 @@ def test_set_logging_level_in_2026(
 
 def _serve_sdk_over_http(sdk_python: Path, port: int, stderr: IO[bytes]) -> subprocess.Popen[bytes]:
     """``sdk_server.py`` on Streamable HTTP at ``port``, once it accepts connections."""
-    process = subprocess.Popen(
-        [str(sdk_python), str(HERE / "sdk_server.py"), "http", str(port)],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=stderr,
-    )
-    deadline = time.monotonic() + EXCHANGE
-    while True:
-        assert process.poll() is None, "the SDK server exited"
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            return process
-        except OSError:
-            assert time.monotonic() < deadline, "the SDK server did not listen in time"
-            time.sleep(0.1)
-
-
-def _stop(process: subprocess.Popen[bytes]) -> None:
-    process.terminate()
-    try:
-        process.wait(10)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait(10)
+    command = [str(sdk_python), str(HERE / "sdk_server.py"), "http", str(port)]
+    return serve_on_port(command, port, stderr, timeout=EXCHANGE)
 
 
 def test_our_http_client_reopens_the_session_of_a_restarted_sdk_server(
@@ -425,10 +402,10 @@ def test_our_http_client_reopens_the_session_of_a_restarted_sdk_server(
             assert texts(client.call_tool("echo", {"message": "before"})) == ["Echo: before"]
             first = stream.transport.session_id
             assert first is not None
-            _stop(server)
+            stop_process(server)
             server = _serve_sdk_over_http(sdk_python, port, server_stderr)
             assert texts(client.call_tool("echo", {"message": "after"})) == ["Echo: after"]
             assert stream.transport.reopened == 1
             assert stream.transport.session_id not in (None, first)
     finally:
-        _stop(server)
+        stop_process(server)
