@@ -772,7 +772,7 @@ def test_what_the_server_did_not_accept_is_not_restored() -> None:
     assert orjson.loads(again.body)["id"] == 6
 
 
-@pytest.mark.parametrize("how", ["error", "http-500", "broken"])
+@pytest.mark.parametrize("how", ["error", "error-with-null-id", "http-500", "broken"])
 def test_a_restoration_that_fails_is_a_problem_not_an_answer(how: str) -> None:
     """The new session refuses a restoring request, or its POST fails: a TransportProblem
     says so, the session gets nothing for it, and what waited is sent."""
@@ -787,6 +787,9 @@ def test_a_restoration_that_fails_is_a_problem_not_an_answer(how: str) -> None:
         body = orjson.dumps(error_of("mcp-sansio-restore-1", "no such resource"))
         actions = respond(t, restore.stream, 200, JSON, body)
         detail = "no such resource"
+    elif how == "error-with-null-id":  # given to what the POST carried: not the session
+        actions = respond(t, restore.stream, 400, JSON, NO_VALID_SESSION)
+        detail = "No valid session ID provided"
     elif how == "http-500":
         actions = respond(t, restore.stream, 500)
         detail = "HTTP 500"
@@ -805,32 +808,36 @@ def test_a_restoration_that_fails_is_a_problem_not_an_answer(how: str) -> None:
 
 def test_a_restoring_request_the_new_session_refuses_with_404_is_made_anew() -> None:
     """The new session expires too while restoring (after an answer in it): the session
-    is reopened again, and restored again, with new requests, not those of before."""
+    is reopened again, and restored again, with new requests; those of before that had not
+    gone out yet are dropped."""
     t = HttpClientTransport()
     open_legacy(t, session_id="old")
     answered(t, req(1, "logging/setLevel", {"level": "error"}), result(1))
     answered(t, req(2, "resources/subscribe", {"uri": "a://1"}), result(2))
-    listing = post(t, req(3, "tools/list"))
+    answered(t, req(3, "resources/subscribe", {"uri": "a://2"}), result(3))
+    listing = post(t, req(4, "tools/list"))
     initialized = reopened_as_new(t, reopening(t, listing.stream))
     (level,) = requests_of(respond(t, initialized.stream, 202))
     body = orjson.dumps(result("mcp-sansio-restore-1"))
     (subscribe,) = requests_of(respond(t, level.stream, 200, JSON, body))
     assert orjson.loads(subscribe.body)["id"] == "mcp-sansio-restore-2"
+    # mcp-sansio-restore-3 waits for it; the new session expires instead of answering.
     (reopen,) = requests_of(respond(t, subscribe.stream, 404))
     assert orjson.loads(reopen.body)["method"] == "initialize"
     actions = respond(t, reopen.stream, 200, [*JSON, ("Mcp-Session-Id", "newer")], reopen_answer())
-    assert (
-        "restoring the logging level 'error', the subscription to 'a://1'" in (problems(actions)[0])
+    assert problems(actions)[0].endswith(
+        "restoring the logging level 'error', the subscription to 'a://1', "
+        "the subscription to 'a://2'"
     )
     (initialized,) = requests_of(actions)
-    (level,) = requests_of(respond(t, initialized.stream, 202))
-    assert orjson.loads(level.body)["id"] == "mcp-sansio-restore-3"
-    body = orjson.dumps(result("mcp-sansio-restore-3"))
-    (subscribe,) = requests_of(respond(t, level.stream, 200, JSON, body))
-    assert orjson.loads(subscribe.body)["id"] == "mcp-sansio-restore-4"
-    body = orjson.dumps(result("mcp-sansio-restore-4"))
-    (again,) = requests_of(respond(t, subscribe.stream, 200, JSON, body))
-    assert orjson.loads(again.body)["id"] == 3
+    stream = initialized.stream
+    sent: list[Any] = []
+    for status in (202, 200, 200, 200):
+        body = orjson.dumps(result(sent[-1])) if sent else b""
+        (request,) = requests_of(respond(t, stream, status, JSON if body else [], body))
+        sent.append(orjson.loads(request.body)["id"])
+        stream = request.stream
+    assert sent == ["mcp-sansio-restore-4", "mcp-sansio-restore-5", "mcp-sansio-restore-6", 4]
     assert t.reopened == 2
 
 

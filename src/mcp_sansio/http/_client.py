@@ -763,7 +763,10 @@ class HttpClientTransport:
                 return True
             for owed_id in list(ex.owed):
                 self._forget(ex, owed_id)
-                out.append(orjson.dumps({**message, "id": owed_id}) + b"\n")
+                if owed_id in self._restoring:  # the transport's own: not the session's
+                    self._restored(owed_id, message)
+                else:
+                    out.append(orjson.dumps({**message, "id": owed_id}) + b"\n")
             ex.progress = True
             return False
         if not _is_id(request_id):
@@ -1019,15 +1022,14 @@ class HttpClientTransport:
         body = b"" if ex.truncated else b"".join(ex.buffer)
         ex.buffer = []
         if body and ex.owed and ex.kind in (_POST, _REOPEN):
-            before = len(out)
             try:
                 message = orjson.loads(body)
             except orjson.JSONDecodeError:
                 message = None
             if type(message) is dict and type(message.get("error")) is dict:
                 self._incoming(ex, body, out)
-            if len(out) > before and not ex.owed:
-                return []
+                if not ex.owed:
+                    return []  # the error answered what the request carried
         if not ex.owed:
             if ex.kind == _POST:
                 return [TransportProblem(f"the server refused a message with HTTP {status}")]
