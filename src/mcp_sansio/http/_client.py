@@ -229,11 +229,15 @@ def _text(value: bytes | str) -> str:
     return value.decode("latin-1") if isinstance(value, bytes) else value
 
 
-def _error(request_id: Any, code: int, message: str, status: int = 0) -> bytes:
+def _error_message(request_id: Any, code: int, message: str, status: int = 0) -> dict[str, Any]:
     error: dict[str, Any] = {"code": code, "message": message}
     if status:
         error["data"] = {"status": status}
-    return orjson.dumps({"jsonrpc": "2.0", "id": request_id, "error": error}) + b"\n"
+    return {"jsonrpc": "2.0", "id": request_id, "error": error}
+
+
+def _error(request_id: Any, code: int, message: str, status: int = 0) -> bytes:
+    return orjson.dumps(_error_message(request_id, code, message, status)) + b"\n"
 
 
 def _is_id(value: Any) -> bool:
@@ -763,10 +767,7 @@ class HttpClientTransport:
                 return True
             for owed_id in list(ex.owed):
                 self._forget(ex, owed_id)
-                if owed_id in self._restoring:  # the transport's own: not the session's
-                    self._restored(owed_id, message)
-                else:
-                    out.append(orjson.dumps({**message, "id": owed_id}) + b"\n")
+                self._pass_error(owed_id, message, out)
             ex.progress = True
             return False
         if not _is_id(request_id):
@@ -997,10 +998,17 @@ class HttpClientTransport:
             return
         for request_id in sorted(ex.owed, key=str):
             self._forget(ex, request_id)
-            if request_id in self._restoring:  # the transport's own: not the session's
-                self._restored(request_id, {"error": {"message": message}})
-            else:
-                out.append(_error(request_id, TRANSPORT_ERROR, message, status))
+            error = _error_message(request_id, TRANSPORT_ERROR, message, status)
+            self._pass_error(request_id, error, out)
+
+    def _pass_error(self, request_id: Any, message: dict[str, Any], out: list[bytes]) -> None:
+        """An error answering ``request_id`` that its exchange got or failed with: to the
+        session under that id, or, for one of the transport's own restoring requests (the
+        session never sent it), to :meth:`_restored`."""
+        if request_id in self._restoring:
+            self._restored(request_id, message)
+        else:
+            out.append(orjson.dumps({**message, "id": request_id}) + b"\n")
 
     def _fail(self, ex: _Exchange, message: str, out: list[bytes]) -> list[ClientAction]:
         """Fail what ``ex`` owes and abort it."""
