@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import io
 import json
 import os
@@ -1054,6 +1055,56 @@ def test_connect_server_answers_plain_handlers_without_starving_the_loop() -> No
     run(main)
 
 
+@pytest.mark.parametrize("transport", ["memory", "tcp"])
+def test_an_async_handler_runs_in_its_own_task(transport: str) -> None:
+    """An async handler has a task of its own, from its first line (on Python 3.12+ that
+    first step runs at once, in the callback that read the request): ``current_task()`` is
+    it, a context variable it sets stays in it, and a quick one is answered on the spot."""
+    marker: contextvars.ContextVar[str] = contextvars.ContextVar("marker", default="unset")
+    seen: list[tuple[asyncio.Task[Any] | None, asyncio.Task[Any] | None]] = []
+
+    async def main() -> None:
+        server = Server("tasks", "1.0")
+
+        @server.tool()
+        async def where(ctx: Context, arguments: dict[str, Any]) -> str:
+            "Report the task it runs in."
+            marker.set("handler")
+            first = asyncio.current_task()
+            await asyncio.sleep(0)
+            seen.append((first, asyncio.current_task()))
+            return "ok"
+
+        @server.tool()
+        async def quick(ctx: Context, arguments: dict[str, Any]) -> str:
+            "Answer without waiting for anything."
+            marker.set("handler")
+            return str(asyncio.current_task() is not None)
+
+        async with contextlib.AsyncExitStack() as stack:
+            if transport == "memory":
+                client = await stack.enter_async_context(Client.connect_server(server))
+            else:
+                listener = await stack.enter_async_context(await serve_tcp(server))
+                assert listener.port is not None
+                client = await stack.enter_async_context(
+                    Client.connect_tcp("127.0.0.1", listener.port)
+                )
+            mine = asyncio.current_task()
+            for _ in range(3):
+                assert text(await client.call_tool("where")) == "ok"
+                assert text(await client.call_tool("quick")) == "True"
+            assert marker.get() == "unset"
+        assert len(seen) == 3
+        for first, later in seen:
+            assert first is not None
+            assert first is later
+            assert first is not mine
+        assert len({first for first, _ in seen}) == 3
+
+    run(main)
+
+
 def test_connect_server_gives_up_on_a_server_that_does_not_finish() -> None:
     """Closing a connect_server client while a handler runs: the call fails, the server
     gets shutdown_timeout seconds to finish, then its task is cancelled (and its handler
@@ -1105,6 +1156,43 @@ def test_one_listener_many_clients() -> None:
         await client.aclose()
         with pytest.raises(ConnectionRefusedError):
             await asyncio.open_connection("127.0.0.1", port)
+
+    run(main)
+
+
+@pytest.mark.parametrize("family", ["tcp", "unix"])
+def test_a_listener_answers_after_the_client_half_closes(family: str) -> None:
+    """The listener's protocol takes each chunk as it arrives; the client's end of input
+    (a half-close) still lets the answers to what it sent go out, and then the connection
+    ends."""
+
+    async def main() -> None:
+        with tempfile.TemporaryDirectory(prefix="mcp") as folder:
+            path = os.path.join(folder, "s")
+            listener = (
+                await serve_tcp(build_server())
+                if family == "tcp"
+                else await serve_unix(build_server(), path)
+            )
+            async with listener:
+                if family == "tcp":
+                    assert listener.port is not None
+                    reader, writer = await asyncio.open_connection("127.0.0.1", listener.port)
+                else:
+                    reader, writer = await asyncio.open_unix_connection(path)
+                request = tool_call(2, "echo_later", {"delay": 0.1, "value": "late"})
+                data = raw_lines(RAW_INITIALIZE, RAW_INITIALIZED, request)
+                for i in range(0, len(data), 7):  # in small pieces, split anywhere
+                    writer.write(data[i : i + 7])
+                    await writer.drain()
+                writer.write(b"not JSON\n")
+                writer.write_eof()
+                lines = [json.loads(line) async for line in reader]
+                writer.close()
+                await writer.wait_closed()
+        assert [line.get("id", "?") for line in lines] == [1, None, 2]
+        assert lines[1]["error"]["code"] == -32700
+        assert text(lines[2]["result"]) == "late"
 
     run(main)
 

@@ -112,7 +112,7 @@ _PIPE_LIMIT = 1 << 20
 _OPENING = frozenset({"initialize", "server/discover"})
 _log = logging.getLogger(__name__)
 
-Streams = tuple[asyncio.StreamReader, asyncio.StreamWriter]
+Streams = tuple["_Reader", "_Writer"]
 
 
 class _Reader(Protocol):
@@ -150,8 +150,11 @@ class _File:
 
 
 class _MemoryPipe:
-    """One direction of an in-memory byte stream, for :meth:`Client.connect_server`: what
-    one side writes, the other reads, in order; ``close()`` is the end of the stream.
+    """One direction of an in-memory byte stream: what one side writes, the other reads, in
+    order; ``close()`` is the end of the stream. Both directions of
+    :meth:`Client.connect_server`; and the incoming side of a pipe, a socket or a
+    subprocess's stdout, which its protocol (:class:`_InboxProtocol`,
+    :class:`_ProcessProtocol`) writes into with :meth:`push`.
 
     A :class:`_Peer` reads it with :meth:`deliver_to`: each write is then handed to the
     reading side's ``feed`` at once, within the writer's call (no read task to wake, no turn
@@ -229,6 +232,11 @@ class _MemoryPipe:
             finally:
                 self._writable = None
 
+    def push(self, data: bytes) -> None:
+        """What a protocol's callback received: written, unless the pipe is closed."""
+        if not self._closed:
+            self.write(data)
+
     def close(self) -> None:
         self._closed = True
         _wake(self._readable)
@@ -236,6 +244,58 @@ class _MemoryPipe:
 
     async def wait_closed(self) -> None:
         pass
+
+
+class _InboxProtocol(asyncio.StreamReaderProtocol):
+    """A pipe or a socket whose incoming bytes go into ``inbox``: a :class:`_Peer` reading
+    that gets each chunk within this callback, with no read task to wake (a turn of the
+    event loop fewer per message, for each side). Writing, its flow control and closing are
+    asyncio's: a ``StreamWriter`` on this protocol.
+
+    :param connected: for a listening socket, called with ``(inbox, writer)`` for each
+        connection; the coroutine it returns runs as the connection's task.
+    """
+
+    def __init__(
+        self,
+        inbox: _MemoryPipe,
+        connected: Callable[[_MemoryPipe, asyncio.StreamWriter], Awaitable[None]] | None = None,
+    ) -> None:
+        callback = None if connected is None else (lambda _, writer: connected(inbox, writer))
+        # No StreamReader (asyncio allows None): the bytes go to the inbox instead.
+        super().__init__(None, callback, loop=asyncio.get_running_loop())  # type: ignore[arg-type]
+        self.inbox = inbox
+
+    def data_received(self, data: bytes) -> None:
+        self.inbox.push(data)
+
+    def eof_received(self) -> bool:
+        self.inbox.close()
+        return bool(super().eof_received())  # True: a socket stays open for our answers
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.inbox.close()
+        super().connection_lost(exc)
+
+
+class _ProcessProtocol(asyncio.subprocess.SubprocessStreamProtocol):
+    """A subprocess's pipes as ``asyncio.create_subprocess_exec`` makes them, but with its
+    stdout going into ``inbox`` (as for :class:`_InboxProtocol`)."""
+
+    def __init__(self, inbox: _MemoryPipe, loop: asyncio.AbstractEventLoop) -> None:
+        super().__init__(limit=_READ_SIZE, loop=loop)
+        self.inbox = inbox
+
+    def pipe_data_received(self, fd: int, data: bytes | str) -> None:
+        if fd == 1:
+            self.inbox.push(data)  # type: ignore[arg-type]
+        else:
+            super().pipe_data_received(fd, data)
+
+    def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
+        if fd == 1:
+            self.inbox.close()
+        super().pipe_connection_lost(fd, exc)
 
 
 def _wake(waiter: asyncio.Future[None] | None) -> None:
@@ -273,7 +333,7 @@ class _Peer:
 
     def start(self) -> None:
         reader = self.reader
-        if type(reader) is _MemoryPipe:  # in process: each write is fed to us at once
+        if type(reader) is _MemoryPipe:  # each write or received chunk is fed to us at once
             self._read_task = self.loop.create_task(reader.deliver_to(self.feed))
         else:
             self._read_task = self.loop.create_task(self._read_loop())
@@ -392,7 +452,12 @@ class _Peer:
             _log.exception("error in callback")
 
     def _spawn(self, coro: Coroutine[Any, Any, Any], job: Job | None) -> asyncio.Task[Any]:
-        task = self.loop.create_task(coro)
+        if sys.version_info >= (3, 12) and job is not None:
+            # A handler's task starts at once (Python 3.12+), up to its first real wait: a
+            # quick handler has answered before this returns, a turn of the loop earlier.
+            task: asyncio.Task[Any] = asyncio.Task(coro, loop=self.loop, eager_start=True)
+        else:
+            task = self.loop.create_task(coro)
         self._tasks[task] = job
         task.add_done_callback(self._forget_task)
         return task
@@ -645,8 +710,8 @@ class Client(ClientView):
         self.shutdown_timeout = DEFAULT_SHUTDOWN_TIMEOUT
         """For a stdio server: how long to wait after closing its stdin, then after SIGTERM;
         for :meth:`connect_server`: how long the server's task has to finish."""
-        self._reader = reader
-        self._writer = writer
+        self._reader: _Reader | None = reader
+        self._writer: _Writer | None = writer
         self._connect: Callable[[], Awaitable[Streams]] | None = None
         self._peer: _Peer | None = None
         self._opened: Mapping[str, Any] | None = None
@@ -691,7 +756,10 @@ class Client(ClientView):
                     stderr.fileno()
                 except (AttributeError, OSError, ValueError):
                     sink, target = stderr, subprocess.PIPE
-            process = await asyncio.create_subprocess_exec(
+            loop = asyncio.get_running_loop()
+            inbox = _MemoryPipe()  # the server's stdout
+            transport, protocol = await loop.subprocess_exec(
+                lambda: _ProcessProtocol(inbox, loop),
                 *command,
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
@@ -699,15 +767,13 @@ class Client(ClientView):
                 env=dict(env) if env is not None else None,
                 cwd=cwd,
             )
+            process = asyncio.subprocess.Process(transport, protocol, loop)
             client.process = process
             if sink is not None:
                 assert process.stderr is not None
-                client._background.append(
-                    asyncio.get_running_loop().create_task(_copy(process.stderr, sink))
-                )
-            assert process.stdout is not None
+                client._background.append(loop.create_task(_copy(process.stderr, sink)))
             assert process.stdin is not None
-            return process.stdout, process.stdin
+            return inbox, process.stdin
 
         client._connect = connect
         return client
@@ -717,7 +783,7 @@ class Client(ClientView):
         """A client of a server listening on TCP ``host:port``; ``options`` as for
         :class:`Client`."""
         client = cls(**options)
-        client._connect = lambda: asyncio.open_connection(host, port)
+        client._connect = lambda: _open_connection(host, port)
         return client
 
     @classmethod
@@ -725,7 +791,7 @@ class Client(ClientView):
         """A client of a server listening on the Unix socket ``path``; ``options`` as for
         :class:`Client`."""
         client = cls(**options)
-        client._connect = lambda: asyncio.open_unix_connection(path)
+        client._connect = lambda: _open_connection(path)
         return client
 
     @classmethod
@@ -756,7 +822,7 @@ class Client(ClientView):
             client._server_task = asyncio.get_running_loop().create_task(
                 _serve(server, to_server, to_client, server_options or {})
             )
-            return to_client, to_server  # type: ignore[return-value]
+            return to_client, to_server
 
         client._connect = connect
         return client
@@ -794,7 +860,7 @@ class Client(ClientView):
 
         async def connect() -> Streams:
             streams = HttpStreams(url, headers=headers, **transport_options)
-            return streams, streams  # type: ignore[return-value]
+            return streams, streams
 
         client._connect = connect
         return client
@@ -1016,6 +1082,24 @@ class Client(ClientView):
         return await self.request(*req, **options)  # type: ignore[no-any-return]
 
 
+async def _open_connection(
+    host_or_path: str | os.PathLike[str], port: int | None = None
+) -> Streams:
+    """Connect to ``host:port`` over TCP, or to the Unix socket ``host_or_path`` when there
+    is no port; the socket's bytes go into a :class:`_MemoryPipe`."""
+    loop = asyncio.get_running_loop()
+    inbox = _MemoryPipe()
+    if port is None:
+        transport, protocol = await loop.create_unix_connection(
+            lambda: _InboxProtocol(inbox), os.fspath(host_or_path)
+        )
+    else:
+        transport, protocol = await loop.create_connection(
+            lambda: _InboxProtocol(inbox), str(host_or_path), port
+        )
+    return inbox, asyncio.StreamWriter(transport, protocol, None, loop)
+
+
 async def _copy(source: asyncio.StreamReader, sink: Any) -> None:
     text = isinstance(sink, io.TextIOBase)
     while data := await source.read(_READ_SIZE):
@@ -1099,10 +1183,8 @@ async def serve_stdio(server: Server, **session_options: Any) -> None:
     if stat.S_ISREG(os.fstat(stdin.fileno()).st_mode):
         reader = closing = _File(stdin)
     else:
-        reader = stream = asyncio.StreamReader()
-        closing, _ = await loop.connect_read_pipe(
-            lambda: asyncio.StreamReaderProtocol(stream), stdin
-        )
+        reader = inbox = _MemoryPipe()
+        closing, _ = await loop.connect_read_pipe(lambda: _InboxProtocol(inbox), stdin)
     if stat.S_ISREG(os.fstat(stdout.fileno()).st_mode):
         writer = _File(stdout)
     else:
@@ -1131,7 +1213,11 @@ class Listener:
         self._unix_path: str | None = None
         self._closed = asyncio.Event()
 
-    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    def _protocol(self) -> _InboxProtocol:
+        """The protocol of one accepted connection."""
+        return _InboxProtocol(_MemoryPipe(), self._serve)
+
+    async def _serve(self, reader: _Reader, writer: asyncio.StreamWriter) -> None:
         task = asyncio.current_task()
         assert task is not None
         self._connections.add(task)
@@ -1144,8 +1230,8 @@ class Listener:
         finally:
             self._connections.discard(task)
 
-    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        await serve_stream(self._server, reader, writer, **self._options)
+    async def _handle(self, reader: _Reader, writer: asyncio.StreamWriter) -> None:
+        await _serve(self._server, reader, writer, self._options)
 
     @property
     def port(self) -> int | None:
@@ -1203,7 +1289,7 @@ async def serve_tcp(
     :attr:`Listener.port`) and serve ``server`` on each connection, one session each.
     ``session_options`` as for :func:`serve_stream`."""
     listener = Listener(server, session_options)
-    listening = await asyncio.start_server(listener._serve, host, port)
+    listening = await asyncio.get_running_loop().create_server(listener._protocol, host, port)
     listener._listening = listening
     listener.sockets = tuple(listening.sockets)
     return listener
@@ -1226,7 +1312,7 @@ async def serve_unix(
     """Listen on the Unix socket ``path`` and serve ``server`` on each connection.
     ``session_options`` as for :func:`serve_stream`."""
     listener = Listener(server, session_options)
-    listening = await asyncio.start_unix_server(listener._serve, path)
+    listening = await asyncio.get_running_loop().create_unix_server(listener._protocol, path)
     listener._listening = listening
     listener._unix_path = os.fspath(path)
     listener.sockets = tuple(listening.sockets)

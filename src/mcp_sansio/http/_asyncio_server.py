@@ -14,7 +14,7 @@ import contextlib
 from collections.abc import Iterable
 from typing import Any
 
-from ..asyncio import Listener, _Peer
+from ..asyncio import Listener, _Peer, _Reader
 from ..server import Server
 from ._server import (
     DEFAULT_IDLE_TIMEOUT,
@@ -156,7 +156,7 @@ class HttpListener(Listener):
 
     # ------------------------------------------------------------------ connections
 
-    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    async def _handle(self, reader: _Reader, writer: asyncio.StreamWriter) -> None:
         from ._h11server import H11Server
 
         do = self._sessions.do
