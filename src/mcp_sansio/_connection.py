@@ -530,7 +530,10 @@ class Connection:
         method = req.method
         if method not in self._peer_requests:
             return self._reject(req, *self._method_fault(_ROLE_CLIENT, _KIND_REQUEST, method))
-        fault, token = self._meta_fault(meta, self._their_tokens)
+        fault: Fault | None = None
+        token: Any = None
+        if "progressToken" in meta:
+            fault, token = self._meta_fault(meta, self._their_tokens)
         if fault is None and method in _CHECKED_REQUESTS:
             fault = self._request_fault(method, params)
         if fault is not None:
@@ -849,11 +852,19 @@ class Connection:
     def _fill_meta(self, params: dict[str, Any] | None) -> dict[str, Any]:
         """A stateless client's request params, with the required ``_meta`` keys filled."""
         params = dict(params) if params else {}
-        meta = params.get("_meta", {})
+        version = (self._spec or VERSIONS[self._modern[0]]).version
+        if "_meta" not in params:  # the common case: nothing of the application's to check
+            cfg = self.config
+            params["_meta"] = {
+                META_VERSION: version,
+                META_CAPABILITIES: dict(cfg.capabilities),
+                META_CLIENT_INFO: dict(cfg.implementation),
+            }
+            return params
+        meta = params["_meta"]
         if not isinstance(meta, Mapping):
             raise LocalProtocolError("_meta must be an object", _PARAMS)
         meta = dict(meta)
-        version = (self._spec or VERSIONS[self._modern[0]]).version
         given = meta.setdefault(META_VERSION, version)
         if given != version:
             raise LocalProtocolError(

@@ -1285,7 +1285,7 @@ class ServerSession(SessionBase):
             if isinstance(opened, dict):
                 inputs.update(opened)
         responses = params.get("inputResponses")
-        if isinstance(responses, Mapping):
+        if responses is not None and _is_mapping(responses):
             inputs.update(responses)
         job.inputs = inputs
 
