@@ -39,7 +39,8 @@ an in-memory pipe to a server in the same event loop (:meth:`Client.connect_serv
 Handlers (tools, prompts, resources, and the client's handlers of the server's requests) may
 be plain functions or coroutine functions. Plain functions run on the event loop, in line,
 before the next message is read: keep them quick. Coroutine functions run as tasks, many at
-once; when the peer cancels a request, its task is cancelled.
+once (on Python 3.12+ a server handler's task starts eagerly, up to its first real wait); when
+the peer cancels a request, its task is cancelled.
 """
 
 from __future__ import annotations
