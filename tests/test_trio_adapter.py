@@ -375,6 +375,34 @@ def test_timeout_cancels_the_handler(versions: list[str] | None) -> None:
     run(test)
 
 
+def test_each_call_times_out_at_its_own_deadline() -> None:
+    """The timer is only ever moved earlier: a shorter deadline after a longer one moves it,
+    and once it fired for the shorter one it is armed again for the longer one."""
+
+    async def test() -> None:
+        state = State()
+        here, there = trio.testing.memory_stream_pair()
+        timed_out: list[tuple[str, float]] = []
+
+        async def call(name: str, timeout: float) -> None:
+            start = trio.current_time()
+            with pytest.raises(RequestTimeout):
+                await client.call_tool("slow", timeout=timeout)
+            timed_out.append((name, trio.current_time() - start))
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(serve_stream, make_server(state), there)
+            async with Client(here) as client, trio.open_nursery() as calls:
+                calls.start_soon(call, "long", 100)
+                await state.started.wait()
+                calls.start_soon(call, "short", 5)
+        assert [name for name, _ in timed_out] == ["short", "long"]
+        assert timed_out[0][1] == pytest.approx(5)
+        assert timed_out[1][1] == pytest.approx(100)
+
+    run(test, limit=200)
+
+
 @pytest.mark.parametrize("versions", ERAS, ids=ERA_IDS)
 def test_caller_cancellation_cancels_the_request(versions: list[str] | None) -> None:
     async def test() -> None:

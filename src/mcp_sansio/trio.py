@@ -234,9 +234,14 @@ class _Loop:
             await self._idle.wait()
 
     def arm(self) -> None:
-        """Point the timer at the session's next deadline."""
+        """Make sure the timer fires by the session's next deadline. It is only ever moved
+        earlier: a timer that fires early (the call it was set for is over, or its deadline
+        moved on) finds nothing due and is armed again, and moving a cancel scope's
+        deadline costs trio work on every message."""
         deadline = self.session.next_deadline()
-        self._timer_scope.deadline = math.inf if deadline is None else deadline
+        scope = self._timer_scope
+        if deadline is not None and deadline < scope.deadline:
+            scope.deadline = deadline
 
     def feed(self, data: bytes) -> None:
         """Pass bytes from the peer (``b""``: it closed) to the session and act on them."""
