@@ -14,6 +14,7 @@ which send a server→client request in the initialize era and answer ``input_re
 
 from __future__ import annotations
 
+import json
 from typing import Annotated
 
 from mcp import types
@@ -109,10 +110,49 @@ def review(code: str) -> str:
     return f"Please review this code: {code}"
 
 
+# With --stateful: the initialize era's session state (logging/setLevel and resource
+# subscriptions), which MCPServer leaves to the low-level server's handlers, and a tool that
+# reports what this process was told. (Off by default: declaring logging would change what
+# other tests see.)
+SEEN: dict = {"level": None, "subscribed": []}
+
+
+async def set_level(ctx, params: types.SetLevelRequestParams) -> types.EmptyResult:
+    SEEN["level"] = params.level
+    return types.EmptyResult()
+
+
+async def subscribe(ctx, params: types.SubscribeRequestParams) -> types.EmptyResult:
+    SEEN["subscribed"].append(str(params.uri))
+    return types.EmptyResult()
+
+
+async def unsubscribe(ctx, params: types.UnsubscribeRequestParams) -> types.EmptyResult:
+    SEEN["subscribed"].remove(str(params.uri))
+    return types.EmptyResult()
+
+
+def session_state() -> str:
+    """What this server process was told: the logging level and the subscribed URIs."""
+    return json.dumps(SEEN)
+
+
+def stateful() -> None:
+    low = server._lowlevel_server
+    low.add_request_handler("logging/setLevel", types.SetLevelRequestParams, set_level)
+    low.add_request_handler("resources/subscribe", types.SubscribeRequestParams, subscribe)
+    low.add_request_handler("resources/unsubscribe", types.UnsubscribeRequestParams, unsubscribe)
+    server.tool()(session_state)
+
+
 if __name__ == "__main__":
     import sys
 
-    if sys.argv[1:2] == ["http"]:  # sdk_server.py http PORT: Streamable HTTP on loopback
-        server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
+    args = sys.argv[1:]
+    if "--stateful" in args:
+        args.remove("--stateful")
+        stateful()
+    if args[:1] == ["http"]:  # sdk_server.py http PORT: Streamable HTTP on loopback
+        server.run("streamable-http", host="127.0.0.1", port=int(args[1]))
     else:
         server.run()

@@ -374,10 +374,18 @@ def test_set_logging_level_in_2026(
 # ---------------------------------------------------------------------- over HTTP
 
 
-def _serve_sdk_over_http(sdk_python: Path, port: int, stderr: IO[bytes]) -> subprocess.Popen[bytes]:
+def _serve_sdk_over_http(
+    sdk_python: Path, port: int, stderr: IO[bytes], *flags: str
+) -> subprocess.Popen[bytes]:
     """``sdk_server.py`` on Streamable HTTP at ``port``, once it accepts connections."""
-    command = [str(sdk_python), str(HERE / "sdk_server.py"), "http", str(port)]
+    command = [str(sdk_python), str(HERE / "sdk_server.py"), *flags, "http", str(port)]
     return serve_on_port(command, port, stderr, timeout=EXCHANGE)
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
 
 
 def test_our_http_client_reopens_the_session_of_a_restarted_sdk_server(
@@ -389,9 +397,7 @@ def test_our_http_client_reopens_the_session_of_a_restarted_sdk_server(
     from mcp_sansio.blocking import Client
     from mcp_sansio.http._blocking_client import HttpStream
 
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = _free_port()
     url = f"http://127.0.0.1:{port}/mcp"
     server = _serve_sdk_over_http(sdk_python, port, server_stderr)
     try:
@@ -407,5 +413,42 @@ def test_our_http_client_reopens_the_session_of_a_restarted_sdk_server(
             assert texts(client.call_tool("echo", {"message": "after"})) == ["Echo: after"]
             assert stream.transport.reopened == 1
             assert stream.transport.session_id not in (None, first)
+    finally:
+        stop_process(server)
+
+
+def test_a_restarted_sdk_server_gets_the_logging_level_and_subscriptions_back(
+    sdk_python: Path, server_stderr: IO[bytes]
+) -> None:
+    """The SDK's HTTP server (with its initialize-era session state: ``--stateful``)
+    restarts; our client reopens the session and, before the next call, sends the last
+    logging level and the live subscriptions again. The new server process reports what it
+    was told."""
+    from mcp_sansio.blocking import Client
+    from mcp_sansio.http._blocking_client import HttpStream
+
+    port = _free_port()
+    url = f"http://127.0.0.1:{port}/mcp"
+    server = _serve_sdk_over_http(sdk_python, port, server_stderr, "--stateful")
+
+    def told() -> Any:
+        return json.loads(texts(client.call_tool("session_state", {}))[0])
+
+    try:
+        client = Client.connect_http(url, versions=["2025-11-25"], timeout=TIMEOUT)
+        with client:
+            stream = client.stream
+            assert isinstance(stream, HttpStream)
+            assert client.server_capabilities is not None
+            assert client.server_capabilities["resources"]["subscribe"] is True
+            client.set_logging_level("error")
+            client.subscribe("note://greeting")
+            client.subscribe("note://items/1")
+            client.unsubscribe("note://greeting")
+            assert told() == {"level": "error", "subscribed": ["note://items/1"]}
+            stop_process(server)
+            server = _serve_sdk_over_http(sdk_python, port, server_stderr, "--stateful")
+            assert told() == {"level": "error", "subscribed": ["note://items/1"]}
+            assert stream.transport.reopened == 1
     finally:
         stop_process(server)
