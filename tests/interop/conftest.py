@@ -192,6 +192,13 @@ def _time_bound(request: pytest.FixtureRequest) -> Iterator[None]:
 # ---------------------------------------------------------------------- servers on a port
 
 
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on now, for a server to take."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
 def serve_on_port(
     command: Sequence[str],
     port: int,

@@ -17,7 +17,6 @@ from __future__ import annotations
 import logging
 import os
 import re
-import socket
 import subprocess
 import time
 from collections.abc import Mapping
@@ -29,7 +28,7 @@ import pytest
 from mcp_sansio import Era, Notification
 from mcp_sansio.session import McpError, RequestTimeout
 
-from .conftest import Wire, serve_on_port, stop_process
+from .conftest import Wire, free_port, serve_on_port, stop_process
 from .styles import ALL_STYLES, ASYNC_STYLES, Runtime, adapter, texts, until_blocking
 
 #: The bound of one exchange (a session with the server, start to end), in seconds.
@@ -647,9 +646,7 @@ def test_a_restarted_http_server_gets_the_subscription_and_logging_level_back(
     (the level came back first)."""
     from mcp_sansio.blocking import Client
 
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()
     peer = Peer()
     caplog.set_level(logging.WARNING, logger="mcp_sansio.http")
     started_at = time.monotonic()

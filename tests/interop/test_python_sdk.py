@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import base64
 import json
-import socket
 import subprocess
 from collections.abc import Mapping
 from pathlib import Path
@@ -25,7 +24,7 @@ from mcp_sansio import Era, Notification
 from mcp_sansio._errors import LocalProtocolError
 from mcp_sansio.example import IMAGE_PNG
 
-from .conftest import HERE, Wire, serve_on_port, stop_process
+from .conftest import HERE, Wire, free_port, serve_on_port, stop_process
 from .styles import ALL_STYLES, Runtime, adapter, texts
 
 #: The bound of one exchange, in seconds. The SDK imports slowly (seconds of pydantic
@@ -382,12 +381,6 @@ def _serve_sdk_over_http(
     return serve_on_port(command, port, stderr, timeout=EXCHANGE)
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 def test_our_http_client_reopens_the_session_of_a_restarted_sdk_server(
     sdk_python: Path, server_stderr: IO[bytes]
 ) -> None:
@@ -397,7 +390,7 @@ def test_our_http_client_reopens_the_session_of_a_restarted_sdk_server(
     from mcp_sansio.blocking import Client
     from mcp_sansio.http._blocking_client import HttpStream
 
-    port = _free_port()
+    port = free_port()
     url = f"http://127.0.0.1:{port}/mcp"
     server = _serve_sdk_over_http(sdk_python, port, server_stderr)
     try:
@@ -427,7 +420,7 @@ def test_a_restarted_sdk_server_gets_the_logging_level_and_subscriptions_back(
     from mcp_sansio.blocking import Client
     from mcp_sansio.http._blocking_client import HttpStream
 
-    port = _free_port()
+    port = free_port()
     url = f"http://127.0.0.1:{port}/mcp"
     server = _serve_sdk_over_http(sdk_python, port, server_stderr, "--stateful")
 
