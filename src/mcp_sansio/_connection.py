@@ -853,25 +853,26 @@ class Connection:
         """A stateless client's request params, with the required ``_meta`` keys filled."""
         params = dict(params) if params else {}
         version = (self._spec or VERSIONS[self._modern[0]]).version
+        cfg = self.config
+        filled = {
+            META_VERSION: version,
+            META_CAPABILITIES: dict(cfg.capabilities),
+            META_CLIENT_INFO: dict(cfg.implementation),
+        }
         if "_meta" not in params:  # the common case: nothing of the application's to check
-            cfg = self.config
-            params["_meta"] = {
-                META_VERSION: version,
-                META_CAPABILITIES: dict(cfg.capabilities),
-                META_CLIENT_INFO: dict(cfg.implementation),
-            }
+            params["_meta"] = filled
             return params
         meta = params["_meta"]
         if not isinstance(meta, Mapping):
             raise LocalProtocolError("_meta must be an object", _PARAMS)
         meta = dict(meta)
-        given = meta.setdefault(META_VERSION, version)
+        for key, value in filled.items():  # (after the application's keys, as they came)
+            meta.setdefault(key, value)
+        given = meta[META_VERSION]
         if given != version:
             raise LocalProtocolError(
                 f"_meta protocolVersion {given!r} differs from the session's {version!r}"
             )
-        meta.setdefault(META_CAPABILITIES, dict(self.config.capabilities))
-        meta.setdefault(META_CLIENT_INFO, dict(self.config.implementation))
         # What the application put there itself must be what every server accepts.
         if type(meta[META_CAPABILITIES]) is not dict:
             raise LocalProtocolError(f"_meta[{META_CAPABILITIES!r}] must be an object", _PARAMS)

@@ -20,7 +20,7 @@ import enum
 import functools
 import inspect
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, Final, Protocol
+from typing import Any, Final, Protocol, TypeGuard
 
 import attrs
 
@@ -211,9 +211,10 @@ class Call:
         return f"<Call {self.method} id={self.id!r}{' done' if self.done else ''}>"
 
 
-def _is_mapping(value: object) -> bool:
-    """``isinstance(value, Mapping)``, with the common case (a dict) first."""
-    return type(value) is dict or isinstance(value, Mapping)
+def _is_mapping(value: object) -> TypeGuard[Mapping[str, Any]]:
+    """``isinstance(value, Mapping)``, with the common cases (a dict, ``None``) first: an
+    ABC check costs more, and this runs for every request."""
+    return type(value) is dict or (value is not None and isinstance(value, Mapping))
 
 
 #: Whether a handler is a coroutine function: asked for every job, and a handler is
@@ -261,9 +262,8 @@ class Job:
         self.cancelled = False
         self.inputs: dict[str, Any] = {}
         self.asked = 0
-        # (``type() is dict`` first: an ABC check costs more, and this runs for every job)
         meta = params.get("_meta") if _is_mapping(params) else None
-        self.meta: Mapping[str, Any] = meta if meta is not None and _is_mapping(meta) else {}
+        self.meta: Mapping[str, Any] = meta if _is_mapping(meta) else {}
         self.task: Any = None
 
     @property
@@ -422,14 +422,14 @@ class SessionBase:
         self._calls[call.id] = call
         params = call.params
         meta = params.get("_meta") if params else None
-        if meta is not None and _is_mapping(meta) and "progressToken" in meta:
+        if _is_mapping(meta) and "progressToken" in meta:
             self._progress_tokens[meta["progressToken"]] = call
 
     def _forget(self, call: Call) -> None:
         self._calls.pop(call.id, None)
         params = call.params
         meta = params.get("_meta") if params else None
-        if meta is not None and _is_mapping(meta):
+        if _is_mapping(meta):
             self._progress_tokens.pop(meta.get("progressToken"), None)
 
     def cancel(self, call: Call, reason: str | None = None) -> bytes:
@@ -1285,7 +1285,7 @@ class ServerSession(SessionBase):
             if isinstance(opened, dict):
                 inputs.update(opened)
         responses = params.get("inputResponses")
-        if responses is not None and _is_mapping(responses):
+        if _is_mapping(responses):
             inputs.update(responses)
         job.inputs = inputs
 
