@@ -107,14 +107,12 @@ _DIRECTION_OF: Final = {
 }
 # Requests whose params are checked: those the schema of some version requires params
 # of, and those whose params the state machine looks into; notifications likewise.
-_CHECKED_REQUESTS: Final = frozenset(
-    {
-        "initialize",
-        "elicitation/create",
-        "sampling/createMessage",
-        "subscriptions/listen",
-    }
-).union(*(spec.required_params for spec in VERSIONS.values()))
+_STATE_READ_REQUESTS: Final = frozenset(
+    {"initialize", "elicitation/create", "sampling/createMessage", "subscriptions/listen"}
+)
+_CHECKED_REQUESTS: Final = _STATE_READ_REQUESTS.union(
+    *(spec.required_params for spec in VERSIONS.values())
+)
 _CHECKED_NOTIFICATIONS: Final = frozenset(
     {
         "notifications/initialized",
@@ -329,7 +327,7 @@ class Connection:
                     b"",
                     reply=True,
                 )
-            decoded = decode(line, allow_batch=self._batches)
+            decoded = decode(line, self._batches)
             cls = type(decoded)
             if cls is Request:
                 event: Event | None = self._receive_request(decoded)  # type: ignore[arg-type]
@@ -554,7 +552,8 @@ class Connection:
         token = meta.get("progressToken")
         if token is None:
             return None, None
-        if not is_id(token):
+        cls = type(token)
+        if cls is not str and cls is not int:
             return (_PARAMS, "Invalid params: progressToken must be a string or an integer"), None
         if token in tokens:
             return (
@@ -705,7 +704,13 @@ class Connection:
             return self._send_batch(event)
         else:
             raise LocalProtocolError(f"cannot send a {cls.__name__} event")
-        data = b"" if message is None else _dump(message)
+        if message is None:
+            data = b""
+        else:
+            try:
+                data = encode(message)
+            except (TypeError, orjson.JSONEncodeError) as exc:
+                raise LocalProtocolError(f"not JSON-serialisable: {exc}") from None
         plan[0](*plan[1:])
         return data
 
@@ -792,7 +797,9 @@ class Connection:
             )
         if self._era is not _ERA_STATELESS and rid in self._our_ids:
             raise LocalProtocolError(f"id {rid!r} was already used in this session")
-        params = _params_dict(req.params)
+        params = req.params
+        if params is not None and type(params) is not dict:
+            params = _params_dict(params)
         trigger: Trigger | None = None
         if self._state is _STATE_IDLE and self.role is _ROLE_CLIENT and method != "ping":
             if method == "server/discover" and self._era is None:
@@ -1145,11 +1152,14 @@ class Connection:
         the version's schema requires, then the rules of the methods the state machine
         reads."""
         spec = self._spec
-        rows = spec.required_params.get(method) if spec is not None else None
-        if rows is not None:
-            fault = required_params_fault(method, rows, params)
-            if fault is not None:
-                return fault
+        if spec is not None:
+            rows = spec.required_params.get(method)
+            if rows is not None:
+                fault = required_params_fault(method, rows, params)
+                if fault is not None:
+                    return fault
+        if method not in _STATE_READ_REQUESTS:
+            return None
         if method == "initialize":
             fault = initialize_params_fault(params)
             if fault is not None:
@@ -1166,9 +1176,7 @@ class Connection:
         if method == "sampling/createMessage":
             assert spec is not None
             return sampling_fault(spec, params, self._client_caps or {})
-        if method == "subscriptions/listen":
-            return listen_params_fault(params)
-        return None
+        return listen_params_fault(params)  # subscriptions/listen
 
     def _notification_fault(self, sender: Role, note: Notification) -> Fault | None:
         """Rules of the notifications in ``_CHECKED_NOTIFICATIONS``."""
@@ -1500,10 +1508,3 @@ def _params_dict(params: Any) -> Any:
     if type(value) is not dict:
         raise LocalProtocolError("params and results must be JSON objects")
     return value
-
-
-def _dump(message: Message) -> bytes:
-    try:
-        return encode(message)
-    except (TypeError, orjson.JSONEncodeError) as exc:
-        raise LocalProtocolError(f"not JSON-serialisable: {exc}") from None

@@ -242,7 +242,7 @@ def _classify(obj: Any, raw: bytes) -> Message | InvalidMessage:
     )
 
 
-def decode(line: bytes, *, allow_batch: bool = False) -> Decoded:
+def decode(line: bytes, allow_batch: bool = False) -> Decoded:
     """Decode one line (one JSON text) into a message event, an :class:`InvalidMessage`,
     or, for a JSON array when ``allow_batch`` is true, a list of them in order.
 
@@ -307,12 +307,24 @@ def encode(event: Message) -> bytes:
     """One compact JSON line, newline-terminated. Raises ``TypeError`` for values that
     are not JSON, NaN and the infinities included (the connection turns it into
     :class:`LocalProtocolError`)."""
-    return _dumps(message_to_dict(event))
+    obj = message_to_dict(event)
+    out = orjson.dumps(obj, _default, _OPTS)
+    # The common case, a small message with no null in it, is settled by these two tests.
+    # (partition() takes its argument without parsing an argument tuple: it measured about
+    # 90 ns cheaper than find(), and ``in`` is slower still; when nothing is found it
+    # returns ``out`` itself, uncopied.)
+    if len(out) > _SCAN_LIMIT or out.partition(b"null")[1]:
+        _refuse_non_finite(obj, out)
+    return out
 
 
 def encode_batch(events: list[Message]) -> bytes:
     """A JSON array of messages on one line (JSON-RPC batch, 2025-03-26 only)."""
-    return _dumps([message_to_dict(e) for e in events])
+    obj = [message_to_dict(e) for e in events]
+    out = orjson.dumps(obj, _default, _OPTS)
+    if len(out) > _SCAN_LIMIT or out.partition(b"null")[1]:
+        _refuse_non_finite(obj, out)
+    return out
 
 
 #: Outputs up to this size are scanned for ``null`` before the value is walked; larger ones
@@ -323,18 +335,17 @@ _WALK_BUDGET: Final = 64
 _SCALARS: Final = frozenset({str, int, bool, type(None)})
 
 
-def _dumps(obj: Any) -> bytes:
-    out = orjson.dumps(obj, _default, _OPTS)
-    # orjson writes NaN and the infinities as null: they must not pass unnoticed. (find()
-    # measured about 0.1 µs cheaper than ``in`` on a small message here.)
+def _refuse_non_finite(obj: Any, out: bytes) -> None:
+    """Raise ``TypeError`` if ``obj``, written as ``out``, held NaN or an infinity: orjson
+    writes them as null, which must not pass unnoticed. Called for every large output and
+    for a small one with a null in it."""
     if len(out) <= _SCAN_LIMIT:
-        bad = out.find(b"null") >= 0 and _non_finite(obj)
+        bad = _non_finite(obj)
     else:
         found = _non_finite(obj, _WALK_BUDGET)
         bad = (out.find(b"null") >= 0 and bool(_non_finite(obj))) if found is None else found
     if bad:
         raise TypeError("NaN and Infinity are not JSON numbers")
-    return out
 
 
 def _non_finite(value: Any, budget: int = -1) -> bool | None:
