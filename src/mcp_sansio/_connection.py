@@ -50,7 +50,16 @@ from ._events import (
 )
 from ._framing import OVERSIZED, LineFramer
 from ._ids import IdHistory
-from ._jsonrpc import decode, encode, encode_batch, invalid
+from ._jsonrpc import (
+    ERROR_RESPONSE,
+    NOTIFICATION,
+    REQUEST,
+    RESPONSE,
+    decode,
+    encode,
+    encode_batch,
+    invalid,
+)
 from ._sentinels import NEED_DATA, NeedData
 from ._state import (
     ANY,
@@ -329,9 +338,9 @@ class Connection:
                 )
             decoded = decode(line, self._batches)
             cls = type(decoded)
-            if cls is Request:
+            if cls is REQUEST:
                 event: Event | None = self._receive_request(decoded)  # type: ignore[arg-type]
-            elif cls is Response:
+            elif cls is RESPONSE:
                 event = self._receive_response(decoded)  # type: ignore[arg-type]
             elif cls is list:
                 self._receive_batch(decoded)  # type: ignore[arg-type]
@@ -632,13 +641,13 @@ class Connection:
             )
         self._retire_ours(rid)
         method = pending[0]
-        if type(msg) is ErrorResponse:
+        if type(msg) is ERROR_RESPONSE:
             if method == "initialize":
                 self._transition(_TRIGGER_INITIALIZE_ERROR)
             elif rid == self._probe_id:
                 self._probe_error(msg)
             return msg
-        assert type(msg) is Response
+        assert type(msg) is RESPONSE
         if self._era is _ERA_STATELESS:
             return self._stateless_result(msg, pending)
         if method in _EFFECTFUL:
@@ -694,11 +703,11 @@ class Connection:
             raise LocalProtocolError(f"the connection is in its error state: {self._error.message}")
         cls = type(event)
         message: Message | None
-        if cls is Request:
+        if cls is REQUEST:
             message, plan = self._check_request(event)
-        elif cls is Response or cls is ErrorResponse:
+        elif cls is RESPONSE or cls is ERROR_RESPONSE:
             message, plan = self._check_response(event)
-        elif cls is Notification:
+        elif cls is NOTIFICATION:
             message, plan = self._check_notification(event)
         elif cls is Batch:
             return self._send_batch(event)
@@ -950,7 +959,7 @@ class Connection:
 
     def _check_response(self, msg: Any) -> tuple[Message | None, tuple[Any, ...]]:
         rid = msg.id
-        is_error = type(msg) is ErrorResponse
+        is_error = type(msg) is ERROR_RESPONSE
         if is_error:
             code = msg.code
             if not isinstance(code, int) or isinstance(code, bool) or type(msg.message) is not str:
