@@ -93,6 +93,17 @@ def test_no_line_until_newline() -> None:
     assert framer.next_line() is None
 
 
+def test_a_buffer_the_caller_reuses_is_copied() -> None:
+    """A bytearray or memoryview may be overwritten by the caller's next read: what was
+    fed must not change with it."""
+    framer = LineFramer()
+    buffer = bytearray(b'{"a":1}\n{"b"')
+    framer.feed(buffer)
+    buffer[:] = b"XXXXXXXXXXXXX"
+    framer.feed(memoryview(bytearray(b":2}\n")))
+    assert drain(framer) == [b'{"a":1}', b'{"b":2}']
+
+
 @given(cuts=st.lists(st.integers(min_value=0), max_size=40))
 def test_random_chunks_give_the_same_lines(cuts: list[int]) -> None:
     assert frame(split_at(STREAM, cuts)) == STREAM_LINES

@@ -117,6 +117,19 @@ def nested(depth: int) -> bytes:
             {"jsonrpc": "2.0", "id": 1, "method": "m", "extra": True},
             Request(id=1, method="m"),
         ),
+        (
+            # ... with params too (these skip the fast path, whose counts they break).
+            {"jsonrpc": "2.0", "id": 1, "method": "m", "params": {"a": 1}, "extra": True},
+            Request(id=1, method="m", params={"a": 1}),
+        ),
+        (
+            {"jsonrpc": "2.0", "method": "n", "params": {"a": 1}, "extra": True},
+            Notification(method="n", params={"a": 1}),
+        ),
+        (
+            {"jsonrpc": "2.0", "id": 1, "result": {"a": 1}, "extra": True},
+            Response(id=1, result={"a": 1}),
+        ),
     ],
 )
 def test_valid(obj: dict[str, Any], expected: Message) -> None:

@@ -1161,12 +1161,11 @@ class Connection:
         the version's schema requires, then the rules of the methods the state machine
         reads."""
         spec = self._spec
-        if spec is not None:
-            rows = spec.required_params.get(method)
-            if rows is not None:
-                fault = required_params_fault(method, rows, params)
-                if fault is not None:
-                    return fault
+        rows = spec.required_params.get(method) if spec is not None else None
+        if rows is not None:
+            fault = required_params_fault(method, rows, params)
+            if fault is not None:
+                return fault
         if method not in _STATE_READ_REQUESTS:
             return None
         if method == "initialize":
