@@ -238,6 +238,21 @@ def test_send_returns_one_newline_terminated_line() -> None:
     assert data.count(b"\n") == 1
 
 
+@pytest.mark.parametrize("wrap", [bytearray, lambda b: memoryview(bytearray(b))])
+def test_receive_data_takes_a_buffer_the_caller_reuses(wrap: Any) -> None:
+    """A transport that reads into one bytearray may hand it over and then overwrite it."""
+    client = Connection(Role.CLIENT, versions=["2025-06-18"])
+    server = Connection(Role.SERVER, versions=["2025-06-18"])
+    data = client.send(Request(id=0, method="initialize", params=initialize_params("2025-06-18")))
+    buffer = wrap(data[:10])
+    server.receive_data(buffer)
+    buffer[:] = b"X" * 10
+    server.receive_data(wrap(data[10:]))
+    event = server.next_event()
+    assert type(event) is Request
+    assert (event.id, event.method) == (0, "initialize")
+
+
 @pytest.mark.parametrize("params", [{"x": object()}, {"x": {1: 2}}])
 def test_non_json_params_are_a_local_error(params: Any) -> None:
     pair = legacy_pair("2025-06-18", server_capabilities={"tools": {}})

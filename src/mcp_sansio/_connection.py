@@ -298,8 +298,9 @@ class Connection:
 
     # ------------------------------------------------------------------ receiving
 
-    def receive_data(self, data: bytes) -> None:
-        """Buffer bytes from the peer; ``b""`` means the peer closed its side.
+    def receive_data(self, data: bytes | bytearray | memoryview) -> None:
+        """Buffer bytes from the peer; ``b""`` means the peer closed its side. A bytearray
+        or memoryview is copied, so the caller may reuse it.
 
         Raises :class:`LocalProtocolError` when bytes are fed after ``b""``.
         """

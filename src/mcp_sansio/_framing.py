@@ -65,9 +65,10 @@ class LineFramer:
         """How many bytes are buffered and not yet returned as a line."""
         return len(self._partial) + len(self._data) - self._pos
 
-    def feed(self, data: bytes) -> None:
-        """Add bytes from the peer; they may end anywhere, even inside a UTF-8 character."""
-        if type(data) is not bytes:  # a bytearray or memoryview the caller may reuse
+    def feed(self, data: bytes | bytearray | memoryview) -> None:
+        """Add bytes from the peer; they may end anywhere, even inside a UTF-8 character.
+        A bytearray or memoryview is copied (the caller may reuse it)."""
+        if type(data) is not bytes:
             data = bytes(data)
         rest = len(self._data) - self._pos
         if rest:  # fed again before the last chunk was drained
