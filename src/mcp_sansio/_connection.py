@@ -563,7 +563,7 @@ class Connection:
         if token is None:
             return None, None
         cls = type(token)
-        if cls is not str and cls is not int:
+        if cls is not str and cls is not int:  # is_id(), inline: every request, both ways
             return (_PARAMS, "Invalid params: progressToken must be a string or an integer"), None
         if token in tokens:
             return (
@@ -807,9 +807,7 @@ class Connection:
             )
         if self._era is not _ERA_STATELESS and rid in self._our_ids:
             raise LocalProtocolError(f"id {rid!r} was already used in this session")
-        params = req.params
-        if params is not None and type(params) is not dict:
-            params = _params_dict(params)
+        params = _params_dict(req.params)
         trigger: Trigger | None = None
         if self._state is _STATE_IDLE and self.role is _ROLE_CLIENT and method != "ping":
             if method == "server/discover" and self._era is None:
