@@ -62,8 +62,8 @@ Exit status: 0 when there is no unexpected failure, 1 when there is one, 2 when 
 or the harness itself failed, 3 when the suite cannot be had on this machine (no ``node``
 or ``npm`` on PATH, or the npm registry cannot be reached): the test that calls this skips
 on 3 and only on 3. Every subprocess has a time bound; all traffic stays on loopback
-(``bind-localhost.cjs`` is preloaded into the Node processes, which otherwise listen on
-every interface).
+(``tests/interop/loopback.cjs`` is preloaded into the Node processes, which otherwise
+listen on every interface).
 
 Standard library only; Python 3.10+.
 """
@@ -106,12 +106,9 @@ SUITE_VERSIONS = (SUITE_STABLE, SUITE_NEXT)
 NODE_SPEC = "node@22"
 NODE_MAJOR = "v22."
 
-#: The preload that forces Node's wildcard listens onto 127.0.0.1. CI has ``../shared``
-#: beside the checkout; ``MCP_SANSIO_BIND_LOCALHOST`` names another copy.
-BIND_LOCALHOST = Path(
-    os.environ.get("MCP_SANSIO_BIND_LOCALHOST")
-    or ROOT.parent / "shared" / "interop" / "bind-localhost.cjs"
-)
+#: The preload that forces Node's wildcard listens onto 127.0.0.1; the interop tests
+#: preload the same file.
+BIND_LOCALHOST = ROOT / "tests" / "interop" / "loopback.cjs"
 
 #: Bounds, in seconds.
 NPM_TIMEOUT = 600.0
@@ -344,7 +341,7 @@ def setup() -> Toolchain:
     if not BIND_LOCALHOST.is_file():
         raise HarnessError(
             f"{BIND_LOCALHOST} does not exist: it keeps the suite's Node servers on loopback "
-            "(CI has ../shared beside the checkout; MCP_SANSIO_BIND_LOCALHOST names another copy)"
+            "(it is part of the repository; is the checkout complete?)"
         )
     with locked("conformance"):
         node_prefix = CONFORMANCE_DIR / "node22"

@@ -36,6 +36,10 @@ ROOT = Path(__file__).resolve().parents[2]
 #: ``MCP_SANSIO_INTEROP_DIR`` names another folder (a CI cache, say).
 INTEROP_DIR = Path(os.environ.get("MCP_SANSIO_INTEROP_DIR") or ROOT / ".interop")
 
+#: The Node preload that makes a Node process's wildcard TCP listens bind 127.0.0.1
+#: (``loopback.cjs`` beside this file; the conformance harness preloads it too).
+LOOPBACK_PRELOAD = Path(__file__).resolve().parent / "loopback.cjs"
+
 EVERYTHING_PACKAGE = "@modelcontextprotocol/server-everything"
 EVERYTHING_VERSION = "2026.8.31"
 SDK_PACKAGE = "mcp"
@@ -130,6 +134,12 @@ def _marked(folder: Path, want: str) -> bool:
         return (folder / _MARKER).read_text() == want
     except OSError:
         return False
+
+
+def loopback_node_options() -> str:
+    """A ``NODE_OPTIONS`` value that preloads :data:`LOOPBACK_PRELOAD` (quoted, so a
+    checkout path with spaces works)."""
+    return f'--require "{LOOPBACK_PRELOAD}"'
 
 
 # ---------------------------------------------------------------------- the everything server

@@ -20,7 +20,6 @@ import re
 import subprocess
 import time
 from collections.abc import Mapping
-from pathlib import Path
 from typing import IO, Any
 
 import pytest
@@ -28,6 +27,7 @@ import pytest
 from mcp_sansio import Era, Notification
 from mcp_sansio.session import McpError, RequestTimeout
 
+from . import peers
 from .conftest import Wire, free_port, serve_on_port, stop_process
 from .styles import ALL_STYLES, ASYNC_STYLES, Runtime, adapter, texts, until_blocking
 
@@ -614,24 +614,15 @@ def test_resource_subscription(
 
 # ---------------------------------------------------------------------- a restarted HTTP server
 
-#: The preload that keeps the everything server's HTTP mode on 127.0.0.1 (it listens on
-#: every interface otherwise): ``../shared/interop/bind-localhost.cjs`` beside the checkout,
-#: or the copy ``MCP_SANSIO_BIND_LOCALHOST`` names.
-BIND_LOCALHOST = Path(
-    os.environ.get("MCP_SANSIO_BIND_LOCALHOST")
-    or Path(__file__).resolve().parents[3] / "shared" / "interop" / "bind-localhost.cjs"
-)
-
 
 def _serve_over_http(
     everything_command: list[str], port: int, stderr: IO[bytes]
 ) -> subprocess.Popen[bytes]:
     """The everything server in its Streamable HTTP mode on 127.0.0.1:``port``, once it
-    accepts connections."""
-    if not BIND_LOCALHOST.is_file():
-        pytest.fail(f"{BIND_LOCALHOST} is missing: the server would listen beyond loopback")
+    accepts connections. It listens on every interface unless told otherwise, so it runs
+    with the loopback preload (``loopback.cjs``, see ``peers.py``)."""
     node, entry, _ = everything_command
-    env = {**NODE_ENV, "PORT": str(port), "NODE_OPTIONS": f"--require {BIND_LOCALHOST}"}
+    env = {**NODE_ENV, "PORT": str(port), "NODE_OPTIONS": peers.loopback_node_options()}
     return serve_on_port([node, entry, "streamableHttp"], port, stderr, env=env, timeout=30)
 
 
