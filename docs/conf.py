@@ -2,25 +2,34 @@
 
 Build: ``tox -e docs`` (``sphinx-build -W --keep-going -b html docs docs/_build/html``).
 
-Two small local additions keep the API page complete without hand-kept lists:
+Three small local additions keep the API page complete and readable without hand-kept lists:
 
 - the ``public-data`` directive documents the names in ``mcp_sansio.__all__`` that are
   neither classes nor functions (sentinels, constants, type aliases). ``automodule`` skips
   these, because their ``#:`` comments are in the private module that defines them, not in
   ``__init__``; the directive reads the comments from there.
+- an ``autodoc-before-process-signature`` handler shows the defaults of an attrs class's
+  generated ``__init__`` as written in the class body (``versions: ... = ALL_VERSIONS``),
+  where ``autodoc_preserve_defaults`` would show attrs' generated source
+  (``attr_dict['versions'].default``, or ``NOTHING`` for a factory).
 - a ``missing-reference`` handler resolves a short name (``:class:`InvalidMessage```) used in
   a private module's docstring to the public name (``mcp_sansio.InvalidMessage``).
 """
 
 from __future__ import annotations
 
+import ast
 import enum
 import importlib
+import inspect
+import re
 import sys
+import textwrap
 import typing
 from pathlib import Path
 from typing import Any
 
+import attrs
 from docutils import nodes
 from docutils.statemachine import StringList
 from sphinx.application import Sphinx
@@ -100,8 +109,93 @@ def _value_text(value: object) -> str | None:
     if isinstance(value, (int, str)):
         return repr(value)
     if typing.get_origin(value) is not None:
-        return repr(value).replace("typing.", "")
+        # ``Request | Notification``, not ``mcp_sansio._events.Request | ...``.
+        return re.sub(r"\b(typing|mcp_sansio(\.\w+)*)\.", "", repr(value))
     return None
+
+
+class _Shown:
+    """A default value that renders as the source text it was written as."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __repr__(self) -> str:
+        return self.text
+
+
+def _callee(func: ast.expr) -> str:
+    """``field`` for ``attrs.field`` or ``field``."""
+    return func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+
+
+def _factory_text(factory: ast.expr) -> str:
+    text = ast.unparse(factory)
+    return {"dict": "{}", "list": "[]", "tuple": "()"}.get(text, f"{text}()")
+
+
+def _default_text(value: ast.expr) -> str | None:
+    """The default that a field's right-hand side gives, as source text (None: no default)."""
+    if isinstance(value, ast.Call) and _callee(value.func) == "field":
+        for keyword in value.keywords:
+            if keyword.arg == "default":
+                return _default_text(keyword.value)
+            if keyword.arg == "factory":
+                return _factory_text(keyword.value)
+        return None
+    if isinstance(value, ast.Call) and _callee(value.func) == "Factory" and value.args:
+        return _factory_text(value.args[0])
+    return ast.unparse(value)
+
+
+def _written_defaults(cls: type) -> dict[str, str]:
+    """Field name -> its default as written in the class bodies (the bases' first)."""
+    out: dict[str, str] = {}
+    for klass in reversed(cls.__mro__):
+        if not attrs.has(klass):
+            continue
+        try:
+            tree = ast.parse(textwrap.dedent(inspect.getsource(klass)))
+        except (OSError, TypeError, SyntaxError):
+            continue
+        body = tree.body[0].body if isinstance(tree.body[0], ast.ClassDef) else []
+        for stmt in body:
+            if (
+                isinstance(stmt, ast.AnnAssign)
+                and isinstance(stmt.target, ast.Name)
+                and stmt.value is not None
+            ):
+                text = _default_text(stmt.value)
+                if text is not None:
+                    out[stmt.target.id] = text
+    return out
+
+
+def _attrs_defaults(app: Sphinx, obj: Any, bound_method: bool) -> None:
+    """Give an attrs-generated ``__init__`` the defaults written in its class (see the module
+    docstring); anything else is left as it is."""
+    code = getattr(obj, "__code__", None)
+    if code is None or not code.co_filename.startswith("<attrs generated"):
+        return
+    owner: Any = sys.modules.get(obj.__module__)
+    for part in obj.__qualname__.split(".")[:-1]:
+        owner = getattr(owner, part, None)
+    if not (isinstance(owner, type) and attrs.has(owner)):
+        return
+    fields = {field.alias: field for field in attrs.fields(owner)}
+    written = _written_defaults(owner)
+    signature = inspect.signature(obj)
+    parameters = []
+    for param in signature.parameters.values():
+        field = fields.get(param.name)
+        if field is not None and param.default is not param.empty:
+            text = written.get(field.name)
+            factory = getattr(field.default, "factory", None)  # an attrs.Factory
+            if text is None and factory is not None:
+                text = f"{getattr(factory, '__name__', 'factory')}()"
+            param = param.replace(default=_Shown(text or repr(field.default)))
+        parameters.append(param)
+    obj.__signature__ = signature.replace(parameters=parameters)
 
 
 class PublicData(SphinxDirective):
@@ -171,4 +265,5 @@ def _resolve_short_name(app: Sphinx, env: Any, node: Any, contnode: Any) -> Any:
 def setup(app: Sphinx) -> dict[str, Any]:
     app.add_directive("public-data", PublicData)
     app.connect("missing-reference", _resolve_short_name)
+    app.connect("autodoc-before-process-signature", _attrs_defaults)
     return {"parallel_read_safe": True}

@@ -43,10 +43,14 @@ __all__ = [
 SERVER_NAME: Final = "mcp-sansio-example"
 
 #: A 1x1 red PNG: the image of the image tools, prompt and binary resource.
+#:
+#: :meta hide-value:
 IMAGE_PNG: Final = base64.b64decode(
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
 )
 #: A WAV file with one silent sample: the audio of ``test_audio_content``.
+#:
+#: :meta hide-value:
 AUDIO_WAV: Final = base64.b64decode("UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAAB9AAACABAAZGF0YQIAAAA=")
 
 _INSTRUCTIONS: Final = (

@@ -130,6 +130,8 @@ One predicate-based hook factory in each direction dispatches to the generated
 ``_structure_<Name>`` / ``_unstructure_<Name>`` functions of whichever version module
 defines the type; nothing is registered per class, and no version module is imported
 until it is used. Containers of generated types (``list[Tool]``) work as usual in cattrs.
+
+:meta hide-value:
 """
 converter.register_structure_hook_factory(
     lambda cls: _structurer(cls) is not None, _structure_hook_factory
