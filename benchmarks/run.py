@@ -459,6 +459,21 @@ out, in its favour). "typed vs SDK" = SDK time ÷ typed time.
 """
 
 
+def summary(label: str, targets: list[Target], errors: int) -> str:
+    """The run's last line: how many targets were checked, which were missed, and how many
+    could not be judged (a column was n/a) or measured (an error)."""
+    missed = [t.name for t in targets if t.status == "MISSED"]
+    unjudged = sum(t.status == "n/a" for t in targets)
+    text = f"{label}: {len(targets)} target{'' if len(targets) == 1 else 's'}, {len(missed)} missed"
+    if missed:
+        text += f" ({'; '.join(missed)})"
+    if unjudged:
+        text += f", {unjudged} n/a"
+    if errors:
+        text += f"; {errors} measurement(s) failed (see stderr)"
+    return text
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description="mcp-sansio vs orjson vs the official SDK, side by side."
@@ -506,9 +521,10 @@ def main(argv: list[str] | None = None) -> int:
         report.results["targets"] = [{**asdict(t), "status": t.status} for t in report.targets]
         args.json.write_text(json.dumps(report.results, indent=2) + "\n")
     if report.errors:
-        print(f"[benchmarks] {report.errors} measurement(s) failed", file=sys.stderr)
-        return 1
-    return 0
+        print(f"[benchmarks] {report.errors} measurement(s) failed", file=sys.stderr, flush=True)
+    label = "bench-smoke" if args.quick else "benchmarks"
+    print(summary(label, report.targets, report.errors), flush=True)
+    return 1 if report.errors else 0
 
 
 if __name__ == "__main__":
