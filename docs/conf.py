@@ -2,7 +2,8 @@
 
 Build: ``tox -e docs`` (``sphinx-build -W --keep-going -b html docs docs/_build/html``).
 
-Three small local additions keep the API page complete and readable without hand-kept lists:
+Small local additions keep the API page complete and readable without hand-kept lists, and
+the command line's page generated from its parser:
 
 - the ``public-data`` directive documents the names in ``mcp_sansio.__all__`` that are
   neither classes nor functions (sentinels, constants, type aliases). ``automodule`` skips
@@ -12,6 +13,8 @@ Three small local additions keep the API page complete and readable without hand
   generated ``__init__`` as written in the class body (``versions: ... = ALL_VERSIONS``),
   where ``autodoc_preserve_defaults`` would show attrs' generated source
   (``attr_dict['versions'].default``, or ``NOTHING`` for a factory).
+- the ``argparse`` directive (sphinx-argparse, on cli.rst) keeps the parser's help text as
+  written: Sphinx's smart quotes would turn its ``--tcp`` into an en dash and "tcp".
 - a ``missing-reference`` handler resolves a short name (``:class:`InvalidMessage```) used in
   a private module's docstring to the public name (``mcp_sansio.InvalidMessage``).
 """
@@ -36,6 +39,7 @@ from sphinx.application import Sphinx
 from sphinx.pycode import ModuleAnalyzer
 from sphinx.util.docutils import SphinxDirective
 from sphinx.util.nodes import nested_parse_with_titles
+from sphinxarg.ext import ArgParseDirective  # type: ignore[import-untyped]
 
 import mcp_sansio
 
@@ -54,6 +58,8 @@ version = ".".join(release.split(".")[:2])
 extensions = [
     "sphinx.ext.autodoc",
     "sphinx.ext.viewcode",
+    # cli.rst's options, from the argument parser itself (sphinx-argparse).
+    "sphinxarg.ext",
 ]
 
 # _generated/ holds pieces that pages include (make_states.py writes them), not pages.
@@ -262,8 +268,21 @@ def _resolve_short_name(app: Sphinx, env: Any, node: Any, contnode: Any) -> Any:
     return None
 
 
+class VerbatimArgParse(ArgParseDirective):  # type: ignore[misc]
+    """sphinx-argparse's ``argparse`` directive, with the parser's help kept as written: no
+    smart quotes, which would make ``--tcp`` and ``--`` in a description en dashes."""
+
+    def run(self) -> list[nodes.Node]:
+        result: list[nodes.Node] = super().run()
+        for node in result:
+            if isinstance(node, nodes.Element):
+                node["support_smartquotes"] = False
+        return result
+
+
 def setup(app: Sphinx) -> dict[str, Any]:
     app.add_directive("public-data", PublicData)
+    app.add_directive("argparse", VerbatimArgParse, override=True)
     app.connect("missing-reference", _resolve_short_name)
     app.connect("autodoc-before-process-signature", _attrs_defaults)
     return {"parallel_read_safe": True}
