@@ -346,8 +346,15 @@ class _Peer:
             self.route(data, None if job is None else job.id)
             return
         if data and not self._write_failed:
+            writer = self.writer
+            # A pipe or socket asyncio has closed (the peer went away) takes writes without
+            # an error, dropping them with a warning each: stop writing at the first sign.
+            closing = getattr(writer, "is_closing", None)
+            if closing is not None and closing():
+                self._write_failed = True
+                return
             try:
-                self.writer.write(data)
+                writer.write(data)
             except (RuntimeError, OSError):  # closing, or closed under us
                 self._write_failed = True
 

@@ -46,6 +46,7 @@ from ._versions import Era
 __all__ = [
     "DEFAULT",
     "DEFAULT_MAX_INPUT_ROUNDS",
+    "DEFAULT_MAX_UNREADABLE",
     "DEFAULT_PROBE_TIMEOUT",
     "DEFAULT_TIMEOUT",
     "DefaultType",
@@ -84,6 +85,12 @@ DEFAULT_MAX_TIMEOUT: Final = 600.0
 DEFAULT_PROBE_TIMEOUT: Final = 10.0
 #: How many ``input_required`` rounds a client goes through for one call before giving up.
 DEFAULT_MAX_INPUT_ROUNDS: Final = 8
+#: How many unreadable messages in a row a session takes before it closes the connection as
+#: broken: messages that are not JSON (-32700), or JSON that is no JSON-RPC message and has no
+#: id to answer (-32600 to a null id). Each is answered as JSON-RPC says until then.
+DEFAULT_MAX_UNREADABLE: Final = 256
+
+_UNREADABLE: Final = frozenset({ErrorCode.PARSE_ERROR, ErrorCode.INVALID_REQUEST})
 
 
 class DefaultType(enum.Enum):
@@ -352,13 +359,28 @@ class SessionBase:
 
     :param connection: the :class:`Connection` to drive.
     :param timeout: the default timeout of our calls, in seconds (``None``: none).
+    :param max_unreadable: how many unreadable messages in a row (not JSON, or not JSON-RPC
+        and with no id) the peer may send before the session closes as broken: our calls
+        then fail with :class:`ConnectionLost` saying so, and :class:`Closed` is returned.
+        Any other message in between starts the count again.
     """
 
-    def __init__(self, connection: Connection, *, timeout: float | None = DEFAULT_TIMEOUT) -> None:
+    def __init__(
+        self,
+        connection: Connection,
+        *,
+        timeout: float | None = DEFAULT_TIMEOUT,
+        max_unreadable: int = DEFAULT_MAX_UNREADABLE,
+    ) -> None:
+        if max_unreadable < 1:
+            raise ValueError(f"max_unreadable must be at least 1, not {max_unreadable!r}")
         self.connection = connection
         """The protocol state machine underneath."""
         self.timeout = timeout
         """The default timeout of our calls, in seconds."""
+        self.max_unreadable = max_unreadable
+        """How many unreadable messages in a row close the session as broken."""
+        self._unreadable = 0
         self._calls: dict[RequestId, Call] = {}
         self._jobs: dict[RequestId, Job] = {}
         self._progress_tokens: dict[Any, Call] = {}
@@ -502,6 +524,12 @@ class SessionBase:
                 actions.extend(self._on_closed())
                 return actions
             cls = type(event)
+            if cls is InvalidMessage:
+                actions.extend(self._on_invalid(event))  # type: ignore[arg-type]
+                if self._closed:
+                    return actions
+                continue
+            self._unreadable = 0
             if cls is Response or cls is ErrorResponse or cls is InputRequired:
                 call = self._calls.get(event.id)  # type: ignore[attr-defined]
                 if call is not None:
@@ -512,11 +540,21 @@ class SessionBase:
                 actions.extend(self._on_request(event, now))  # type: ignore[arg-type]
             elif cls is Notification:
                 actions.extend(self._on_notification(event, now))  # type: ignore[arg-type]
-            elif cls is InvalidMessage:
-                actions.extend(self._on_invalid(event))  # type: ignore[arg-type]
 
     def _on_invalid(self, event: InvalidMessage) -> list[Action]:
         actions: list[Action] = []
+        if event.code in _UNREADABLE and event.id is None:
+            self._unreadable += 1
+            if self._unreadable >= self.max_unreadable:
+                shown = event.raw[:60].decode("utf-8", "replace")
+                peer = "server" if self.connection.role is Role.CLIENT else "client"
+                return self._on_closed(
+                    f"the {peer} sent {self._unreadable} unreadable"
+                    f" message{'' if self._unreadable == 1 else 's'} in a row (the last:"
+                    f" {shown!r}: {event.message}); the connection is closed as broken"
+                )
+        else:
+            self._unreadable = 0
         if event.reply is not None:
             actions.append(Send(self.connection.send(event.reply)))
         if event.id is not None and event.reply is None:
@@ -710,6 +748,7 @@ class ClientSession(SessionBase):
     :param client_info: ``{"name", "version", ...}`` of this client.
     :param max_input_rounds: how many ``input_required`` rounds one call may take.
     :param log_level: 2026-07-28: the ``logLevel`` to put in each request's ``_meta``.
+    :param max_unreadable: as for :class:`SessionBase`.
     """
 
     def __init__(
@@ -723,6 +762,7 @@ class ClientSession(SessionBase):
         probe_timeout: float = DEFAULT_PROBE_TIMEOUT,
         max_input_rounds: int = DEFAULT_MAX_INPUT_ROUNDS,
         log_level: str | None = None,
+        max_unreadable: int = DEFAULT_MAX_UNREADABLE,
         **config: Any,
     ) -> None:
         self.handlers: dict[str, Callable[..., Any]] = dict(handlers or {})
@@ -738,7 +778,7 @@ class ClientSession(SessionBase):
         if versions is not None:
             config["versions"] = list(versions)
         conn = Connection(Role.CLIENT, capabilities=capabilities, implementation=info, **config)
-        super().__init__(conn, timeout=timeout)
+        super().__init__(conn, timeout=timeout, max_unreadable=max_unreadable)
         self.probe_timeout = probe_timeout
         """How long the ``server/discover`` probe may take before falling back."""
         self.max_input_rounds = max_input_rounds
@@ -1017,6 +1057,7 @@ class ServerSession(SessionBase):
     :param state_clock: the clock that stamps and checks ``requestState`` (default: the
         ``now`` the adapter passes, a monotonic clock of this process). Processes that share
         ``state_keys`` need a clock they share: ``time.time``.
+    :param max_unreadable: as for :class:`SessionBase`.
     """
 
     def __init__(
@@ -1028,6 +1069,7 @@ class ServerSession(SessionBase):
         state_keys: bytes | list[bytes] | None = None,
         state_ttl: float = 600.0,
         state_clock: Callable[[], float] | None = None,
+        max_unreadable: int = DEFAULT_MAX_UNREADABLE,
         **config: Any,
     ) -> None:
         if versions is not None:
@@ -1035,7 +1077,7 @@ class ServerSession(SessionBase):
         conn = Connection(
             Role.SERVER, capabilities=server.capabilities, implementation=server.info, **config
         )
-        super().__init__(conn, timeout=timeout)
+        super().__init__(conn, timeout=timeout, max_unreadable=max_unreadable)
         self.server = server
         """The registry this session serves."""
         if state_keys is None:
