@@ -146,6 +146,14 @@ def test_example_command() -> None:
         ["call", "--tcp", "127.0.0.1:1", "--unix", "/x", "tools/list"],
         ["call", "--tcp", "127.0.0.1:1", "tools/list", "--", "server"],
         ["call", "tools/list", "--"],
+        ["call", "--header", "A: b", "tools/list"],
+        ["call", "--http", "http://127.0.0.1:1/mcp", "--header", "nocolon", "tools/list"],
+        ["call", "--http", "ftp://127.0.0.1/mcp", "tools/list"],
+        ["call", "--http", "http://127.0.0.1:1/mcp", "--tcp", ":1", "tools/list"],
+        ["call", "--http", "http://127.0.0.1:1/mcp", "tools/list", "--", "server"],
+        ["call", "--max-message-size", "0", "tools/list"],
+        ["call", "--max-message-size", "lots", "tools/list"],
+        ["serve", "--max-message-size", "-5"],
         ["serve", "--tcp", "nowhere"],
         ["serve", "--tcp", ":1", "--unix", "/x"],
         ["serve", "--", "x"],
@@ -298,19 +306,205 @@ def test_a_timeout_exits_1(tcp: str) -> None:
     argv = ["call", "--tcp", tcp, "--timeout", "0.2", "tool", "long-running-operation"]
     status, out, err = run([*argv, "--args", '{"duration": 5}'])
     assert (status, out) == (1, "")
-    assert "timed out" in err
+    assert err == (
+        "mcp-sansio call: tools/call: no answer within the --timeout of 0.2 s"
+        " (waiting for tools/call)\n"
+    )
 
 
 def test_unreachable_servers_exit_1() -> None:
     status, _, err = run(["call", "--tcp", "127.0.0.1:1", "tools/list"])
     assert status == 1
-    assert err.startswith("mcp-sansio call: cannot reach the server:")
+    assert (
+        err == "mcp-sansio call: cannot reach the server at tcp 127.0.0.1:1: Connection refused\n"
+    )
     status, _, err = run(["call", "--unix", "/nonexistent/socket", "tools/list"])
     assert status == 1
-    assert "cannot reach the server" in err
+    assert err == (
+        "mcp-sansio call: cannot reach the server at unix /nonexistent/socket:"
+        " No such file or directory\n"
+    )
     status, _, err = run(["call", "tools/list", "--", "/nonexistent/server"])
     assert status == 1
-    assert "cannot reach the server" in err
+    assert err == (
+        "mcp-sansio call: cannot start the server command '/nonexistent/server':"
+        " No such file or directory\n"
+    )
+    status, _, err = run(["call", "--http", "http://127.0.0.1:1/mcp", "tools/list"])
+    assert status == 1
+    assert err.startswith("mcp-sansio call: tools/list: the HTTP request failed: cannot connect")
+
+
+def call_command(*argv: str) -> tuple[int, str, str, float]:
+    """``mcp-sansio call ARGV`` as a process of its own (so that what asyncio logs counts
+    too): (status, stdout, stderr, seconds)."""
+    started = time.monotonic()
+    proc = subprocess.run(
+        [PYTHON, "-m", "mcp_sansio", "call", *argv],
+        capture_output=True,
+        text=True,
+        timeout=LIMIT,
+    )
+    return proc.returncode, proc.stdout, proc.stderr, time.monotonic() - started
+
+
+#: A "server" that prints a line of garbage after another, as fast as it can, and never
+#: reads its stdin (as ``yes`` does).
+GARBAGE = [PYTHON, "-c", "import sys\nwhile True: sys.stdout.write('y\\n' * 4096)"]
+#: A server that never answers, nor exits when its stdin closes.
+SILENT = [
+    PYTHON,
+    "-c",
+    "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN)\nwhile True: time.sleep(1)",
+]
+
+
+def test_call_on_a_server_that_prints_garbage_stops_with_one_line() -> None:
+    """A flood of unreadable lines: the session answers the first ones as JSON-RPC says,
+    then closes as broken after ``DEFAULT_MAX_UNREADABLE`` in a row. One line of error
+    (before: 163,838 lines of an asyncio warning and 1.2 GB, until the timeout)."""
+    status, out, err, _ = call_command("tools/list", "--", *GARBAGE)
+    assert (status, out) == (1, "")
+    (line,) = err.splitlines()
+    assert line.startswith(
+        "mcp-sansio call: tools/list: the server sent 256 unreadable messages in a row"
+        " (the last: 'y': Parse error:"
+    ), line
+    assert line.endswith("the connection is closed as broken (code -32000)")
+
+
+def test_call_timeout_bounds_the_whole_command() -> None:
+    """``--timeout 1`` against a server that never answers and ignores SIGTERM: the
+    ``server/discover`` probe, the fall back to ``initialize`` and stopping the server
+    (stdin closed, SIGTERM, SIGKILL) all fit in it (before: 13 s)."""
+    status, out, err, took = call_command("--timeout", "1", "tools/list", "--", *SILENT)
+    assert (status, out) == (1, "")
+    assert err == (
+        "mcp-sansio call: tools/list: no answer within the --timeout of 1 s"
+        " (waiting for initialize)\n"
+    )
+    # The command's own bound is 1 s (0.8 s of waiting, 2 x 0.1 s to stop the server);
+    # the rest is the interpreter starting: generous, as this machine is noisy.
+    assert took < 8, took
+
+
+def test_max_message_size_reaches_the_connection(tcp: str) -> None:
+    status, out, err = run(["call", "--tcp", tcp, "--max-message-size", "1MiB", "tools/list"])
+    assert status == 0, err
+    assert json.loads(out)["tools"]
+    args = _cli.build_parser().parse_args(["call", "--max-message-size", "64KiB", "tools/list"])
+    client = _cli._client(args, None, io.StringIO(), 1.0, 0.1)
+    assert client.session.connection.config.max_message_size == 65536
+
+
+@pytest.mark.parametrize(
+    ("text", "size"),
+    [
+        ("1", 1),
+        ("65536", 65536),
+        ("64KiB", 65536),
+        ("64k", 65536),
+        ("4MiB", 4 << 20),
+        ("4 MB", 4 << 20),
+        ("1GiB", 1 << 30),
+        ("10b", 10),
+    ],
+)
+def test_sizes(text: str, size: int) -> None:
+    assert _cli._size(text) == size
+
+
+@pytest.mark.parametrize("text", ["", "0", "-1", "4TiB", "1.5MiB", "MiB", "4 MiBs"])
+def test_sizes_refused(text: str) -> None:
+    with pytest.raises(argparse.ArgumentTypeError):
+        _cli._size(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "header"),
+    [
+        ("Authorization: Bearer abc", ("Authorization", "Bearer abc")),
+        ("X-Key:v", ("X-Key", "v")),
+        ("A:  spaced value  ", ("A", "spaced value")),
+        ("Empty:", ("Empty", "")),
+    ],
+)
+def test_headers(text: str, header: tuple[str, str]) -> None:
+    assert _cli._header(text) == header
+
+
+@pytest.mark.parametrize("text", ["Authorization", ": v", "Bad Name: v", "A: b\r\nC: d"])
+def test_headers_refused(text: str) -> None:
+    with pytest.raises(argparse.ArgumentTypeError):
+        _cli._header(text)
+
+
+@pytest.fixture(scope="module")
+def http() -> Iterator[str]:
+    """The example server over Streamable HTTP on 127.0.0.1, served by a thread of this
+    process. Yields its URL."""
+    ready: list[str] = []
+    stop = threading.Event()
+
+    async def serve() -> None:
+        async with await aio.serve_http(build_server()) as listener:
+            ready.append(listener.url)  # type: ignore[attr-defined]
+            while not stop.is_set():
+                await asyncio.sleep(0.02)
+
+    thread = threading.Thread(target=asyncio.run, args=(serve(),), daemon=True)
+    thread.start()
+    deadline = time.monotonic() + LIMIT
+    while not ready:
+        assert time.monotonic() < deadline, "the example server did not start"
+        time.sleep(0.01)
+    yield ready[0]
+    stop.set()
+    thread.join(LIMIT)
+
+
+def test_call_over_http_in_each_era(http: str) -> None:
+    for versions in ("2025-11-25", "2026-07-28", "2025-11-25,2026-07-28"):
+        argv = ["call", "--http", http, "--versions", versions, "tool", "add"]
+        status, out, err = run([*argv, "--args", '{"a": 2, "b": 3}'])
+        assert status == 0, err
+        assert only_text(json.loads(out)) == "The sum of 2 and 3 is 5"
+    status, out, err = run(["call", "--http", http, "--max-message-size", "64KiB", "tools/list"])
+    assert status == 0, err
+
+
+def test_call_over_http_sends_the_headers() -> None:
+    """Each ``--header`` goes with the requests; a server that refuses the token (401)
+    makes the call fail with the status."""
+    import http.server
+
+    seen: list[tuple[str | None, str | None]] = []
+
+    class Refuse(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            seen.append((self.headers.get("Authorization"), self.headers.get("X-Tenant")))
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            self.send_response(401)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    with http.server.ThreadingHTTPServer(("127.0.0.1", 0), Refuse) as server:
+        thread = threading.Thread(target=server.serve_forever, daemon=True)
+        thread.start()
+        try:
+            url = f"http://127.0.0.1:{server.server_address[1]}/mcp"
+            argv = ["call", "--http", url, "-H", "Authorization: Bearer s3cret"]
+            status, out, err = run([*argv, "--header", "X-Tenant: t1", "tools/list"])
+        finally:
+            server.shutdown()
+            thread.join(LIMIT)
+    assert (status, out) == (1, "")
+    assert "401" in err, err
+    assert seen
+    assert all(pair == ("Bearer s3cret", "t1") for pair in seen), seen
 
 
 def test_a_server_that_exits_at_once_exits_1() -> None:
@@ -393,6 +587,66 @@ def test_serve_unix(socket_dir: Path) -> None:
         assert template["uriTemplate"] == "test://template/{id}/data"
     finally:
         assert stop_serving(process) == 130
+
+
+def serve_fails(*options: str) -> tuple[int, str]:
+    """``serve OPTIONS`` as a process, expected to fail at once: (status, stderr)."""
+    proc = subprocess.run([*SERVE, *options], capture_output=True, text=True, timeout=LIMIT)
+    assert proc.stdout == ""
+    return proc.returncode, proc.stderr
+
+
+def test_serve_on_a_port_in_use_says_so_in_one_line() -> None:
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        for option in ("--tcp", "--http"):
+            status, err = serve_fails(option, f"127.0.0.1:{port}")
+            kind = option[2:]
+            assert (status, err) == (
+                1,
+                f"mcp-sansio serve: cannot listen on {kind} 127.0.0.1:{port}:"
+                " Address already in use\n",
+            )
+
+
+def test_serve_in_a_missing_socket_folder_says_so_in_one_line(socket_dir: Path) -> None:
+    path = socket_dir / "missing" / "s.sock"
+    status, err = serve_fails("--unix", str(path))
+    assert (status, err) == (
+        1,
+        f"mcp-sansio serve: cannot listen on unix {path}: No such file or directory\n",
+    )
+
+
+def test_serve_max_message_size_refuses_a_longer_message() -> None:
+    """``serve --max-message-size`` reaches the connection: a longer line is refused with
+    the error JSON-RPC defines for it, and the server goes on."""
+    ping = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "0" * 300},
+        },
+    }
+    proc = subprocess.run(
+        [*SERVE, "--max-message-size", "256"],
+        input=json.dumps(ping) + "\n",
+        capture_output=True,
+        text=True,
+        timeout=LIMIT,
+    )
+    assert proc.returncode == 0, proc.stderr
+    (answer,) = map(json.loads, proc.stdout.splitlines())
+    assert answer["id"] is None
+    assert answer["error"]["code"] == -32600
+    assert "larger than 256 bytes" in answer["error"]["message"]
 
 
 def test_serve_stdio_exits_0_at_the_end_of_stdin() -> None:

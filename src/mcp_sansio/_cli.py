@@ -27,12 +27,13 @@ import asyncio
 import contextlib
 import json
 import os
+import re
 import signal
 import sys
 import textwrap
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, Final, TextIO
 
 from . import asyncio as mcp_asyncio
 from ._errors import ProtocolError
@@ -40,7 +41,7 @@ from ._events import Notification
 from ._version import __version__, build
 from ._versions import ALL_VERSIONS, Era
 from .example import build_server
-from .session import McpError
+from .session import DEFAULT_PROBE_TIMEOUT, McpError
 
 __all__ = [
     "DEMO_VERSIONS",
@@ -138,6 +139,36 @@ def _positive(text: str) -> float:
     return value
 
 
+#: ``--max-message-size``: a number of bytes, with an optional binary unit (K, KB and KiB
+#: all mean 1024 bytes).
+_SIZE: Final = re.compile(r"(\d+)\s*(?:([kmg])(?:i?b)?|b)?", re.IGNORECASE)
+_UNIT: Final = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
+#: An HTTP header name (RFC 9110's ``token``).
+_TOKEN: Final = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
+
+
+def _size(text: str) -> int:
+    """A size in bytes: ``65536``, ``64KiB``, ``4MiB``, ``1GiB``."""
+    match = _SIZE.fullmatch(text.strip())
+    if match is None:
+        raise argparse.ArgumentTypeError(f"not a size in bytes: {text!r} (4194304, 4MiB)")
+    value = int(match[1]) * _UNIT[(match[2] or "").lower()]
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be at least 1 byte")
+    return value
+
+
+def _header(text: str) -> tuple[str, str]:
+    """``NAME: VALUE`` as ``(NAME, VALUE)``; the name must be an HTTP token."""
+    name, colon, value = text.partition(":")
+    name, value = name.strip(), value.strip()
+    if not colon or not name or not _TOKEN.fullmatch(name):
+        raise argparse.ArgumentTypeError(f"not a header 'NAME: VALUE': {text!r}")
+    if any(c in value for c in "\r\n\0"):
+        raise argparse.ArgumentTypeError(f"a header value may not hold a line break: {text!r}")
+    return name, value
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``mcp-sansio`` (``call``'s server command, after ``--``, is
     split off before parsing)."""
@@ -165,6 +196,12 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="HOST:PORT",
         help="serve Streamable HTTP at http://HOST:PORT/mcp (HOST: 127.0.0.1; needs h11)",
     )
+    serve.add_argument(
+        "--max-message-size",
+        type=_size,
+        metavar="BYTES",
+        help="the largest message (or HTTP body) taken from a client (default: 4MiB)",
+    )
 
     call = commands.add_parser(
         "call",
@@ -172,10 +209,11 @@ def build_parser() -> argparse.ArgumentParser:
         usage=f"{_PROG} call [OPTIONS] METHOD [--params JSON] [-- COMMAND ...]\n"
         f"       {_PROG} call [OPTIONS] tool NAME [--args JSON] [-- COMMAND ...]",
         description="Connect to an MCP server, run one method (tools/list, resources/read, "
-        "...) or one tool, and print its result as JSON. The server: --tcp, --unix, or a "
-        "command to start after -- (the last thing on the line); by default, the example "
-        "server. Exit status: 0, or 1 when the request fails (or the tool reports an error), "
-        "2 for a usage error.",
+        "...) or one tool, and print its result as JSON. The server: --tcp, --unix, --http, "
+        "or a command to start after -- (the last thing on the line); by default, the "
+        "example server. Exit status: 0, or 1 when the request fails, the tool reports an "
+        "error, the server cannot be reached or started, or --timeout passes; 2 for a usage "
+        "error; 130 when interrupted.",
         epilog="Elicitation requests are accepted with the defaults of the form (declined "
         "when a required field has none); roots/list is answered with the current directory.",
     )
@@ -193,11 +231,37 @@ def build_parser() -> argparse.ArgumentParser:
         help="protocol versions to speak, newest first (default: all, both eras)",
     )
     call.add_argument(
-        "--timeout", type=_positive, default=60.0, metavar="SECONDS", help="default: 60"
+        "--timeout",
+        type=_positive,
+        default=60.0,
+        metavar="SECONDS",
+        help="the bound on the whole command: connecting, opening the session "
+        "(server/discover, then initialize), the request, and stopping a server it started "
+        "(default: 60)",
+    )
+    call.add_argument(
+        "--max-message-size",
+        type=_size,
+        metavar="BYTES",
+        help="the largest message (or HTTP body) taken from the server; a number of bytes, "
+        "or with KiB, MiB or GiB (default: 4MiB)",
     )
     target = call.add_mutually_exclusive_group()
     target.add_argument("--tcp", type=parse_tcp, metavar="HOST:PORT", help="a server on TCP")
     target.add_argument("--unix", metavar="PATH", help="a server on a Unix socket")
+    target.add_argument(
+        "--http", metavar="URL", help="a Streamable HTTP endpoint (http:// or https://)"
+    )
+    call.add_argument(
+        "-H",
+        "--header",
+        dest="headers",
+        action="append",
+        type=_header,
+        metavar="'NAME: VALUE'",
+        help="with --http: a header sent with every request (Authorization: Bearer ...); "
+        "may be repeated",
+    )
     call.add_argument(
         "-v", "--verbose", action="store_true", help="show progress and log messages on stderr"
     )
@@ -327,10 +391,19 @@ def main(
 def _check_call(
     call: argparse.ArgumentParser, args: argparse.Namespace, command: list[str] | None
 ) -> None:
-    if command is not None and (args.tcp or args.unix):
-        call.error("give one server: --tcp, --unix or -- COMMAND")
+    if command is not None and (args.tcp or args.unix or args.http):
+        call.error("give one server: --tcp, --unix, --http or -- COMMAND")
     if command == []:
         call.error("no command after --")
+    if args.headers and not args.http:
+        call.error("--header is for an HTTP server (--http URL)")
+    if args.http:
+        from .http._h11client import parse_url
+
+        try:
+            parse_url(args.http)
+        except ValueError as exc:
+            call.error(str(exc))
     what = args.what
     if what[0] == "tool":
         if len(what) != 2:
@@ -349,22 +422,35 @@ def _check_call(
 
 async def _serve(args: argparse.Namespace, err: TextIO) -> int:
     server = build_server()
+    size = args.max_message_size
+    options: dict[str, Any] = {} if size is None else {"max_message_size": size}
     if args.tcp is None and args.unix is None and args.http is None:
-        await mcp_asyncio.serve_stdio(server)
+        await mcp_asyncio.serve_stdio(server, **options)
         return 0
     listener: mcp_asyncio.Listener
-    if args.http is not None:
-        host, port = args.http
-        listener = await mcp_asyncio.serve_http(server, host, port)
-        where = f"http {listener.url}"  # type: ignore[attr-defined]
-    elif args.tcp is not None:
-        host, port = args.tcp
-        listener = await mcp_asyncio.serve_tcp(server, host, port)
-        address = listener.address
-        where = f"tcp {address[0]}:{address[1]}"
-    else:
-        listener = await mcp_asyncio.serve_unix(server, args.unix)
-        where = f"unix {args.unix}"
+    try:
+        if args.http is not None:
+            host, port = args.http
+            where = f"http {host}:{port}"
+            if size is not None:
+                options["max_body_size"] = size
+            listener = await mcp_asyncio.serve_http(server, host, port, **options)
+            where = f"http {listener.url}"  # type: ignore[attr-defined]
+        elif args.tcp is not None:
+            host, port = args.tcp
+            where = f"tcp {host}:{port}"
+            listener = await mcp_asyncio.serve_tcp(server, host, port, **options)
+            address = listener.address
+            where = f"tcp {address[0]}:{address[1]}"
+        else:
+            where = f"unix {args.unix}"
+            listener = await mcp_asyncio.serve_unix(server, args.unix, **options)
+    except OSError as exc:  # the port is taken, the folder is missing, no permission, ...
+        err.write(f"{_PROG} serve: cannot listen on {where}: {_reason(exc)}\n")
+        return 1
+    except ImportError as exc:  # --http without h11
+        err.write(f"{_PROG} serve: {exc}\n")
+        return 1
     # SIGINT and SIGTERM close the listener and its connections (their handlers are
     # cancelled), then the command exits with 128 + the signal's number: a clean stop, not
     # a KeyboardInterrupt landing wherever the code happens to be.
@@ -413,12 +499,25 @@ def _probe(args: argparse.Namespace, command: list[str] | None, out: TextIO, err
 # ---------------------------------------------------------------------- call
 
 
-def _client(args: argparse.Namespace, command: list[str] | None, err: TextIO) -> Any:
+#: How long stopping a started server may take, at most, per step (its stdin closed, then
+#: SIGTERM; SIGKILL does not wait), as a share of ``call --timeout`` and in seconds.
+_STOP_SHARE: Final = 0.1
+_STOP_MAX: Final = 2.0
+
+
+def _client(
+    args: argparse.Namespace, command: list[str] | None, err: TextIO, budget: float, stop: float
+) -> Any:
     options: dict[str, Any] = {
         "versions": args.versions,
-        "timeout": args.timeout,
+        "timeout": budget,
+        # A dual-era client's server/discover probe gets at most half of the time: a server
+        # of the initialize era that never answers it still has the rest for initialize.
+        "probe_timeout": min(DEFAULT_PROBE_TIMEOUT, budget / 2),
         "handlers": {"elicitation/create": accept_defaults, "roots/list": roots_of_cwd},
     }
+    if args.max_message_size is not None:
+        options["max_message_size"] = args.max_message_size
     if args.verbose:
         options["on_notification"] = _note_printer(err)
         # 2026-07-28 has no logging/setLevel: each request says which log messages it wants
@@ -428,7 +527,15 @@ def _client(args: argparse.Namespace, command: list[str] | None, err: TextIO) ->
         return mcp_asyncio.Client.connect_tcp(*args.tcp, **options)
     if args.unix is not None:
         return mcp_asyncio.Client.connect_unix(args.unix, **options)
-    return mcp_asyncio.Client.connect_stdio(command or example_command(), **options)
+    if args.http is not None:
+        if args.max_message_size is not None:
+            options["max_body_size"] = args.max_message_size
+        return mcp_asyncio.Client.connect_http(
+            args.http, headers=dict(args.headers or ()), close_timeout=stop, **options
+        )
+    return mcp_asyncio.Client.connect_stdio(
+        command or example_command(), shutdown_timeout=stop, **options
+    )
 
 
 def _note_printer(err: TextIO) -> Callable[[Notification], None]:
@@ -457,24 +564,68 @@ async def _call(
         def on_progress(progress: Mapping[str, Any]) -> None:
             err.write(f"progress {_fraction(progress)}\n")
 
+    # --timeout bounds the whole command: what is left after the time set aside for
+    # stopping the server (twice: after its stdin is closed, after SIGTERM) is for
+    # connecting, opening and the request.
+    stop = min(_STOP_MAX, args.timeout * _STOP_SHARE)
+    budget = args.timeout - 2 * stop
+    client = _client(args, command, err, budget, stop)
+
+    async def run() -> Any:
+        await client.open()
+        return await client.request(method, params, on_progress=on_progress)
+
     try:
-        async with _client(args, command, err) as client:
-            result = await client.request(method, params, on_progress=on_progress)
-    except ProtocolError as exc:  # this side may not send it (not a method of the version)
-        err.write(f"{_PROG} call: {method}: {exc} (code {exc.code})\n")
-        return 1
-    except McpError as exc:
-        detail = "" if exc.data is None else f"\n{json.dumps(exc.data, indent=2)}"
-        err.write(f"{_PROG} call: {method}: {exc.message} (code {exc.code}){detail}\n")
-        return 1
-    except OSError as exc:
-        err.write(f"{_PROG} call: cannot reach the server: {exc}\n")
-        return 1
-    out.write(json.dumps(result, indent=2, ensure_ascii=False) + "\n")
+        try:
+            result = await asyncio.wait_for(run(), budget)
+        except asyncio.TimeoutError:
+            session = client.session
+            opening = session.opening
+            waiting = method
+            if not session.is_open:  # the opening call, the last one tried
+                waiting = "the connection" if opening is None else opening.method
+            err.write(
+                f"{_PROG} call: {method}: no answer within the --timeout of {args.timeout:g} s"
+                f" (waiting for {waiting})\n"
+            )
+            return 1
+        except ProtocolError as exc:  # this side may not send it (not a method of the version)
+            err.write(f"{_PROG} call: {method}: {exc} (code {exc.code})\n")
+            return 1
+        except McpError as exc:
+            detail = "" if exc.data is None else f"\n{json.dumps(exc.data, indent=2)}"
+            err.write(f"{_PROG} call: {method}: {exc.message} (code {exc.code}){detail}\n")
+            return 1
+        except OSError as exc:
+            err.write(f"{_PROG} call: cannot {_target(args, command)}: {_reason(exc)}\n")
+            return 1
+        out.write(json.dumps(result, indent=2, ensure_ascii=False) + "\n")
+        out.flush()
+    finally:
+        await client.aclose()
     if method == "tools/call" and isinstance(result, Mapping) and result.get("isError"):
         err.write(f"{_PROG} call: the tool {args.what[-1]!r} reported an error\n")
         return 1
     return 0
+
+
+def _reason(exc: OSError) -> str:
+    """An OS error in a few words: "Address already in use", not asyncio's long repr."""
+    return os.strerror(exc.errno) if exc.errno else str(exc)
+
+
+def _target(args: argparse.Namespace, command: list[str] | None) -> str:
+    """What ``call`` failed to do when it could not connect: "reach the server at ...", or
+    "start the server command ..."."""
+    if args.tcp is not None:
+        return f"reach the server at tcp {args.tcp[0]}:{args.tcp[1]}"
+    if args.unix is not None:
+        return f"reach the server at unix {args.unix}"
+    if args.http is not None:
+        return f"reach the server at {args.http}"
+    if command is None:
+        return "start the example server"
+    return f"start the server command {command[0]!r}"
 
 
 def _fraction(progress: Mapping[str, Any]) -> str:
