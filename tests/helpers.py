@@ -389,9 +389,11 @@ def ids(values: Iterable[Any]) -> list[str]:
 
 
 # ---------------------------------------------------------------------------- the gates
-# PROTOCOL.md, "Capability gating", written out independently of ``_versions``: for each
-# gated method, (who sends it, the capability path). A request is gated by its receiver's
-# capability, a notification by its sender's.
+# The "Capabilities" section of each feature's page of the spec (MCP 2025-11-25, Server
+# Features > Tools and the others; Base Protocol > Lifecycle > Capability Negotiation; MCP
+# 2026-07-28, Architecture > Capability Negotiation), written out independently of
+# ``_versions``: for each gated method, (who sends it, the capability path). A request is gated
+# by its receiver's capability, a notification by its sender's.
 
 _LEGACY_GATES: Final[dict[str, tuple[Role, tuple[str, ...]]]] = {
     "resources/list": (Role.CLIENT, ("resources",)),

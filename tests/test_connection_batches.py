@@ -1,6 +1,7 @@
-"""JSON-RPC batches (PROTOCOL.md c, legacy rule 9): only in 2025-03-26; received batches
-come out member by member, in order; answers may go back as a :class:`Batch`; initialize is
-never batched; an array under any other version is an invalid request (null id)."""
+"""JSON-RPC batches (MCP 2025-03-26, Base Protocol > Overview > Batching): only in 2025-03-26;
+received batches come out member by member, in order; answers may go back as a
+:class:`Batch`; initialize is never batched; an array under any other version is an invalid
+request (null id)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,8 @@
-"""Cancellation (PROTOCOL.md c, legacy rule 6, modern rule 7), both directions, every
-version: only our own requests in flight, never initialize; a late answer to a request we
-cancelled is dropped; the peer's cancels of unknown or finished requests are ignored; our
-answer to a request the peer cancelled is not sent."""
+"""Cancellation (MCP 2025-11-25, Base Protocol > Utilities > Cancellation; MCP 2026-07-28, Base
+Protocol > Message Patterns > Cancellation), both directions, every version: only our own
+requests in flight, never initialize; a late answer to a request we cancelled is dropped; the
+peer's cancels of unknown or finished requests are ignored; our answer to a request the peer
+cancelled is not sent."""
 
 from __future__ import annotations
 

@@ -1,7 +1,8 @@
-"""Capability gating (PROTOCOL.md c, "Capability gating"), both directions, every version:
-a request needs its receiver's capability, a notification its sender's; what is missing is
--32601. Then the rules inside the gates: subscriptions, log levels, elicitation modes and
-sampling with tools."""
+"""Capability gating (MCP 2025-11-25, Base Protocol > Lifecycle > Capability Negotiation and
+the "Capabilities" section of each feature's page; MCP 2026-07-28, Architecture > Capability
+Negotiation), both directions, every version: a request needs its receiver's capability, a
+notification its sender's; what is missing is -32601. Then the rules inside the gates:
+subscriptions, log levels, elicitation modes and sampling with tools."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""Ping (PROTOCOL.md c, legacy rule 8), closing and half-close, and what reaches the
-Connection through the line framing: split bytes, bad JSON, a truncated last message, an
-oversized line and the recovery after it."""
+"""Ping (MCP 2025-11-25, Base Protocol > Utilities > Ping), closing and half-close, and what
+reaches the Connection through the line framing: split bytes, bad JSON, a truncated last
+message, an oversized line and the recovery after it."""
 
 from __future__ import annotations
 

@@ -91,7 +91,8 @@ def _scaled(divisor: int) -> Callable[[Callable[..., None]], Callable[..., None]
 
 # --------------------------------------------------------------------------- vocabulary
 
-#: Every method of every version (PROTOCOL.md section a), plus near misses.
+#: Every method of every version (the request and notification unions of each version's
+#: schema: MCP <version>, Schema Reference), plus near misses.
 METHODS: Final = (
     "initialize",
     "ping",

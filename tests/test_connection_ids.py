@@ -1,7 +1,8 @@
-"""Request ids and response correlation (PROTOCOL.md c, legacy rule 5, modern rule 3), both
-directions, every version: ids are never null, a bool or a float; never reused in the
-initialize era's session, not while outstanding in 2026-07-28; every request is answered
-exactly once; an answer to no request is caught; ``"1"`` and ``1`` are different ids."""
+"""Request ids and response correlation (MCP 2025-11-25 and 2026-07-28, Base Protocol >
+Overview > Messages > Requests and Responses), both directions, every version: ids are never
+null, a bool or a float; never reused in the initialize era's session, not while outstanding in
+2026-07-28; every request is answered exactly once; an answer to no request is caught; ``"1"``
+and ``1`` are different ids."""
 
 from __future__ import annotations
 

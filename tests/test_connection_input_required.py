@@ -1,6 +1,7 @@
-"""``input_required`` round trips (2026-07-28; PROTOCOL.md b and c, modern rule 6): which
-methods may answer it, what it must carry, the capabilities the request declared, the
-client's :class:`InputRequired` event and :meth:`Connection.retry_request`."""
+"""``input_required`` round trips (MCP 2026-07-28, Base Protocol > Message Patterns > Multi
+Round-Trip Requests): which methods may answer it, what it must carry, the capabilities the
+request declared, the client's :class:`InputRequired` event and
+:meth:`Connection.retry_request`."""
 
 from __future__ import annotations
 

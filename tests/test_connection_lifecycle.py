@@ -1,6 +1,6 @@
-"""The initialize era's lifecycle (PROTOCOL.md c, legacy rules 1-4), both roles, every
-version of the era: initialize first, only ping before the result, the client's
-notifications/initialized, no second initialize, version negotiation."""
+"""The initialize era's lifecycle (MCP 2024-11-05 to 2025-11-25, Base Protocol > Lifecycle),
+both roles, every version of the era: initialize first, only ping before the result, the
+client's notifications/initialized, no second initialize, version negotiation."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
-"""Progress (PROTOCOL.md c, legacy rule 7, modern rule 8), both directions, every version:
-tokens unique among active requests; progress only for an active request's token, from the
-request's receiver, strictly increasing, none after completion; ``message`` from 2025-03-26."""
+"""Progress (MCP 2025-11-25, Base Protocol > Utilities > Progress; MCP 2026-07-28, Base
+Protocol > Message Patterns > Progress), both directions, every version: tokens unique among
+active requests; progress only for an active request's token, from the request's receiver,
+strictly increasing, none after completion; ``message`` from 2025-03-26."""
 
 from __future__ import annotations
 

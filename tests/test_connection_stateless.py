@@ -1,6 +1,7 @@
-"""The stateless era (2026-07-28; PROTOCOL.md b and c "Modern"): the client's ``_meta``,
-the server's checks of it, who may send what, and the era decision of dual-era clients
-(``server/discover`` probe) and servers (per opening)."""
+"""The stateless era (MCP 2026-07-28: Base Protocol > Overview > Statelessness and General
+fields > ``_meta``; Base Protocol > Versioning and Compatibility; Server Features > Discovery):
+the client's ``_meta``, the server's checks of it, who may send what, and the era decision of
+dual-era clients (``server/discover`` probe) and servers (per opening)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,8 @@
-"""``subscriptions/listen`` streams (2026-07-28; PROTOCOL.md b and c, modern rule 5): the
-acknowledgement first, carrying the listen id; then only the opted-in notifications, each
-with the subscription id; the stream ends by the client's ``notifications/cancelled``, the
-server's final response, or the server's ``notifications/cancelled``."""
+"""``subscriptions/listen`` streams (MCP 2026-07-28, Base Protocol > Message Patterns >
+Subscriptions): the acknowledgement first, carrying the listen id; then only the opted-in
+notifications, each with the subscription id; the stream ends by the client's
+``notifications/cancelled``, the server's final response, or the server's
+``notifications/cancelled``."""
 
 from __future__ import annotations
 

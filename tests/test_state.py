@@ -1,5 +1,6 @@
-"""The lifecycle tables (``_state``): complete, consistent, and the lifecycle that
-PROTOCOL.md c describes (legacy rules 1-3 and 8; the 2026-07-28 era; the dual-era probe)."""
+"""The lifecycle tables (``_state``): complete, consistent, and the lifecycle the spec
+describes (MCP 2025-11-25, Base Protocol > Lifecycle and Utilities > Ping; the 2026-07-28 era
+and the dual-era probe: MCP 2026-07-28, Base Protocol > Versioning and Compatibility)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,8 @@
-"""The per-version tables agree with the schema files (the vendored ``<version>.json``)
-and with PROTOCOL.md: every method, its kind and direction from the
-ClientRequest / ServerRequest / ClientNotification / ServerNotification unions; its gate
-from the capability table; and the per-version switches."""
+"""The per-version tables agree with the schema files (the vendored ``<version>.json``) and
+with the spec's pages (MCP <version>, Schema Reference and each feature's "Capabilities"):
+every method, its kind and direction from the ClientRequest / ServerRequest /
+ClientNotification / ServerNotification unions; its gate from the capability table; and the
+per-version switches."""
 
 from __future__ import annotations
 

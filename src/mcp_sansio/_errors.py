@@ -20,7 +20,9 @@ __all__ = [
 
 
 class ErrorCode(enum.IntEnum):
-    """Error codes of JSON-RPC 2.0 and of MCP (all versions; see PROTOCOL.md section e)."""
+    """Error codes of JSON-RPC 2.0 and of MCP, all versions (the JSON-RPC 2.0 specification,
+    5.1 Error object; MCP 2026-07-28, Base Protocol > Overview > Error Codes, which also lists
+    the codes of earlier versions)."""
 
     PARSE_ERROR = -32700
     """Invalid JSON."""

@@ -13,8 +13,9 @@ never from version strings: :attr:`Rule.cases` lists the ``(version, receiver ro
 pairs, and :attr:`Rule.eras` and :attr:`Rule.roles` summarise them.
 
 The codes are the ones the specification gives where it gives one, else the JSON-RPC 2.0
-ones, else (``level="ours"``) what this library's :class:`~mcp_sansio.Connection` answers;
-see PROTOCOL.md, sections c and e.
+ones, else (``level="ours"``) what this library's :class:`~mcp_sansio.Connection` answers:
+see the JSON-RPC 2.0 specification, 5.1 Error object; MCP 2026-07-28, Base Protocol >
+Overview > Error Codes; and docs/connection.rst, "What is enforced, and what is not".
 """
 
 from __future__ import annotations
