@@ -861,7 +861,10 @@ class Client(ClientView):
         try:
             from .http._asyncio_client import HTTP_OPTIONS, HttpStreams, parse_url
         except ImportError as exc:  # pragma: no cover - h11 missing
-            raise ImportError("connect_http needs h11: pip install mcp-sansio[http]") from exc
+            raise ImportError(
+                "connect_http needs h11, the http extra: pip install 'mcp-sansio[http]'"
+                " (from a checkout: pip install '.[http]')"
+            ) from exc
         parse_url(url)  # a bad URL fails here, not at open()
         transport_options = {k: options.pop(k) for k in HTTP_OPTIONS if k in options}
         client = cls(**options)

@@ -650,7 +650,10 @@ class Client(_Endpoint, ClientView):
         try:
             from .http._blocking_client import HTTP_OPTIONS, HttpStream
         except ImportError as exc:  # pragma: no cover - h11 missing
-            raise ImportError("connect_http needs h11: pip install mcp-sansio[http]") from exc
+            raise ImportError(
+                "connect_http needs h11, the http extra: pip install 'mcp-sansio[http]'"
+                " (from a checkout: pip install '.[http]')"
+            ) from exc
         transport_options = {k: options.pop(k) for k in HTTP_OPTIONS if k in options}
         return cls(HttpStream(url, headers=headers, **transport_options), **options)
 

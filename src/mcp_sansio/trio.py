@@ -54,7 +54,7 @@ The same handler runs in both protocol eras: in the ``initialize`` era ``ctx.eli
 request end with ``input_required``, and the client runs its handler and retries by itself.
 
 Sync handlers and callbacks run inline in the event loop (keep them quick); coroutine
-functions run as tasks. Requires the ``trio`` extra (``pip install mcp-sansio[trio]``).
+functions run as tasks. Requires the ``trio`` extra (from a checkout: ``pip install '.[trio]'``).
 """
 
 from __future__ import annotations
@@ -597,7 +597,10 @@ class Client(ClientView):
         try:
             from .http._trio_client import HTTP_OPTIONS, HttpStream, parse_url
         except ImportError as exc:  # pragma: no cover - h11 missing
-            raise ImportError("connect_http needs h11: pip install mcp-sansio[http]") from exc
+            raise ImportError(
+                "connect_http needs h11, the http extra: pip install 'mcp-sansio[http]'"
+                " (from a checkout: pip install '.[http]')"
+            ) from exc
         parse_url(url)  # a bad URL fails here, not when entering
         transport_options = {k: options.pop(k) for k in HTTP_OPTIONS if k in options}
 

@@ -1,7 +1,7 @@
 """Tools for testing MCP peers and this library with hypothesis (an optional dependency).
 
-Nothing in the core imports this package; importing it needs ``hypothesis``
-(``pip install mcp-sansio[testing]``).
+Nothing in the core imports this package; importing it needs ``hypothesis``, the ``testing``
+extra (from a checkout: ``pip install '.[testing]'``).
 
 - :func:`from_schema` -- JSON values valid against a definition of a version's schema;
 - :func:`messages` -- whole JSON-RPC messages of a version;
