@@ -1311,7 +1311,12 @@ async def serve_http(
 ) -> Listener:
     """Serve ``server`` over Streamable HTTP (needs the ``http`` extra: h11) on
     ``host:port``, at ``/mcp`` by default; returns an ``HttpListener`` (its ``url`` is the
-    endpoint). The options are those of :func:`mcp_sansio.http.asyncio.serve_http`."""
+    endpoint). The options: ``path=`` (the endpoint, ``"/mcp"``), ``keepalive=`` (seconds
+    between ``: keep-alive`` comments on open SSE streams), ``idle_timeout=`` (seconds a
+    connection may keep us waiting for a request), and the keywords of
+    :class:`~mcp_sansio.http.HttpServer` (``allowed_hosts=``, ``json_response=``,
+    ``max_body_size=``, …) and of each :class:`~mcp_sansio.session.ServerSession`
+    (``versions=``, …)."""
     from .http._asyncio_server import serve_http as serve
 
     return await serve(server, host, port, **options)
