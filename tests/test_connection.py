@@ -21,6 +21,7 @@ from helpers import (
 
 from mcp_sansio import (
     ALL_VERSIONS,
+    DEFAULT_CLIENT_MAX_MESSAGE_SIZE,
     DEFAULT_MAX_MESSAGE_SIZE,
     Config,
     Connection,
@@ -129,8 +130,10 @@ def test_bad_sizes_are_refused(keyword: str, value: Any) -> None:
 
 
 def test_size_defaults() -> None:
+    assert Config(role=Role.SERVER).max_message_size == DEFAULT_MAX_MESSAGE_SIZE == 4 << 20
+    # A client takes more by default: it asked for what it gets.
     config = Config(role=Role.CLIENT)
-    assert config.max_message_size == DEFAULT_MAX_MESSAGE_SIZE
+    assert config.max_message_size == DEFAULT_CLIENT_MAX_MESSAGE_SIZE == 64 << 20
     assert config.max_in_flight >= 1
     assert config.id_memory >= 1
     assert config.cancelled_memory >= 1

@@ -248,12 +248,74 @@ def test_an_oversized_line_and_recovery(version: str) -> None:
         pair.server.receive_data(big[i : i + 64])
     pair.server.receive_data(small)
     first = pair.server.next_event()
-    invalid = expect_invalid(first, INVALID, reply_id=None)
-    assert "400" in invalid.message
+    # Its id is read from what is kept of its head: the refusal goes to it.
+    invalid = expect_invalid(first, INVALID, reply_id="big")
+    assert invalid.message == (
+        f"Invalid request: {len(big) - 1} bytes, larger than max_message_size (400 bytes); dropped"
+    )
     second = pair.server.next_event()
     assert isinstance(second, Request)
     assert second.id == "small"
+    assert invalid.reply is not None
+    pair.server.send(invalid.reply)
     assert pair.server.owed == ("small",)
+
+
+def _over(conn: Connection, *parts: bytes) -> InvalidMessage:
+    conn.receive_data(b"".join(parts) + b"\n")
+    event = conn.next_event()
+    assert isinstance(event, InvalidMessage), event
+    assert conn.next_event() is NEED_DATA
+    return event
+
+
+@pytest.mark.parametrize("version", ALL)
+@pytest.mark.parametrize("id_last", [False, True])
+def test_an_oversized_answer_ends_our_request_and_is_not_answered(
+    version: str, id_last: bool
+) -> None:
+    """The Python SDK writes ``{"jsonrpc", "id", "result"}``, the TypeScript SDK
+    ``{"result", "jsonrpc", "id"}``: either way the id is read from the kept ends, the
+    request is over at once (no waiting for a timeout), and nothing is sent back."""
+    pair = _pair(version, max_message_size=1000)
+    pair.client.send(Request(id=5, method="tools/list"))
+    pair.client.send(Request(id=6, method="tools/list"))
+    assert pair.client.outstanding == (5, 6)
+    body = b'{"tools":[' + b",".join([b'{"name":"t","inputSchema":{}}'] * 200) + b"]}"
+    if id_last:
+        line = b'{"result":' + body + b',"jsonrpc":"2.0","id":6}'
+    else:
+        line = b'{"jsonrpc":"2.0","id":6,"result":' + body + b"}"
+    invalid = _over(pair.client, line)
+    assert invalid.reply is None
+    assert invalid.id == 6
+    assert invalid.message == (
+        f"Invalid response: {len(line)} bytes, larger than max_message_size (1000 bytes); dropped"
+    )
+    assert list(pair.client.outstanding) == [5]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        b"x" * 2000,
+        b'{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"' + b"x" * 2000,
+        b'{"jsonrpc":"2.0","id":[1],"method":"ping","params":{"x":"' + b"x" * 2000 + b'"}}',
+        b'["' + b"x" * 2000 + b'"]',
+    ],
+)
+def test_an_oversized_line_that_cannot_be_told_is_refused_to_null(line: bytes) -> None:
+    conn = Connection(Role.SERVER, max_message_size=1000)
+    invalid = _over(conn, line)
+    expect_invalid(invalid, INVALID, reply_id=None)
+    assert invalid.id is None
+    assert invalid.raw == line[:1024]
+
+
+def test_an_oversized_answer_with_an_unreadable_id_is_not_answered() -> None:
+    conn = Connection(Role.CLIENT, max_message_size=1000)
+    invalid = _over(conn, b'{"jsonrpc":"2.0","id":1.5,"result":{"x":"', b"x" * 2000, b'"}}')
+    assert (invalid.reply, invalid.id) == (None, None)
 
 
 def test_a_line_at_the_limit_is_accepted() -> None:

@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from mcp_sansio import DEFAULT_MAX_MESSAGE_SIZE, ErrorCode, InvalidMessage
-from mcp_sansio._framing import OVERSIZED, LineFramer, Oversized
+from mcp_sansio._framing import EDGE, OVERSIZED, Dropped, LineFramer, Oversized
 from mcp_sansio._jsonrpc import decode
 
 Item = bytes | Oversized
@@ -205,26 +205,52 @@ def test_oversized_line_across_many_chunks(chunk_size: int) -> None:
 def test_oversized_line_fed_without_draining_is_dropped_by_feed() -> None:
     framer = LineFramer(10)
     framer.feed(b"a" * 50)
-    assert framer.next_line() is OVERSIZED
+    assert framer.next_line() is None  # reported when it ends
     assert framer.buffered == 0
     for _ in range(100):  # the rest of the endless line: nothing is kept
         framer.feed(b"b" * 50)
     assert framer.buffered == 0
     assert not framer.pending_partial()
     framer.feed(b"b\nnext\n")
-    assert drain(framer) == [b"next"]
+    assert drain(framer) == [OVERSIZED, b"next"]
+    assert framer.dropped == Dropped(
+        50 + 100 * 50 + 1, b"a" * 50, (b"a" * 50 + b"b" * 5001)[-EDGE:]
+    )
 
 
-def test_endless_line_reports_oversized_once() -> None:
+def test_endless_line_reports_oversized_once_at_its_end() -> None:
     framer = LineFramer(16)
     seen: list[Item] = []
     for _ in range(1000):
         framer.feed(b"q" * 7)
         seen.extend(drain(framer))
         assert framer.buffered <= 16 + 1 + 7
-    assert seen == [OVERSIZED]
+    assert seen == []
     framer.feed(b"\n\nfine\n")
-    assert drain(framer) == [b"fine"]
+    assert drain(framer) == [OVERSIZED, b"fine"]
+    assert framer.dropped.size == 7000
+
+
+@pytest.mark.parametrize("chunk_size", [1, 3, 100, 5000, 100_000])
+@pytest.mark.parametrize("ending", [b"\n", b"\r\n"])
+def test_what_is_kept_of_an_oversized_line(chunk_size: int, ending: bytes) -> None:
+    """Its exact length and its first and last EDGE bytes, however it was cut."""
+    line = b'{"jsonrpc":"2.0","id":7,"result":{"text":"' + bytes(range(65, 91)) * 3000 + b'"}}'
+    data = b"a\n" + line + ending + b"b\n"
+    framer = LineFramer(3000)
+    out: list[Item] = []
+    for start in range(0, len(data), chunk_size):
+        framer.feed(data[start : start + chunk_size])
+        out.extend(drain(framer))
+    assert out == [b"a", OVERSIZED, b"b"]
+    assert framer.dropped == Dropped(len(line), line[:EDGE], line[-EDGE:])
+
+
+def test_a_short_oversized_line_is_kept_whole_at_both_ends() -> None:
+    framer = LineFramer(10)
+    framer.feed(b"0123456789AB\n")
+    assert drain(framer) == [OVERSIZED]
+    assert framer.dropped == Dropped(12, b"0123456789AB", b"0123456789AB")
 
 
 def test_two_oversized_lines_in_a_row() -> None:

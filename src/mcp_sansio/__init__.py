@@ -27,7 +27,7 @@ from ._events import (
     RequestId,
     Response,
 )
-from ._framing import DEFAULT_MAX_MESSAGE_SIZE
+from ._framing import DEFAULT_CLIENT_MAX_MESSAGE_SIZE, DEFAULT_MAX_MESSAGE_SIZE
 from ._ids import IdHistory
 from ._request_state import RequestStateSeal
 from ._sentinels import NEED_DATA, OMITTED, NeedData, Omitted
@@ -37,6 +37,7 @@ from ._versions import ALL_VERSIONS, Era
 
 __all__ = [
     "ALL_VERSIONS",
+    "DEFAULT_CLIENT_MAX_MESSAGE_SIZE",
     "DEFAULT_MAX_MESSAGE_SIZE",
     "NEED_DATA",
     "OMITTED",

@@ -244,7 +244,7 @@ def build_parser() -> argparse.ArgumentParser:
         type=_size,
         metavar="BYTES",
         help="the largest message (or HTTP body) taken from the server; a number of bytes, "
-        "or with KiB, MiB or GiB (default: 4MiB)",
+        "or with KiB, MiB or GiB (default: 64MiB)",
     )
     target = call.add_mutually_exclusive_group()
     target.add_argument("--tcp", type=parse_tcp, metavar="HOST:PORT", help="a server on TCP")

@@ -9,7 +9,7 @@ from typing import Any
 import attrs
 import orjson
 
-from ._framing import DEFAULT_MAX_MESSAGE_SIZE
+from ._framing import DEFAULT_CLIENT_MAX_MESSAGE_SIZE, DEFAULT_MAX_MESSAGE_SIZE
 from ._state import Role
 from ._version import __version__
 from ._versions import ALL_VERSIONS, VERSIONS, Era
@@ -62,6 +62,12 @@ def _positive(_inst: object, attribute: attrs.Attribute[int], value: int) -> Non
         raise ValueError(f"{attribute.name} must be a positive integer, not {value!r}")
 
 
+def _default_max_message_size(config: Config) -> int:
+    return (
+        DEFAULT_MAX_MESSAGE_SIZE if config.role is Role.SERVER else DEFAULT_CLIENT_MAX_MESSAGE_SIZE
+    )
+
+
 @attrs.frozen(kw_only=True)
 class Config:
     """Everything a :class:`Connection` is configured with. Immutable and validated."""
@@ -80,8 +86,13 @@ class Config:
     )
     """This side's ``Implementation`` (``name``, ``version``, …): the ``clientInfo`` a
     stateless client puts in ``_meta``."""
-    max_message_size: int = attrs.field(default=DEFAULT_MAX_MESSAGE_SIZE, validator=_positive)
-    """The largest message accepted from the peer, in bytes (default 4 MiB)."""
+    max_message_size: int = attrs.field(
+        default=attrs.Factory(_default_max_message_size, takes_self=True), validator=_positive
+    )
+    """The largest message accepted from the peer, in bytes: by default 4 MiB for a server
+    (:data:`~mcp_sansio.DEFAULT_MAX_MESSAGE_SIZE`) and 64 MiB for a client
+    (:data:`~mcp_sansio.DEFAULT_CLIENT_MAX_MESSAGE_SIZE`), which asked for what it gets:
+    servers answer with whole files, some of them twice (text and structured content)."""
     max_in_flight: int = attrs.field(default=4096, validator=_positive)
     """How many of the peer's requests may wait for our answer at once; beyond it a
     request is refused (-32600) so a flood costs bounded memory."""

@@ -59,6 +59,7 @@ from ._jsonrpc import (
     encode,
     encode_batch,
     invalid,
+    sniff,
 )
 from ._sentinels import NEED_DATA, NeedData
 from ._state import (
@@ -331,12 +332,7 @@ class Connection:
                     return self._closed()
                 return NEED_DATA
             if line is OVERSIZED:
-                return invalid(
-                    _INVALID,
-                    f"Invalid request: message larger than {framer.max_size} bytes; dropped",
-                    b"",
-                    reply=True,
-                )
+                return self._oversized()
             decoded = decode(line, self._batches)
             cls = type(decoded)
             if cls is REQUEST:
@@ -362,6 +358,28 @@ class Connection:
                     reply=False,
                 )
         return ConnectionClosed(unanswered=tuple(self._ours))
+
+    def _oversized(self) -> Event:
+        """A line over ``max_message_size``, dropped by the framer: told apart by what is
+        left of its two ends (:func:`~mcp_sansio._jsonrpc.sniff`). An answer to our request
+        ends that request, with no reply (JSON-RPC answers no response); a request whose id
+        could be read is refused to that id; anything else is refused to ``null``, as
+        JSON-RPC 2.0 says of an Invalid Request whose id cannot be detected."""
+        size, head, tail = self._framer.dropped
+        kind, rid = sniff(head, tail)
+        over = f"{size} bytes, larger than max_message_size ({self._framer.max_size} bytes)"
+        if kind == "response":
+            event = self._receive(
+                invalid(_INVALID, f"Invalid response: {over}; dropped", head, reply=False, id=rid)
+            )
+        elif kind == "request":
+            event = self._receive(
+                invalid(_INVALID, f"Invalid request: {over}; dropped", head, reply=True, id=rid)
+            )
+        else:
+            return invalid(_INVALID, f"Invalid request: {over}; dropped", head, reply=True)
+        assert event is not None  # _receive passes an InvalidMessage on
+        return event
 
     def _fail(self, message: str, code: int = _INVALID) -> RemoteProtocolError:
         self._error = RemoteProtocolError(message, code)

@@ -39,7 +39,15 @@ from ._events import (
 )
 from ._sentinels import OMITTED
 
-__all__ = ["Decoded", "decode", "encode", "encode_batch", "invalid", "message_to_dict"]
+__all__ = [
+    "Decoded",
+    "decode",
+    "encode",
+    "encode_batch",
+    "invalid",
+    "message_to_dict",
+    "sniff",
+]
 
 _RAW_LIMIT: Final = 1024
 _MISSING: Final[Any] = object()
@@ -383,3 +391,207 @@ def _non_finite(value: Any, budget: int = -1) -> bool | None:
         elif attrs.has(cls):
             stack.append(_default(v))
     return False
+
+
+# ---------------------------------------------------------------------- oversized messages
+
+_INT64: Final = 1 << 63
+_SCALAR: Final = frozenset("0123456789+-.eEtruefalsn")
+
+
+def sniff(head: bytes, tail: bytes) -> tuple[str | None, Any]:
+    """What a message too large to read seems to be, from its first and last bytes (see
+    :attr:`LineFramer.dropped <mcp_sansio._framing.LineFramer.dropped>`): ``("request",
+    id)``, ``("response", id or None)``, or ``(None, None)`` when the members of the object
+    that were kept do not tell. Only members of the top-level object count, read forward
+    from the head and backward from the tail (a message's big member, ``params`` or
+    ``result``, lies between): a ``method`` with an ``id`` is a request; a ``result`` or an
+    ``error`` without a ``method`` is a response. The id is kept where it is a string or a
+    64-bit integer. Never raises."""
+    members = dict(_forward(head.decode("latin-1")))
+    members.update(_backward(tail.decode("latin-1")))
+    raw_id = members.get('"id"')
+    rid: Any = None
+    if raw_id:
+        try:
+            value = _LOADS(raw_id.encode("latin-1"))
+        except orjson.JSONDecodeError:
+            value = None
+        if type(value) is str or (type(value) is int and -_INT64 <= value < _INT64):
+            rid = value
+    if '"method"' in members:
+        return ("request", rid) if rid is not None else (None, None)
+    if '"result"' in members or '"error"' in members:
+        return "response", rid
+    return None, None
+
+
+def _string_end(text: str, start: int) -> int:
+    """The index after the string whose opening quote is at ``start``, or -1."""
+    at = start + 1
+    while True:
+        quote = text.find('"', at)
+        if quote < 0:
+            return -1
+        before = quote - 1
+        while text[before] == "\\":
+            before -= 1
+        if (quote - 1 - before) % 2 == 0:  # not escaped
+            return quote + 1
+        at = quote + 1
+
+
+def _string_start(text: str, end: int) -> int:
+    """The index of the opening quote of the string whose closing quote is at ``end``, or
+    -1 (read from the end, quotes pair up as they do from the start)."""
+    at = end
+    while True:
+        quote = text.rfind('"', 0, at)
+        if quote < 0:
+            return -1
+        before = quote - 1
+        while before >= 0 and text[before] == "\\":
+            before -= 1
+        if (quote - 1 - before) % 2 == 0:
+            return quote
+        at = quote
+
+
+def _container_end(text: str, start: int) -> int:
+    """The index after the array or object opening at ``start``, or -1."""
+    depth = 0
+    at = start
+    size = len(text)
+    while at < size:
+        char = text[at]
+        if char == '"':
+            at = _string_end(text, at)
+            if at < 0:
+                return -1
+            continue
+        if char == "{" or char == "[":
+            depth += 1
+        elif char == "}" or char == "]":
+            depth -= 1
+            if depth == 0:
+                return at + 1
+        at += 1
+    return -1
+
+
+def _container_start(text: str, end: int) -> int:
+    """The index of the bracket opening the array or object that closes at ``end``, or -1."""
+    depth = 0
+    at = end
+    while at >= 0:
+        char = text[at]
+        if char == '"':
+            at = _string_start(text, at)
+            if at < 0:
+                return -1
+        elif char == "}" or char == "]":
+            depth += 1
+        elif char == "{" or char == "[":
+            depth -= 1
+            if depth == 0:
+                return at
+        at -= 1
+    return -1
+
+
+def _skip(text: str, at: int) -> int:
+    size = len(text)
+    while at < size and text[at] in " \t\r\n":
+        at += 1
+    return at
+
+
+def _skip_back(text: str, at: int) -> int:
+    while at >= 0 and text[at] in " \t\r\n":
+        at -= 1
+    return at
+
+
+def _forward(text: str) -> list[tuple[str, str]]:
+    """The top-level members of the object ``text`` starts, read until it is cut off:
+    ``(key, value)`` as written (``""`` for a container, or a value cut off)."""
+    found: list[tuple[str, str]] = []
+    at = _skip(text, 0)
+    if text[at : at + 1] != "{":
+        return found
+    at += 1
+    while True:
+        at = _skip(text, at)
+        if text[at : at + 1] != '"':
+            return found
+        end = _string_end(text, at)
+        if end < 0:
+            return found
+        key = text[at:end]
+        at = _skip(text, end)
+        if text[at : at + 1] != ":":
+            return found
+        at = _skip(text, at + 1)
+        first = text[at : at + 1]
+        if first == '"':
+            end = _string_end(text, at)
+        elif first == "{" or first == "[":
+            end = _container_end(text, at)
+        else:
+            end = at
+            while end < len(text) and text[end] in _SCALAR:
+                end += 1
+            if end == len(text):  # a number may go on past the cut
+                end = -1
+        if end < 0:  # the value is cut off: the member's name is known, not its value
+            found.append((key, ""))
+            return found
+        if end == at:
+            return found
+        found.append((key, "" if first in ("{", "[") else text[at:end]))
+        at = _skip(text, end)
+        if text[at : at + 1] != ",":
+            return found
+        at += 1
+
+
+def _backward(text: str) -> list[tuple[str, str]]:
+    """The top-level members of the object ``text`` ends, read backward until it is cut off."""
+    found: list[tuple[str, str]] = []
+    at = _skip_back(text, len(text) - 1)
+    if at < 0 or text[at] != "}":
+        return found
+    at -= 1
+    while True:
+        end = _skip_back(text, at)
+        if end < 0:
+            return found
+        last = text[end]
+        if last == '"':
+            start = _string_start(text, end)
+        elif last == "}" or last == "]":
+            start = _container_start(text, end)
+        else:
+            start = end
+            while start >= 0 and text[start] in _SCALAR:
+                start -= 1
+            start += 1
+            if start == 0 or start > end:  # cut off, or not a value
+                return found
+        if start < 0:
+            return found
+        value = "" if last in ("}", "]") else text[start : end + 1]
+        at = _skip_back(text, start - 1)
+        if at < 0 or text[at] != ":":
+            return found
+        key_end = _skip_back(text, at - 1)
+        if key_end < 0 or text[key_end] != '"':
+            return found
+        key_start = _string_start(text, key_end)
+        if key_start < 0:
+            return found
+        found.append((text[key_start : key_end + 1], value))
+        at = _skip_back(text, key_start - 1)
+        if at < 0 or text[at] != ",":
+            return found
+        at -= 1

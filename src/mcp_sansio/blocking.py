@@ -637,7 +637,7 @@ class Client(_Endpoint, ClientView):
         session on :meth:`close`.
 
         :param headers: extra headers sent with every request (``Authorization``…).
-        :param options: the transport's keywords ``max_body_size=`` (bytes, default 4 MiB),
+        :param options: the transport's keywords ``max_body_size=`` (bytes, default 64 MiB),
             ``max_reconnects=``, ``default_retry_ms=``, ``listen=`` (open the standalone GET
             stream; off by default), ``reopen=`` (start a new session when the server answers
             404 to the session id; on by default), ``expired_statuses=`` (the statuses that

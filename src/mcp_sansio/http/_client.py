@@ -75,6 +75,7 @@ from typing import Any, Final
 import attrs
 import orjson
 
+from .._framing import DEFAULT_CLIENT_MAX_MESSAGE_SIZE
 from .._sse import SseDecoder, SseEvent
 from .._versions import VERSIONS, Era
 from ._headers import header_params, standard_headers
@@ -92,8 +93,9 @@ __all__ = [
     "TransportProblem",
 ]
 
-#: The largest JSON body, error body or SSE event accepted, in bytes (4 MiB).
-DEFAULT_MAX_BODY_SIZE: Final = 4 * 1024 * 1024
+#: The largest JSON body, error body or SSE event accepted, in bytes: a client's
+#: ``max_message_size`` (64 MiB, :data:`~mcp_sansio.DEFAULT_CLIENT_MAX_MESSAGE_SIZE`).
+DEFAULT_MAX_BODY_SIZE: Final = DEFAULT_CLIENT_MAX_MESSAGE_SIZE
 #: How long to wait before resuming a stream whose server gave no ``retry`` (milliseconds).
 DEFAULT_RETRY_MS: Final = 1000
 #: How many times in a row a stream is resumed without a message arriving before its

@@ -282,10 +282,13 @@ _CATALOG: Final = (
         _INVALID,
         "error",
         "ours",
-        _always,
-        """A line longer than the receiver's maximum message size is dropped unread and
-        answered with -32600 and ``"id": null`` (the specification sets no limit; this is
-        what our framer answers); framing resumes at the next line.""",
+        _receives_requests,
+        """A line longer than the receiver's maximum message size is dropped unread (the
+        specification sets no limit; this is what our Connection does): a request whose id
+        can be read from the line's two ends is answered with -32600 to that id, anything
+        else not recognizable as a response with -32600 to ``"id": null``; a response is
+        never answered, and ends the request it answers. Framing resumes at the next
+        line.""",
     ),
     # ------------------------------------------------------------------ lifecycle
     _rule(
