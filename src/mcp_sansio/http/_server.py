@@ -315,6 +315,7 @@ class HttpSession:
         "driver",
         "get_stream",
         "id",
+        "initializing",
         "owner",
         "session",
         "streams",
@@ -333,6 +334,9 @@ class HttpSession:
         self.get_stream: _Stream | None = None
         self.current: _Stream | None = None
         self.closed = False
+        self.initializing: RequestId | None = None
+        """The id of the ``initialize`` request whose answer decides whether this session
+        exists: an error answer ends it, and its id is never sent."""
         self._next_stream = 1
 
     @property
@@ -659,8 +663,14 @@ class HttpServer:
                         request_id=first.get("id") if "method" in first else None,
                     )
                     return []
+            else:
+                problem = _initialize_problem(message)
+                if problem is not None:
+                    ex.respond(400, problem, request_id=None)
+                    return []
             hs = self._new_session(stateless)
             if not stateless:
+                hs.initializing = first["id"]
                 out.extend(self._remember(hs))
             ex.session = hs
         else:
@@ -675,11 +685,13 @@ class HttpServer:
             and isinstance(m.get("id"), (str, int))
             and not isinstance(m["id"], bool)
         ]
+        seen: set[RequestId] = set()
         for rid in requests:
-            if rid in hs.by_request or requests.count(rid) > 1:
+            if rid in hs.by_request or rid in seen:
                 # Its answer would be mistaken for the one in flight under the same id.
                 ex.respond(400, f"the request id {rid!r} is already in flight", request_id=rid)
                 return out
+            seen.add(rid)
         stream = hs._new_stream()
         stream.owed.update(requests)
         for rid in stream.owed:
@@ -687,7 +699,15 @@ class HttpServer:
         stream.exchange = ex
         ex.stream = stream
         self.live.add(hs)
-        out.append(Deliver(hs, body + b"\n" if not body.endswith(b"\n") else body))
+        # Transports: "The body of the POST request MUST be a single JSON-RPC request,
+        # notification, or response" (MUST; 2025-06-18, 2025-11-25; 2025-03-26 adds one
+        # batch array, 2026-07-28 has no responses). JSON allows line breaks between
+        # tokens, so a body is one value whatever its layout; the session reads a message
+        # per line, so it gets that value as one line.
+        line = body.strip(b" \t\r\n")
+        if b"\n" in line or b"\r" in line:
+            line = orjson.dumps(message)
+        out.append(Deliver(hs, line + b"\n"))
         return out
 
     def _is_stateless(self, ex: Exchange, first: Mapping[str, Any]) -> bool | None:
@@ -801,6 +821,8 @@ class HttpServer:
         message = orjson.loads(line)
         rid = message.get("id")
         if "method" not in message and rid is not None:  # an answer
+            if hs.initializing is not None and rid == hs.initializing:
+                self._initialized(hs, "error" not in message)
             stream = hs.by_request.pop(rid, None)
             if stream is not None:
                 stream.owed.discard(rid)
@@ -815,6 +837,20 @@ class HttpServer:
         if "method" not in message:  # an error about an unreadable message
             return hs.current
         return hs.current or hs.get_stream
+
+    def _initialized(self, hs: HttpSession, ok: bool) -> None:
+        """The session's ``initialize`` was answered: with an ``InitializeResult``, the
+        session lives on; with an error, it ends here, and its id is never sent."""
+        hs.initializing = None
+        if ok:
+            return
+        # Transports: the server MAY assign a session ID "by including it in an
+        # Mcp-Session-Id header on the HTTP response containing the InitializeResult"; an
+        # error is no InitializeResult: no session.
+        hs.closed = True
+        if hs.id is not None:
+            self.sessions.pop(hs.id, None)
+        self.live.discard(hs)
 
     def _emit(self, stream: _Stream, line: bytes) -> Exchange | None:
         ex = stream.exchange
@@ -854,7 +890,7 @@ class HttpServer:
 
     @staticmethod
     def _session_headers(hs: HttpSession) -> tuple[tuple[str, str], ...]:
-        if hs.id is None:
+        if hs.id is None or hs.closed:
             return ()
         return ((SESSION_ID, hs.id),)
 
@@ -969,6 +1005,21 @@ def _host_name(host: str) -> str:
         end = host.find("]")
         return host[: end + 1] if end != -1 else host
     return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+
+
+def _initialize_problem(message: Any) -> str | None:
+    """Why a POST that would open an initialize-era session cannot (``None``: it can): it
+    must be one ``initialize`` request, with an id."""
+    if isinstance(message, list):
+        # 2025-03-26, Lifecycle: "The initialize request MUST NOT be part of a JSON-RPC
+        # batch" (and later versions have no batches).
+        return "the initialize request must not be part of a JSON-RPC batch"
+    rid = message.get("id")
+    if not isinstance(rid, (str, int)) or isinstance(rid, bool):
+        # JSON-RPC 2.0: a request has an id, a string or a number; without one it is a
+        # notification, which opens nothing.
+        return "initialize must be a request, with a string or integer id"
+    return None
 
 
 def _accepts(accept: str, media: str) -> bool:
