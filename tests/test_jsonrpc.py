@@ -27,6 +27,7 @@ from mcp_sansio._jsonrpc import (
     encode_batch,
     invalid,
     message_to_dict,
+    sniff,
 )
 
 PARSE = ErrorCode.PARSE_ERROR
@@ -691,3 +692,82 @@ def test_large_messages_are_checked_too(result: dict[str, Any]) -> None:
 )
 def test_large_messages_without_non_finite_numbers_pass(result: dict[str, Any]) -> None:
     assert orjson.loads(encode(Response(id=1, result=result)))["result"] == result
+
+
+# ---------------------------------------------------------------------- sniff
+
+
+_IDS = st.one_of(st.integers(-(2**63), 2**63 - 1), st.text(max_size=40))
+_BIG = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(-(2**63), 2**63 - 1), st.text(max_size=30)),
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=6), st.dictionaries(st.text(max_size=8), inner, max_size=6)
+    ),
+    max_leaves=60,
+)
+
+
+def _ends(members: list[tuple[str, Any]], indent: bool) -> tuple[bytes, bytes]:
+    option = orjson.OPT_INDENT_2 if indent else 0
+    # orjson keeps a dict's order: the members are written in the order drawn.
+    line = orjson.dumps(dict(members), option=option)
+    return line[:1024], line[-1024:]
+
+
+@given(
+    rid=_IDS,
+    big=_BIG,
+    pad=st.integers(0, 3000),
+    order=st.permutations(["jsonrpc", "id", "result"]),
+    indent=st.booleans(),
+    error=st.booleans(),
+)
+def test_sniff_reads_a_response_whose_id_is_before_or_after_its_result(
+    rid: Any, big: Any, pad: int, order: list[str], indent: bool, error: bool
+) -> None:
+    value: Any = (
+        {"code": -1, "message": "x" * pad, "data": big} if error else {"v": big, "p": "x" * pad}
+    )
+    members = {"jsonrpc": "2.0", "id": rid, "result": value}
+    key = "error" if error else "result"
+    head, tail = _ends([(key if k == "result" else k, members[k]) for k in order], indent)
+    kind, got = sniff(head, tail)
+    assert kind == "response"
+    assert got == rid
+    assert type(got) is type(rid)
+
+
+@given(rid=_IDS, big=_BIG, pad=st.integers(0, 3000), id_first=st.booleans())
+def test_sniff_reads_a_request(rid: Any, big: Any, pad: int, id_first: bool) -> None:
+    params = {"name": "x" * pad, "arguments": big}
+    order = (
+        ["jsonrpc", "id", "method", "params"] if id_first else ["method", "params", "jsonrpc", "id"]
+    )
+    members = {"jsonrpc": "2.0", "id": rid, "method": "tools/call", "params": params}
+    assert sniff(*_ends([(k, members[k]) for k in order], False)) == ("request", rid)
+
+
+@pytest.mark.parametrize(
+    ("head", "tail"),
+    [
+        (b"", b""),
+        (b"y" * 1024, b"y" * 1024),
+        (b'{"jsonrpc":"2.0","method":"notifications/progress","params":{"x":"', b'"}}'),
+        (b'{"id":1.5,"result":{', b"}}"),
+        (b'{"id":true,"method":"ping","params":{', b"}}"),
+        (b'{"id":18446744073709551616,"result":{', b"}}"),
+        (b'["', b'"]'),
+        (b'{"result":{"id":3,"x":"', b'"}}'),  # an id inside the result is not the message's
+    ],
+)
+def test_sniff_does_not_guess(head: bytes, tail: bytes) -> None:
+    kind, rid = sniff(head, tail)
+    assert rid is None
+    assert kind in (None, "response")
+
+
+@given(head=st.binary(max_size=300), tail=st.binary(max_size=300))
+def test_sniff_never_raises(head: bytes, tail: bytes) -> None:
+    kind, rid = sniff(head, tail)
+    assert kind in (None, "request", "response")
+    assert rid is None or type(rid) in (int, str)
