@@ -1054,9 +1054,12 @@ class ServerSession(SessionBase):
     :param state_keys: keys for sealing ``requestState`` (default: a random key per
         session, so a state is only good on the process that sealed it).
     :param state_ttl: how long a sealed ``requestState`` stays good, in seconds.
-    :param state_clock: the clock that stamps and checks ``requestState`` (default: the
-        ``now`` the adapter passes, a monotonic clock of this process). Processes that share
-        ``state_keys`` need a clock they share: ``time.time``.
+    :param state_clock: the one clock that both seals and opens ``requestState`` (default:
+        the ``now`` the adapter passes, a monotonic clock of this process). Processes that
+        share ``state_keys`` need a clock they share: ``time.time``. A state is at most half
+        of ``max_message_size`` long (so that a retry has room for its answers); answers
+        that would make it longer, or that nest too deeply to seal, get -32602 (see
+        :class:`RequestStateSeal`).
     :param max_unreadable: as for :class:`SessionBase`.
     """
 
@@ -1084,8 +1087,13 @@ class ServerSession(SessionBase):
             import secrets
 
             state_keys = secrets.token_bytes(32)
-        self._seal = RequestStateSeal(state_keys, ttl=state_ttl)
+        self._seal = RequestStateSeal(
+            state_keys,
+            ttl=state_ttl,
+            max_length=max(1, self.connection.config.max_message_size // 2),
+        )
         self._state_clock = state_clock
+        self._sealed = ""  # finish() → _result_of_error(): the state of an input_required
         self._log_level: str | None = None
         self._subscribed: set[str] = set()
         # 2026 listen streams: request id → (notification methods, resource URIs)
@@ -1296,12 +1304,11 @@ class ServerSession(SessionBase):
 
     def _result_of_error(self, job: Job, error: BaseException) -> Any:
         if isinstance(error, NeedInput):
+            state, self._sealed = self._sealed, ""
             return {
                 "resultType": "input_required",
                 "inputRequests": {key: dict(item) for key, item in error.requests.items()},
-                "requestState": self._seal.seal(
-                    job.inputs, method=job.method, params=job.params, now=self._now
-                ),
+                "requestState": state,
             }
         if job.method == "tools/call" and not isinstance(error, McpError):
             return {
@@ -1310,20 +1317,46 @@ class ServerSession(SessionBase):
             }
         return None
 
+    def finish(
+        self,
+        job: Job,
+        value: Any = None,
+        error: BaseException | None = None,
+        now: float | None = None,
+    ) -> bytes:
+        """As :meth:`SessionBase.finish`; a handler that needs input (2026-07-28) gets its
+        ``input_required`` result, its ``requestState`` sealed at the ``state_clock``'s time
+        (or ``now``), or -32602 when the answers cannot be sealed (too large, too deep)."""
+        if isinstance(error, NeedInput) and not job.cancelled:
+            try:
+                self._sealed = self._seal.seal(
+                    job.inputs, method=job.method, params=job.params, now=self._state_now(now)
+                )
+            except ValidationError as exc:
+                error = McpError(ErrorCode.INVALID_PARAMS, str(exc))
+        return super().finish(job, value, error, now)
+
+    #: The latest ``now`` an adapter passed (for :meth:`finish` called without one).
     _now: float = 0.0
 
-    def _stamp(self, now: float) -> None:
-        """The time that seals and opens ``requestState``: the adapter's ``now``, or the
-        ``state_clock`` (the wall clock, where several processes share the keys)."""
-        self._now = now if self._state_clock is None else self._state_clock()
+    def _state_now(self, now: float | None) -> float:
+        """The time on the ``requestState`` clock, the one clock that seals and opens
+        states: ``state_clock`` when given (the wall clock, where several processes share
+        the keys), otherwise the adapter's ``now`` (or the latest one, when ``None``)."""
+        if self._state_clock is not None:
+            return self._state_clock()
+        if now is not None:
+            self._now = now
+        return self._now
 
     def _restore_inputs(self, job: Job, now: float) -> None:
-        self._stamp(now)
         params = job.params
         state = params.get("requestState")
         inputs: dict[str, Any] = {}
         if state is not None:
-            opened = self._seal.open(state, method=job.method, params=params, now=now)
+            opened = self._seal.open(
+                state, method=job.method, params=params, now=self._state_now(now)
+            )
             if isinstance(opened, dict):
                 inputs.update(opened)
         responses = params.get("inputResponses")
@@ -1349,7 +1382,7 @@ class ServerSession(SessionBase):
         carries the answer; raises :class:`NeedInput` when it does not yet (let it
         propagate out of the handler) and :class:`McpError` when the client cannot answer."""
         capability = _ASK_CAPABILITY[method]
-        self._stamp(now)
+        self._now = now  # the adapter's clock, for a state sealed by finish() without one
         if self.connection.era is Era.STATELESS:
             caps = job.meta.get(_META_CAPABILITIES) or {}
             if capability not in caps:

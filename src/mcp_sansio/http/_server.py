@@ -379,9 +379,10 @@ class HttpServer:
     :param max_sessions: the most initialize-era sessions at once.
     :param state_keys: the keys that seal 2026 ``requestState`` (share them between the
         workers of a deployment; default: random per process).
-    :param state_clock: the clock that stamps ``requestState`` (default ``time.time``, so
-        that a state sealed by one worker opens on another; the only clock this class
-        touches, and only through this parameter).
+    :param state_clock: the one clock that seals and checks the expiry of ``requestState``
+        (default ``time.time``, so that a state sealed by one worker opens on another; the
+        only clock this class touches, and only through this parameter). The sessions'
+        other times (call deadlines) are on the binding's clock, the ``now`` it passes.
     :param session_options: for each :class:`~mcp_sansio.session.ServerSession`
         (``versions=``, ``timeout=``, ``max_message_size=``, …).
     """
