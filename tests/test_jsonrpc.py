@@ -697,7 +697,7 @@ def test_large_messages_without_non_finite_numbers_pass(result: dict[str, Any]) 
 # ---------------------------------------------------------------------- sniff
 
 
-_IDS = st.one_of(st.integers(-(2**63), 2**63 - 1), st.text(max_size=40))
+_IDS = st.one_of(st.integers(-(2**63), 2**64 - 1), st.text(max_size=40))
 _BIG = st.recursive(
     st.one_of(st.none(), st.booleans(), st.integers(-(2**63), 2**63 - 1), st.text(max_size=30)),
     lambda inner: st.one_of(

@@ -395,7 +395,9 @@ def _non_finite(value: Any, budget: int = -1) -> bool | None:
 
 # ---------------------------------------------------------------------- oversized messages
 
-_INT64: Final = 1 << 63
+#: The ids :func:`decode` reads exactly: -2**63 to 2**64 - 1.
+_ID_MIN: Final = -(1 << 63)
+_ID_END: Final = 1 << 64
 _SCALAR: Final = frozenset("0123456789+-.eEtruefalsn")
 
 
@@ -406,8 +408,8 @@ def sniff(head: bytes, tail: bytes) -> tuple[str | None, Any]:
     that were kept do not tell. Only members of the top-level object count, read forward
     from the head and backward from the tail (a message's big member, ``params`` or
     ``result``, lies between): a ``method`` with an ``id`` is a request; a ``result`` or an
-    ``error`` without a ``method`` is a response. The id is kept where it is a string or a
-    64-bit integer. Never raises."""
+    ``error`` without a ``method`` is a response. The id is kept where it is a string or an
+    integer :func:`decode` would read (``-2**63`` to ``2**64 - 1``). Never raises."""
     members = dict(_forward(head.decode("latin-1")))
     members.update(_backward(tail.decode("latin-1")))
     raw_id = members.get('"id"')
@@ -417,7 +419,7 @@ def sniff(head: bytes, tail: bytes) -> tuple[str | None, Any]:
             value = _LOADS(raw_id.encode("latin-1"))
         except orjson.JSONDecodeError:
             value = None
-        if type(value) is str or (type(value) is int and -_INT64 <= value < _INT64):
+        if type(value) is str or (type(value) is int and _ID_MIN <= value < _ID_END):
             rid = value
     if '"method"' in members:
         return ("request", rid) if rid is not None else (None, None)
