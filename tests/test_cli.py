@@ -388,6 +388,41 @@ def test_call_timeout_bounds_the_whole_command() -> None:
     assert took < 8, took
 
 
+def test_an_interrupted_call_exits_130_without_a_traceback() -> None:
+    """Ctrl-C while the server keeps ``call`` waiting: status 130, nothing but a clean stop."""
+    process = subprocess.Popen(
+        [PYTHON, "-m", "mcp_sansio", "call", "--timeout", "60", "tools/list", "--", *SILENT],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        time.sleep(1.5)  # it is waiting for an answer by now (or still starting: either way)
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=LIMIT)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    assert process.returncode == 130
+    assert out == ""
+    assert "Traceback" not in err, err
+
+
+def test_an_oversized_answer_fails_the_call_at_once(tcp: str) -> None:
+    """``--max-message-size`` smaller than the answer: the call fails when the answer
+    arrives, with its size (before: it waited out --timeout, then cancelled)."""
+    argv = ["call", "--tcp", tcp, "--timeout", "20", "--max-message-size", "2000", "tools/list"]
+    started = time.monotonic()
+    status, out, err = run(argv)
+    assert time.monotonic() - started < 10
+    assert (status, out) == (1, "")
+    assert err.startswith("mcp-sansio call: tools/list: Invalid response: "), err
+    assert err.endswith(
+        " bytes, larger than max_message_size (2000 bytes); dropped (code -32600)\n"
+    )
+
+
 def test_max_message_size_reaches_the_connection(tcp: str) -> None:
     status, out, err = run(["call", "--tcp", tcp, "--max-message-size", "1MiB", "tools/list"])
     assert status == 0, err
@@ -644,9 +679,11 @@ def test_serve_max_message_size_refuses_a_longer_message() -> None:
     )
     assert proc.returncode == 0, proc.stderr
     (answer,) = map(json.loads, proc.stdout.splitlines())
-    assert answer["id"] is None
+    assert answer["id"] == 1  # read from the line's head
     assert answer["error"]["code"] == -32600
-    assert "larger than 256 bytes" in answer["error"]["message"]
+    assert answer["error"]["message"].endswith(
+        "bytes, larger than max_message_size (256 bytes); dropped"
+    )
 
 
 def test_serve_stdio_exits_0_at_the_end_of_stdin() -> None:
