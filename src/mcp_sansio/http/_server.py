@@ -97,6 +97,8 @@ DEFAULT_KEEPALIVE: Final = 15.0
 #: connection, or more of one begun) before it closes the connection.
 DEFAULT_IDLE_TIMEOUT: Final = 60.0
 
+# CR and LF to spaces: a JSON text on one line, of the same size.
+_ONE_LINE: Final = bytes.maketrans(b"\r\n", b"  ")
 _META: Final = "_meta"
 _META_VERSION: Final = "io.modelcontextprotocol/protocolVersion"
 _META_SUBSCRIPTION: Final = "io.modelcontextprotocol/subscriptionId"
@@ -370,7 +372,9 @@ class HttpServer:
     :param allowed_origins: the ``Origin`` hosts (without scheme and port) accepted when a
         request has an ``Origin``; ``None`` turns the check off. Default: as
         ``allowed_hosts``.
-    :param max_body_size: the largest request body, in bytes (413 past it).
+    :param max_body_size: the largest request body, in bytes: one of exactly this size is
+        served, one byte more gets 413. Each session reads messages that large (its
+        ``max_message_size`` defaults to the larger of this and 4 MiB).
     :param replay_size: how many events each SSE stream keeps for ``Last-Event-ID``.
     :param retry: the reconnection delay (ms) announced in each stream's priming event.
     :param json_response: ``True``: answer requests with JSON only (notifications sent
@@ -428,6 +432,9 @@ class HttpServer:
         self.max_sessions = max_sessions
         """The most initialize-era sessions at once."""
         self.state_keys = secrets.token_bytes(32) if state_keys is None else state_keys
+        # Every body within max_body_size reaches its session as one line of its size: the
+        # sessions must read lines that long (413 is the only refusal for size).
+        session_options.setdefault("max_message_size", max(max_body_size, DEFAULT_MAX_MESSAGE_SIZE))
         self.session_options = dict(session_options, state_clock=state_clock)
         versions = tuple(session_options.get("versions") or ALL_VERSIONS)
         self.versions = versions
@@ -704,11 +711,10 @@ class HttpServer:
         # notification, or response" (MUST; 2025-06-18, 2025-11-25; 2025-03-26 adds one
         # batch array, 2026-07-28 has no responses). JSON allows line breaks between
         # tokens, so a body is one value whatever its layout; the session reads a message
-        # per line, so it gets that value as one line.
-        line = body.strip(b" \t\r\n")
-        if b"\n" in line or b"\r" in line:
-            line = orjson.dumps(message)
-        out.append(Deliver(hs, line + b"\n"))
+        # per line, so it gets that value as one line. JSON strings hold no raw CR or LF
+        # (and orjson, which parsed the body, is strict): each is whitespace between
+        # tokens and becomes a space, so the line has the body's size.
+        out.append(Deliver(hs, body.translate(_ONE_LINE) + b"\n"))
         return out
 
     def _is_stateless(self, ex: Exchange, first: Mapping[str, Any]) -> bool | None:
