@@ -473,3 +473,14 @@ def run_probe_cli(argv: list[str], limit: float) -> tuple[int, str, str]:
 def report_rows(report: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
     """A probe report's rows (``--json``), by rule."""
     return {row["rule"]: row for row in report["rules"]}
+
+
+def sent(actions: Iterable[object]) -> list[dict[str, Any]]:
+    """The messages a session's :class:`~mcp_sansio.session.Send` actions write, decoded."""
+    from mcp_sansio.session import Send
+
+    out = []
+    for action in actions:
+        if isinstance(action, Send):
+            out += [orjson.loads(line) for line in action.data.splitlines()]
+    return out

@@ -18,7 +18,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -43,16 +43,15 @@ def run(argv: list[str]) -> tuple[int, str, str]:
     return status, out.getvalue(), err.getvalue()
 
 
-@pytest.fixture(scope="module")
-def tcp() -> Iterator[str]:
-    """The example server on 127.0.0.1 (a free port), served by a thread of this process:
-    ``call --tcp`` without starting a subprocess each time. Yields ``HOST:PORT``."""
+def served(listen: Callable[[], Awaitable[Any]]) -> Iterator[Any]:
+    """The example server, listening as ``listen()`` sets it up, served by a thread of this
+    process until the generator is closed; yields the listener's address (or URL)."""
     ready: list[Any] = []
     stop = threading.Event()
 
     async def serve() -> None:
-        async with await aio.serve_tcp(build_server()) as listener:
-            ready.append(listener.address)
+        async with await listen() as listener:
+            ready.append(getattr(listener, "url", None) or listener.address)
             while not stop.is_set():
                 await asyncio.sleep(0.02)
 
@@ -62,10 +61,24 @@ def tcp() -> Iterator[str]:
     while not ready:
         assert time.monotonic() < deadline, "the example server did not start"
         time.sleep(0.01)
-    host, port = ready[0][:2]
-    yield f"{host}:{port}"
+    yield ready[0]
     stop.set()
     thread.join(LIMIT)
+
+
+@pytest.fixture(scope="module")
+def tcp() -> Iterator[str]:
+    """The example server on 127.0.0.1 (a free port), served by a thread of this process:
+    ``call --tcp`` without starting a subprocess each time. Yields ``HOST:PORT``."""
+    for address in served(lambda: aio.serve_tcp(build_server())):
+        host, port = address[:2]
+        yield f"{host}:{port}"
+
+
+@pytest.fixture(scope="module")
+def http() -> Iterator[str]:
+    """The example server over Streamable HTTP on 127.0.0.1. Yields its URL."""
+    yield from served(lambda: aio.serve_http(build_server()))
 
 
 def only_text(result: dict[str, Any]) -> str:
@@ -472,30 +485,6 @@ def test_headers(text: str, header: tuple[str, str]) -> None:
 def test_headers_refused(text: str) -> None:
     with pytest.raises(argparse.ArgumentTypeError):
         _cli._header(text)
-
-
-@pytest.fixture(scope="module")
-def http() -> Iterator[str]:
-    """The example server over Streamable HTTP on 127.0.0.1, served by a thread of this
-    process. Yields its URL."""
-    ready: list[str] = []
-    stop = threading.Event()
-
-    async def serve() -> None:
-        async with await aio.serve_http(build_server()) as listener:
-            ready.append(listener.url)  # type: ignore[attr-defined]
-            while not stop.is_set():
-                await asyncio.sleep(0.02)
-
-    thread = threading.Thread(target=asyncio.run, args=(serve(),), daemon=True)
-    thread.start()
-    deadline = time.monotonic() + LIMIT
-    while not ready:
-        assert time.monotonic() < deadline, "the example server did not start"
-        time.sleep(0.01)
-    yield ready[0]
-    stop.set()
-    thread.join(LIMIT)
 
 
 def test_call_over_http_in_each_era(http: str) -> None:

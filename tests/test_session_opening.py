@@ -2,20 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
-import orjson
 import pytest
+from helpers import sent
 
-from mcp_sansio.session import CallFinished, ClientSession, RequestTimeout, Send
-
-
-def sent(actions: Sequence[object]) -> list[dict[str, object]]:
-    out = []
-    for action in actions:
-        if isinstance(action, Send):
-            out += [orjson.loads(line) for line in action.data.splitlines()]
-    return out
+from mcp_sansio.session import CallFinished, ClientSession, RequestTimeout
 
 
 def test_a_2026_only_client_has_no_fallback_its_discover_just_times_out() -> None:

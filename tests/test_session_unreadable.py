@@ -5,10 +5,9 @@ session closes as broken with one clear error."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import orjson
 import pytest
+from helpers import sent
 
 from mcp_sansio.example import build_server
 from mcp_sansio.session import (
@@ -17,7 +16,6 @@ from mcp_sansio.session import (
     ClientSession,
     Closed,
     ConnectionLost,
-    Send,
     ServerSession,
 )
 
@@ -26,14 +24,6 @@ HELLO = {
     "capabilities": {},
     "clientInfo": {"name": "t", "version": "0"},
 }
-
-
-def sent(actions: Sequence[object]) -> list[dict[str, object]]:
-    out = []
-    for action in actions:
-        if isinstance(action, Send):
-            out += [orjson.loads(line) for line in action.data.splitlines()]
-    return out
 
 
 def opened_server(**options: object) -> ServerSession:
@@ -56,7 +46,7 @@ def test_each_unreadable_line_is_answered_until_the_bound() -> None:
     assert call is not None
     actions = session.receive_data(b"y\n" * 4, 0.0)
     replies = sent(actions)
-    assert [r["error"]["code"] for r in replies] == [-32700] * 4  # type: ignore[index]
+    assert [r["error"]["code"] for r in replies] == [-32700] * 4
     assert all(r["id"] is None for r in replies)
     assert not session.closed
     actions = session.receive_data(b"y\n" + b"y\n" * 1000, 0.0)
@@ -78,7 +68,7 @@ def test_json_that_is_no_json_rpc_message_counts_too() -> None:
     session = opened_server(max_unreadable=3)
     actions = session.receive_data(b'1\n{}\n"text"\n', 0.0)
     assert session.closed
-    assert [r["error"]["code"] for r in sent(actions)] == [-32600, -32600]  # type: ignore[index]
+    assert [r["error"]["code"] for r in sent(actions)] == [-32600, -32600]
     assert isinstance(actions[-1], Closed)
 
 
