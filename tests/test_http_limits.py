@@ -17,7 +17,9 @@ from typing import Any
 
 import orjson
 import pytest
-from test_http_server import Client
+from test_http_server import Client, build
+
+from mcp_sansio.http import HttpServer
 
 PING = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
 
@@ -110,3 +112,55 @@ def test_a_stream_of_replay_size_events_resumes_from_its_start(replay_size: int)
         assert resumed.status == 400
         again = client.send("GET", headers={**accept, "last-event-id": events[0].id})
         assert len(again.messages()) == 3
+
+
+# ---------------------------------------------------------------------- sessions
+
+
+def test_max_sessions_live_at_once_and_one_more_ends_the_least_recently_used() -> None:
+    core = HttpServer(build(), max_sessions=3)
+    clients = [Client(core) for _ in range(3)]
+    for client in clients:
+        client.initialize()
+    assert len(core.sessions) == 3  # exactly the bound: none ended
+    assert all(not c.driver.terminated for c in clients)
+    newcomer = Client(core)
+    newcomer.initialize()
+    assert len(core.sessions) == 3
+    assert clients[0].session_id not in core.sessions
+    assert clients[0].send(body=PING).status == 404
+
+
+def test_when_every_session_has_an_open_stream_a_new_one_gets_503() -> None:
+    # Before: the new session was added anyway, past max_sessions (a client holding a GET
+    # stream per session could open sessions without end).
+    core = HttpServer(build(), max_sessions=2)
+    clients = [Client(core) for _ in range(2)]
+    streams = []
+    for client in clients:
+        client.initialize()
+        streams.append(client.send("GET", headers={"accept": "text/event-stream"}))
+    assert all(not s.ended for s in streams)
+    refused = Client(core).send(
+        body={
+            "jsonrpc": "2.0",
+            "id": 0,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "t", "version": "1"},
+            },
+        }
+    )
+    assert refused.status == 503
+    assert refused.header("retry-after") == "1"
+    assert refused.header("mcp-session-id") is None
+    assert refused.json()["error"]["code"] == -32000
+    assert refused.json()["id"] == 0
+    assert len(core.sessions) == 2
+    # A stream closes: its session is idle, and gives way to the next one.
+    core.disconnected(streams[0].ex)
+    Client(core).initialize()
+    assert len(core.sessions) == 2
+    assert clients[0].session_id not in core.sessions

@@ -380,7 +380,9 @@ class HttpServer:
     :param json_response: ``True``: answer requests with JSON only (notifications sent
         during a request are dropped); ``False``: always SSE; ``None`` (default): JSON when
         the answer is the first thing ready, SSE otherwise.
-    :param max_sessions: the most initialize-era sessions at once.
+    :param max_sessions: the most initialize-era sessions at once: past it the least
+        recently used one without an open stream is ended, and when every one has an open
+        stream a new ``initialize`` gets 503 (with ``Retry-After``).
     :param state_keys: the keys that seal 2026 ``requestState`` (share them between the
         workers of a deployment; default: random per process).
     :param state_clock: the one clock that seals and checks the expiry of ``requestState``
@@ -458,17 +460,21 @@ class HttpServer:
         session_id = secrets.token_hex(16)
         return HttpSession(self, session, session_id)
 
-    def _remember(self, hs: HttpSession) -> list[Work]:
-        """Register a new initialize-era session, evicting an idle one when full."""
-        out: list[Work] = []
-        if len(self.sessions) >= self.max_sessions:
-            for old in self.sessions.values():
-                if not any(s.exchange is not None for s in old.streams.values()):
-                    out.extend(self._terminate(old))
-                    break
+    def _make_room(self) -> list[Work] | None:
+        """Room for a new initialize-era session: when :attr:`max_sessions` are open, the
+        least recently used one without an open stream is ended; ``None`` when every one
+        has an open stream (the new one is refused: the bound holds)."""
+        if len(self.sessions) < self.max_sessions:
+            return []
+        for old in self.sessions.values():
+            if not any(s.exchange is not None for s in old.streams.values()):
+                return self._terminate(old)
+        return None
+
+    def _remember(self, hs: HttpSession) -> None:
+        """Register a new initialize-era session (after :meth:`_make_room`)."""
         assert hs.id is not None
         self.sessions[hs.id] = hs
-        return out
 
     def _terminate(self, hs: HttpSession) -> list[Work]:
         hs.closed = True
@@ -676,10 +682,24 @@ class HttpServer:
                 if problem is not None:
                     ex.respond(400, problem, request_id=None)
                     return []
+                room = self._make_room()
+                if room is None:
+                    # JSON-RPC 2.0: -32000 to -32099 are "reserved for implementation-defined
+                    # server-errors"; 503: the refusal is temporary.
+                    ex.respond(
+                        503,
+                        f"the server holds its maximum of {self.max_sessions} sessions, each "
+                        "with an open stream: try again later",
+                        headers=(("retry-after", "1"),),
+                        code=-32000,
+                        request_id=first["id"],
+                    )
+                    return []
+                out.extend(room)
             hs = self._new_session(stateless)
             if not stateless:
                 hs.initializing = first["id"]
-                out.extend(self._remember(hs))
+                self._remember(hs)
             ex.session = hs
         else:
             problem = self._check_version_header(ex, hs)
