@@ -13,14 +13,24 @@ tests/test_http_blocking.py and the pool's ``max_idle`` in tests/test_http_clien
 
 from __future__ import annotations
 
+import socket
+import time
 from typing import Any
 
+import h11
 import orjson
 import pytest
-from test_http_server import Client, build
+from test_http_idle import STARTS, serving
+from test_http_server import Client, build, modern
 
+from mcp_sansio._sse import encode_event
+from mcp_sansio.example import build_server
 from mcp_sansio.http import HttpServer
+from mcp_sansio.http._client import HttpClientTransport, HttpRequest, ToSession
+from mcp_sansio.http._h11client import MAX_HEAD_SIZE, H11Exchange
+from mcp_sansio.http._h11server import H11Server
 
+HEAD_LIMIT = 64 * 1024  # docs/http.rst: "A request head is limited to 64 KiB"
 PING = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
 
 
@@ -88,6 +98,139 @@ def test_a_pretty_printed_body_at_the_limit_keeps_its_size() -> None:
     reply = client.send(raw=raw)
     assert reply.status == 200
     assert reply.json()["result"]["content"][0]["text"] == "hi"
+
+
+# ---------------------------------------------------------------------- the request head
+
+
+def request_head(size: int, target: str = "/nowhere") -> bytes:
+    """A request head (request line, headers, blank line) of exactly ``size`` bytes."""
+    start = f"GET {target} HTTP/1.1\r\nhost: 127.0.0.1\r\nconnection: close\r\nx-pad: ".encode()
+    end = b"\r\n\r\n"
+    head = start + b"a" * (size - len(start) - len(end)) + end
+    assert len(head) == size
+    return head
+
+
+@pytest.mark.parametrize("piece", [None, 1000, 65536], ids=["whole", "1000-byte-reads", "64k"])
+@pytest.mark.parametrize("extra", [0, 1])
+def test_a_request_head_of_64_kib_is_read_and_one_byte_more_is_431(
+    piece: int | None, extra: int
+) -> None:
+    glue = H11Server(HttpServer(build_server()))
+    head = request_head(HEAD_LIMIT + extra)
+    step = piece or len(head)
+    for i in range(0, len(head), step):
+        glue.receive_data(head[i : i + step])
+    out = glue.data_to_send()
+    if extra:
+        assert out.startswith(b"HTTP/1.1 431 ")
+        assert glue.closed
+    else:
+        assert out.startswith(b"HTTP/1.1 404 ")  # read: the path decides
+
+
+@pytest.mark.parametrize("binding", list(STARTS))
+@pytest.mark.parametrize("extra", [0, 1])
+def test_each_binding_holds_the_head_limit(binding: str, extra: int) -> None:
+    # Before: a head arriving whole was parsed whatever its size, so up to about 128 KiB
+    # (h11 bounds only what it has not seen the end of, checked after each 64 KiB read).
+    with (
+        serving(binding) as port,
+        socket.create_connection(("127.0.0.1", port), timeout=10) as sock,
+    ):
+        sock.sendall(request_head(HEAD_LIMIT + extra))
+        out = b""
+        while chunk := sock.recv(65536):
+            out += chunk
+    assert out.startswith(b"HTTP/1.1 431 " if extra else b"HTTP/1.1 404 ")
+
+
+# ---------------------------------------------------------------------- the client
+
+
+def _posted(t: HttpClientTransport) -> HttpRequest:
+    body, _ = modern("tools/list")
+    (request,) = [a for a in t.send(orjson.dumps(body) + b"\n") if isinstance(a, HttpRequest)]
+    return request
+
+
+def _delivered(actions: list[Any]) -> list[Any]:
+    return [orjson.loads(a.data) for a in actions if isinstance(a, ToSession)]
+
+
+@pytest.mark.parametrize("extra", [0, 1])
+def test_the_client_takes_a_json_body_of_max_body_size_and_refuses_one_more(extra: int) -> None:
+    t = HttpClientTransport(max_body_size=1000)
+    request = _posted(t)
+    answer = {"jsonrpc": "2.0", "id": 1, "result": {"tools": []}}
+    t.response_started(request.stream, 200, [(b"content-type", b"application/json")])
+    raw = padded(answer, 1000 + extra)
+    actions = t.response_data(request.stream, raw[:500]) + t.response_data(
+        request.stream, raw[500:]
+    )
+    actions += t.response_ended(request.stream)
+    (message,) = _delivered(actions)
+    if extra:
+        assert "larger than 1000 bytes" in message["error"]["message"]
+    else:
+        assert message == answer
+
+
+@pytest.mark.parametrize("extra", [0, 1])
+def test_the_client_takes_an_event_of_max_body_size_and_refuses_one_more(extra: int) -> None:
+    # An event's size: its field lines (names, colons, values), not line endings.
+    t = HttpClientTransport(max_body_size=1000)
+    request = _posted(t)
+    answer = {"jsonrpc": "2.0", "id": 1, "result": {"tools": []}}
+    t.response_started(request.stream, 200, [(b"content-type", b"text/event-stream")])
+    data = padded(answer, 1000 + extra - len(b"id: e1") - len(b"data: "))
+    event = encode_event(data, id="e1")
+    assert event == b"id: e1\ndata: " + data + b"\n\n"
+    actions = t.response_data(request.stream, event) + t.response_ended(request.stream)
+    (message,) = _delivered(actions)
+    if extra:
+        assert "larger than 1000 bytes" in message["error"]["message"]
+    else:
+        assert message == answer
+
+
+def response_head(size: int, body: bytes) -> bytes:
+    """A response head of exactly ``size`` bytes, for ``body``."""
+    start = (
+        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n"
+        f"content-length: {len(body)}\r\nx-pad: "
+    ).encode()
+    end = b"\r\n\r\n"
+    head = start + b"a" * (size - len(start) - len(end)) + end
+    assert len(head) == size
+    return head
+
+
+@pytest.mark.parametrize("piece", [None, 1000], ids=["whole", "1000-byte-reads"])
+@pytest.mark.parametrize("extra", [0, 1])
+def test_the_client_reads_a_response_head_of_64_kib_and_refuses_one_more(
+    piece: int | None, extra: int
+) -> None:
+    assert MAX_HEAD_SIZE == HEAD_LIMIT
+    t = HttpClientTransport()
+    request = _posted(t)
+    exchange = H11Exchange(t, request, "x")
+    exchange.start()
+    answer = {"jsonrpc": "2.0", "id": 1, "result": {"tools": []}}
+    body = orjson.dumps(answer)
+    raw = response_head(HEAD_LIMIT + extra, body) + body
+    step = piece or len(raw)
+    actions: list[Any] = []
+    for i in range(0, len(raw), step):
+        actions += exchange.receive_data(raw[i : i + step])
+    (message,) = _delivered(actions)
+    assert exchange.finished
+    if extra:
+        assert "response head is larger than 65536 bytes" in message["error"]["message"]
+    else:
+        assert message == answer
+        assert exchange.conn.their_state is h11.DONE
 
 
 # ---------------------------------------------------------------------- the replay buffer
@@ -164,3 +307,25 @@ def test_when_every_session_has_an_open_stream_a_new_one_gets_503() -> None:
     Client(core).initialize()
     assert len(core.sessions) == 2
     assert clients[0].session_id not in core.sessions
+
+
+# ---------------------------------------------------------------------- idle connections
+
+
+@pytest.mark.parametrize("binding", list(STARTS))
+def test_the_idle_timeout_counts_from_the_last_byte(binding: str) -> None:
+    # docs/http.rst: closed "after idle_timeout seconds without a byte": a request sent
+    # slowly, a byte each half timeout, is served however long it takes.
+    idle = 0.3
+    request = request_head(200)
+    with (
+        serving(binding, idle_timeout=idle) as port,
+        socket.create_connection(("127.0.0.1", port), timeout=10) as sock,
+    ):
+        start = time.monotonic()
+        for i, piece in enumerate((request[:50], request[50:100], request[100:150])):
+            sock.sendall(piece)
+            time.sleep(idle / 2 if i < 2 else idle * 0.6)
+        sock.sendall(request[150:])
+        assert time.monotonic() - start > idle * 1.5
+        assert sock.recv(100).startswith(b"HTTP/1.1 404 ")

@@ -73,7 +73,8 @@ HTTP_OPTIONS: Final = (
     "ssl",
     "close_timeout",
 )
-#: The largest response head (status line and headers) accepted, in bytes.
+#: The largest response head accepted (status line, headers and the blank line that ends
+#: them), in bytes: past it the request fails as a malformed response.
 MAX_HEAD_SIZE: Final = 64 * 1024
 
 _USER_AGENT: Final = ("User-Agent", "mcp-sansio")
@@ -147,8 +148,16 @@ class H11Exchange:
         stream = self.request.stream
         actions: list[ClientAction] = []
         while True:
+            head = conn.their_state is h11.SEND_RESPONSE  # what comes is a response head
+            before = len(conn._receive_buffer) if head else 0
             try:
                 event = conn.next_event()
+                # h11 bounds only a head it has not seen the end of; one that arrives whole
+                # is parsed whatever its size: the bound on it is counted here.
+                if head and before - len(conn._receive_buffer) > MAX_HEAD_SIZE:
+                    raise h11.RemoteProtocolError(
+                        f"the response head is larger than {MAX_HEAD_SIZE} bytes"
+                    )
             except h11.RemoteProtocolError as exc:
                 actions.extend(self.fail(f"malformed HTTP response: {exc}"))
                 return actions

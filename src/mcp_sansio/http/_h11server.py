@@ -28,8 +28,17 @@ def _reason(status: int) -> bytes:
 
 
 _SERVER: Final = ("server", "mcp-sansio")
-# The largest request head (request line and headers) h11 buffers.
+# The largest request head (request line, headers and the blank line that ends them), in
+# bytes: a larger one gets 431 and the connection is closed.
 _MAX_HEAD: Final = 64 * 1024
+
+
+def _buffered(conn: h11.Connection) -> int:
+    """How many received bytes ``conn`` holds unparsed (h11's receive buffer, a private
+    attribute: tests/test_http_limits.py pins what is counted). h11 bounds only a head it
+    has not seen the end of; one that arrives whole in a read is parsed whatever its size,
+    so the bound on a whole head is counted here, from what parsing it consumed."""
+    return len(conn._receive_buffer)
 
 
 class H11Server:
@@ -83,8 +92,18 @@ class H11Server:
         may already be there)."""
         work: list[Work] = []
         while not self.closed:
+            head = self.conn.their_state is h11.IDLE  # what comes is a request head
+            before = _buffered(self.conn) if head else 0
             try:
                 event = self.conn.next_event()
+                if head and before - _buffered(self.conn) > _MAX_HEAD:
+                    # RFC 9110, 5.4: a server that receives "a set of fields larger than it
+                    # wishes to process MUST respond with an appropriate 4xx (Client Error)
+                    # status code"; RFC 6585: 431, "its header fields are too large".
+                    raise h11.RemoteProtocolError(
+                        f"the request head is larger than {_MAX_HEAD} bytes",
+                        error_status_hint=431,
+                    )
             except h11.RemoteProtocolError as exc:
                 self._bad_request(exc)
                 return work
