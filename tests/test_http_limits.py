@@ -3,7 +3,7 @@ docs/http.rst and the docstrings of ``mcp_sansio.http`` promise, exactly the lim
 accepted and one more is refused with the documented answer.
 
 The bounds: the request body (``max_body_size``, 413), the request head (64 KiB, 431), the
-response head on the client (64 KiB), the client's JSON body and SSE event
+response head on the client (64 KiB), the client's JSON body, error body and SSE event
 (``max_body_size``), the replay buffer (``replay_size`` events), the sessions
 (``max_sessions``: eviction of an idle one, 503 when none is idle) and the idle timeout
 (counted from the last byte). The pipelining bound is in tests/test_h11server.py, the SSE
@@ -193,6 +193,21 @@ def test_the_client_takes_an_event_of_max_body_size_and_refuses_one_more(extra: 
         assert "larger than 1000 bytes" in message["error"]["message"]
     else:
         assert message == answer
+
+
+@pytest.mark.parametrize("extra", [0, 1])
+def test_the_client_reads_an_error_body_of_max_body_size_and_not_one_more(extra: int) -> None:
+    t = HttpClientTransport(max_body_size=1000)
+    request = _posted(t)
+    error = {"jsonrpc": "2.0", "id": 1, "error": {"code": -32601, "message": "no such method"}}
+    t.response_started(request.stream, 400, [(b"content-type", b"application/json")])
+    actions = t.response_data(request.stream, padded(error, 1000 + extra))
+    actions += t.response_ended(request.stream)
+    (message,) = _delivered(actions)
+    if extra:
+        assert "an oversized body, not read" in message["error"]["message"]
+    else:
+        assert message == error
 
 
 def response_head(size: int, body: bytes) -> bytes:

@@ -630,6 +630,26 @@ def test_exactly_max_event_size_is_delivered() -> None:
     assert feed_all([line + b"x", b"\n\n"], 100) == []
 
 
+@pytest.mark.parametrize("ending", [b"\n", b"\r\n", b"\r"], ids=["lf", "crlf", "cr"])
+@pytest.mark.parametrize("extra", [0, 1])
+def test_an_event_of_several_lines_at_max_event_size_and_one_byte_more(
+    ending: bytes, extra: int
+) -> None:
+    # The documented bound: the field lines (names, colons, values), not their line endings
+    # and not comments. Exactly max_event_size bytes are delivered, one more is dropped.
+    lines = [b"event: message", b"id: 7", b": not counted", b"data: " + b"x" * 60, b"data: y"]
+    limit = sum(len(line) for line in lines if not line.startswith(b":"))
+    stream = ending.join(lines) + ending * 2 + b"data: next" + ending * 2
+    result = decode([stream], limit - extra)
+    if extra:
+        assert result.events == [SseEvent(data="next")]
+        assert result.oversized == 1
+    else:
+        assert result.events == [SseEvent(data="x" * 60 + "\ny", id="7"), SseEvent(data="next")]
+        assert result.oversized == 0
+    assert decode(bytewise(stream), limit - extra) == result
+
+
 def test_unfinished_line_counts_with_the_lines_before_it() -> None:
     # 9 + 9 bytes: over the bound of 12 while the second line is still unfinished.
     decoder = SseDecoder(12)
