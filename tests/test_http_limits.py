@@ -13,6 +13,7 @@ tests/test_http_blocking.py and the pool's ``max_idle`` in tests/test_http_clien
 
 from __future__ import annotations
 
+import asyncio
 import socket
 import time
 from typing import Any
@@ -20,15 +21,17 @@ from typing import Any
 import h11
 import orjson
 import pytest
+from test_http_asgi import Call, body_messages, http_scope
 from test_http_idle import STARTS, serving
 from test_http_server import Client, build, modern
 
 from mcp_sansio._sse import encode_event
 from mcp_sansio.example import build_server
-from mcp_sansio.http import HttpServer
+from mcp_sansio.http import Deliver, HttpServer
 from mcp_sansio.http._client import HttpClientTransport, HttpRequest, ToSession
 from mcp_sansio.http._h11client import MAX_HEAD_SIZE, H11Exchange
 from mcp_sansio.http._h11server import H11Server
+from mcp_sansio.http.asgi import McpAsgiApp
 
 HEAD_LIMIT = 64 * 1024  # docs/http.rst: "A request head is limited to 64 KiB"
 PING = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
@@ -60,6 +63,37 @@ def test_a_body_of_max_body_size_is_served_and_one_byte_more_is_413(
     else:
         assert reply.status == 200
         assert reply.json() == {"jsonrpc": "2.0", "id": 1, "result": {}}
+
+
+@pytest.mark.parametrize("extra", [0, 1])
+def test_the_h11_glue_and_the_asgi_app_hold_the_body_limit(extra: int) -> None:
+    body, headers = modern("tools/list")
+    raw = padded(body, 1000 + extra)
+    head = {
+        "host": "127.0.0.1",
+        "accept": "application/json, text/event-stream",
+        "content-type": "application/json",
+        "content-length": str(len(raw)),
+        **headers,
+    }
+    glue = H11Server(HttpServer(build_server(), max_body_size=1000))
+    request = "POST /mcp HTTP/1.1\r\n" + "".join(f"{k}: {v}\r\n" for k, v in head.items())
+    work = glue.receive_data(request.encode() + b"\r\n" + raw)
+    if extra:
+        assert work == []
+        assert glue.data_to_send().startswith(b"HTTP/1.1 413 ")
+    else:
+        assert [type(w) for w in work] == [Deliver]
+
+    async def asgi() -> int:
+        app = McpAsgiApp(build_server(), keepalive=None, max_body_size=1000)
+        del head["content-length"]  # streamed: counted as it comes
+        call = Call(app, http_scope("POST", headers=head), body_messages(raw, 300))
+        status = (await call.finished()).status
+        await app.aclose()
+        return status
+
+    assert asyncio.run(asyncio.wait_for(asgi(), 10)) == (413 if extra else 200)
 
 
 def test_the_sessions_read_every_body_max_body_size_allows() -> None:

@@ -89,7 +89,7 @@ DEFAULT_REPLAY_SIZE: Final = 256
 #: The reconnection delay (ms) sent in each stream's priming event.
 DEFAULT_RETRY: Final = 1000
 #: How many initialize-era sessions live at once; past it, the least recently used idle
-#: session is ended.
+#: session is ended, and when none is idle a new ``initialize`` gets 503.
 DEFAULT_MAX_SESSIONS: Final = 1024
 #: Seconds between the bindings' ``: keep-alive`` comments on open SSE streams.
 DEFAULT_KEEPALIVE: Final = 15.0
