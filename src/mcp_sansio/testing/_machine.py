@@ -34,6 +34,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import string
+import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, ClassVar, Final, Protocol, TypeVar
@@ -66,12 +67,16 @@ __all__ = [
     "DEFAULT_TIMEOUT",
     "FIRST_WAIT",
     "GRACE",
+    "KEPT_BYTES",
+    "MAX_EXCHANGE",
+    "MAX_UNREADABLE",
     "OTHER_RULE",
     "PROBE_INFO",
     "PROBE_SERVER_CAPABILITIES",
     "SAFE_CLIENT_METHODS",
     "SAFE_METHODS",
     "SHOWN_BYTES",
+    "SHOWN_LINES",
     "Conversation",
     "Demand",
     "Draw",
@@ -85,6 +90,7 @@ __all__ = [
     "canonical",
     "client_shot_builders",
     "classify",
+    "collapse",
     "legal_methods",
     "replay",
     "sampled_message",
@@ -108,6 +114,17 @@ PROBE_SERVER_CAPABILITIES: Final[Mapping[str, Any]] = {
 }
 #: Longest rendering of one line in a report (the bytes beyond are counted, not shown).
 SHOWN_BYTES: Final = 400
+#: Most lines of one exchange in a report, once repeats are collapsed (:func:`collapse`).
+SHOWN_LINES: Final = 100
+#: How much of each line of an exchange is kept (:attr:`WireLine.data`), in bytes.
+KEPT_BYTES: Final = 4096
+#: How much of its exchange one conversation keeps in all, in bytes (the lines' kept
+#: bytes; past it, a line keeps only its size).
+MAX_EXCHANGE: Final = 4 * 1024 * 1024
+#: How many lines that are not JSON-RPC messages (not JSON, or JSON that is neither an
+#: object nor an array) a peer may send in one conversation: at this many the probe cuts the
+#: conversation off (:attr:`Conversation.cut`).
+MAX_UNREADABLE: Final = 100
 #: How long the answer to a near-miss is waited for before a later message (``ping``)
 #: checks that the peer has read it, in seconds.
 FIRST_WAIT: Final = 0.25
@@ -131,16 +148,23 @@ class WireLine:
     side: str
     """``"probe"`` (we sent it), ``"peer"`` (the peer did) or ``"note"``."""
     data: bytes
-    """The bytes, as sent (a note's text, for a note)."""
+    """The bytes, as sent (a note's text, for a note): the first :data:`KEPT_BYTES` of
+    them."""
+    size: int = attrs.field(default=attrs.Factory(lambda line: len(line.data), takes_self=True))
+    """How many bytes were sent (``data`` may keep fewer)."""
+
+    def __attrs_post_init__(self) -> None:
+        if len(self.data) > KEPT_BYTES:
+            object.__setattr__(self, "data", self.data[:KEPT_BYTES])
 
     def render(self, limit: int = SHOWN_BYTES) -> str:
         """The line for a report: ``-> ...``, ``<- ...`` or ``.. ...``, cut to ``limit``
         bytes (the size of the rest is given)."""
         arrow = {"probe": "->", "peer": "<-"}.get(self.side, "..")
-        data = self.data
-        text = data[:limit].decode("utf-8", "backslashreplace")
-        if len(data) > limit:
-            text += f"... ({len(data)} bytes in all)"
+        shown = self.data[:limit]
+        text = shown.decode("utf-8", "backslashreplace")
+        if self.size > len(shown):
+            text += f"... ({self.size} bytes in all)"
         return f"{arrow} {text}"
 
     def to_json(self, limit: int = SHOWN_BYTES) -> dict[str, Any]:
@@ -148,8 +172,48 @@ class WireLine:
         return {
             "side": self.side,
             "text": self.data[:limit].decode("utf-8", "backslashreplace"),
-            "size": len(self.data),
+            "size": self.size,
         }
+
+
+#: The longest block of lines :func:`collapse` looks for repeats of.
+_BLOCK: Final = 8
+
+
+def collapse(lines: Sequence[WireLine], shown: int = SHOWN_LINES) -> list[WireLine]:
+    """An exchange for a report: a block of up to 8 lines that repeats at once, three
+    times or more, is shown once, then a note (``… the same 2 lines 7,000 more times``);
+    of what remains, at most ``shown`` lines (the first and the last, and a note of how
+    many are left out between)."""
+    out: list[WireLine] = []
+    i, n = 0, len(lines)
+    while i < n:
+        best, times = 0, 0
+        for k in range(1, _BLOCK + 1):
+            if i + 3 * k > n:
+                break
+            block = lines[i : i + k]
+            j = i + k
+            while j + k <= n and lines[j : j + k] == block:
+                j += k
+            repeats = (j - i) // k - 1
+            if repeats >= 2 and k * repeats > best * times:
+                best, times = k, repeats
+        if not times:
+            out.append(lines[i])
+            i += 1
+            continue
+        out.extend(lines[i : i + best])
+        what = "line" if best == 1 else f"{best} lines"
+        out.append(WireLine("note", f"… the same {what} {times:,} more times".encode()))
+        i += best * (times + 1)
+    if len(out) > shown >= 2:
+        head = (shown - 1) * 3 // 4
+        tail = shown - 1 - head
+        left = len(out) - head - tail
+        note = WireLine("note", f"… {left:,} more lines not shown".encode())
+        out = [*out[:head], note, *(out[len(out) - tail :] if tail else [])]
+    return out
 
 
 @attrs.frozen
@@ -172,7 +236,7 @@ class PeerViolation(AssertionError):
     rule: ClassVar[str] = ""
 
     def __init__(self, violation: Violation) -> None:
-        lines = "\n".join("    " + line.render() for line in violation.exchange)
+        lines = "\n".join("    " + line.render() for line in collapse(violation.exchange))
         super().__init__(f"[{violation.rule}] {violation.message}\n{lines}")
         self.violation = violation
 
@@ -308,6 +372,17 @@ class Conversation:
     :param answer_version: with a client peer, the ``protocolVersion`` to answer its
         ``initialize`` with, whatever it asked (sent past the mirror), to see what the
         client does with a version it did not ask for.
+    :param cancel: an event that, once set, ends every wait of the conversation at once
+        (the probe sets it when it is interrupted).
+
+    What one conversation keeps is bounded: its channel reads at most
+    :data:`~mcp_sansio.testing._targets.MAX_MESSAGES` messages and
+    :data:`~mcp_sansio.testing._targets.MAX_RECEIVED` bytes, and its exchange
+    (:attr:`lines`) keeps :data:`KEPT_BYTES` of each line, :data:`MAX_EXCHANGE` in all. A
+    peer that sends more, or :data:`MAX_UNREADABLE` lines that are not JSON-RPC messages, is
+    cut off (:attr:`cut`): the conversation ends there, as if the peer had stopped answering.
+    A rule broken again in the same conversation is not recorded again (the first
+    exchange that shows it is the shortest).
     """
 
     def __init__(
@@ -321,8 +396,10 @@ class Conversation:
         legacy_versions: Sequence[str] | None = None,
         peer: Role = Role.SERVER,
         answer_version: str | None = None,
+        cancel: threading.Event | None = None,
     ) -> None:
         spec = VERSIONS[version]
+        self._cancel = cancel
         self.peer = peer
         """The peer's role."""
         self.answer_version = answer_version
@@ -389,6 +466,21 @@ class Conversation:
         self.dead = ""
         """Why the conversation cannot go on (the peer stopped answering, closed), or
         ``""``."""
+        self.cut = ""
+        """Why the probe cut the conversation off (the peer sent more than the bounds
+        allow, or the probe was interrupted), or ``""``; then :attr:`dead` says so too,
+        and nothing more is read."""
+        self.peer_lines = 0
+        """How many messages (lines) the peer sent."""
+        self.unreadable = 0
+        """How many of them are not JSON-RPC messages (not JSON, or neither an object nor an
+        array)."""
+        self.echoes = 0
+        """How many of them repeat, byte for byte, a line the probe had sent (a peer that
+        echoes its input sends nothing else)."""
+        self._sent: set[int] = set()
+        self._kept = 0
+        self._first_unreadable = b""
         self._answers: dict[tuple[str, Any], list[Any]] = {}
         self._methods: dict[tuple[str, Any], str] = {}
         self._raw: dict[tuple[str, Any], list[tuple[int, Mapping[str, Any]]]] = {}
@@ -412,8 +504,21 @@ class Conversation:
         return f"probe-{self._next_raw}"
 
     def _write(self, data: bytes) -> None:
-        self.lines.append(WireLine("probe", data.rstrip(b"\n")))
+        line = data.rstrip(b"\n")
+        self._record("probe", line)
+        self._sent.add(hash(line))
         self.channel.send(data)
+
+    def _record(self, side: str, data: bytes) -> None:
+        """Keep a line of the exchange, within :data:`KEPT_BYTES` and :data:`MAX_EXCHANGE`."""
+        keep = min(len(data), KEPT_BYTES, max(0, MAX_EXCHANGE - self._kept))
+        self._kept += keep
+        self.lines.append(WireLine(side, data[:keep], len(data)))
+
+    @property
+    def heard(self) -> bool:
+        """Whether the peer has sent anything yet, or closed its side."""
+        return self._received > 0 or self.channel.closed
 
     def request(
         self, method: str, params: Mapping[str, Any] | None = None, *, wait: bool = True
@@ -450,7 +555,7 @@ class Conversation:
             self.mirror.send(
                 Notification(method="notifications/cancelled", params={"requestId": rid})
             )
-            self.lines.append(WireLine("note", f"closed the stream of request {rid!r}".encode()))
+            self._record("note", f"closed the stream of request {rid!r}".encode())
             return
         self.notify("notifications/cancelled", {"requestId": rid, "reason": reason})
 
@@ -462,9 +567,12 @@ class Conversation:
         ``response.missing`` violation is recorded."""
         key = _key(rid)
         limit = self.timeout if timeout is None else timeout
+        wait = limit
         if not self._started:
+            # A fresh peer's first answer: the startup bound, from its start.
             limit = max(limit, self.startup)
-        found = self._pump(lambda: bool(self._answers.get(key)), limit)
+            wait = max(wait, self.startup - (time.monotonic() - self.channel.opened))
+        found = self._pump(lambda: bool(self._answers.get(key)), wait)
         self._started = True
         if found:
             return self._answers[key][0]
@@ -531,7 +639,9 @@ class Conversation:
         refused or did not answer. With a client peer: wait for its ``initialize``,
         answer it, and wait for its ``notifications/initialized``."""
         if self.peer is Role.CLIENT:
-            opened = self._pump(lambda: self._initialized or self._mirror_broken, self.startup)
+            # The startup bound counts from the client's start (it has connected since).
+            wait = max(self.timeout, self.startup - (time.monotonic() - self.channel.opened))
+            opened = self._pump(lambda: self._initialized or self._mirror_broken, wait)
             self._started = True
             if not opened or self._mirror_broken or not self._initialized:
                 if not self.dead:
@@ -650,10 +760,15 @@ class Conversation:
     # -------------------------------------------------------------- receiving
 
     def _pump(self, done: Callable[[], bool], timeout: float | None) -> bool:
-        """Take what the peer sends until ``done()`` or the time is up."""
+        """Take what the peer sends until ``done()`` or the time is up (at once when the
+        conversation is cut off)."""
         limit = self.timeout if timeout is None else timeout
         deadline = time.monotonic() + limit
         while not done():
+            if self._cancel is not None and self._cancel.is_set() and not self.cut:
+                self._cut_off("the probe was interrupted")
+            if self.cut:
+                return done()
             remaining = deadline - time.monotonic()
             if remaining <= 0 and limit > 0:
                 return False
@@ -677,8 +792,11 @@ class Conversation:
     def _take(self, item: Incoming) -> None:
         self._received += 1
         seq = self._received
+        if item.overflow:
+            self._cut_off(f"cut off: {item.note}")
+            return
         if item.failed is not None:
-            self.lines.append(WireLine("note", item.note.encode()))
+            self._record("note", item.note.encode())
             rid = _ids_in(item.failed)
             key = _key(rid[0]) if rid else None
             if key is not None and key in self._answers and key not in self._raw:
@@ -690,15 +808,38 @@ class Conversation:
             self._failed[seq] = item
             return
         if not item.data:
-            self.lines.append(WireLine("note", item.note.encode()))
+            self._record("note", item.note.encode())
             return
-        self.lines.append(WireLine("peer", item.data))
+        self._record("peer", item.data)
+        self.peer_lines += 1
+        if hash(item.data) in self._sent:
+            self.echoes += 1
         if item.note:
-            self.lines.append(WireLine("note", item.note.encode()))
+            self._record("note", item.note.encode())
         try:
             value = orjson.loads(item.data)
         except orjson.JSONDecodeError:
             value = None
+        if not isinstance(value, (dict, list)):
+            self.unreadable += 1
+            if self.unreadable == 1:
+                self._first_unreadable = item.data
+        try:
+            self._dispatch(seq, value, item)
+        finally:
+            if self.unreadable >= MAX_UNREADABLE and not self.cut:
+                first = self._first_unreadable[:60].decode("utf-8", "backslashreplace")
+                self._cut_off(
+                    f"cut off: the peer sent {self.unreadable} lines that are not JSON-RPC "
+                    f"messages (the first: {first!r})"
+                )
+
+    def _cut_off(self, why: str) -> None:
+        self.cut = why
+        self._die(why)
+
+    def _dispatch(self, seq: int, value: Any, item: Incoming) -> None:
+        """Route a message of the peer (parsed: ``value``) to a near miss, or the mirror."""
         if isinstance(value, list):
             rest = [m for m in value if not self._route(seq, m, item)]
             if not rest:
@@ -729,7 +870,7 @@ class Conversation:
         if key in self._late:
             # A late answer to a near-miss already judged (as unanswered): noted, not
             # passed on (the mirror would call it an answer to an unknown id).
-            self.lines.append(WireLine("note", b"(a late answer to an earlier near-miss)"))
+            self._record("note", b"(a late answer to an earlier near-miss)")
             return True
         return False
 
@@ -840,12 +981,14 @@ class Conversation:
             self._write(data)
 
     def _violate(self, rule_name: str, message: str) -> None:
+        if any(v.rule == rule_name for v in self.violations):
+            return  # the first exchange that shows it is the shortest
         self.violations.append(Violation(rule_name, message, tuple(self.lines)))
 
     def _die(self, why: str) -> None:
         if not self.dead:
             self.dead = why
-            self.lines.append(WireLine("note", why.encode()))
+            self._record("note", why.encode())
 
     # -------------------------------------------------------------- the end
 
@@ -863,7 +1006,7 @@ class Conversation:
             self._pump(lambda: False, 0.0)
         note = self.channel.close()
         if note:
-            self.lines.append(WireLine("note", note.encode()))
+            self._record("note", note.encode())
 
     def __enter__(self) -> Conversation:
         return self
@@ -1748,6 +1891,8 @@ def replay(
                 continue
             if not item.data:
                 lines.append(WireLine("note", item.note.encode()))
+                if item.overflow:
+                    return False
                 continue
             lines.append(WireLine("peer", item.data))
             try:

@@ -24,9 +24,10 @@ peer is noticed, never waited on.
   returns the lines to answer. Handy for planting a violation in a test, or for driving a
   bare :class:`~mcp_sansio.Connection` by hand.
 
-Everything is bounded: the length of a line read (16 MiB), the number of messages kept per
-channel (10,000), the stderr kept, the time each shutdown step waits. These are blocking
-tools built on threads, for tests; they are not part of the sans-IO core.
+Everything is bounded: the length of a line read (16 MiB), what one channel reads (10,000
+messages, 32 MiB: then it stops reading, and says so with an :attr:`Incoming.overflow`
+note), the stderr kept, the time each shutdown step waits. These are blocking tools built
+on threads, for tests; they are not part of the sans-IO core.
 """
 
 from __future__ import annotations
@@ -57,6 +58,7 @@ if TYPE_CHECKING:
 __all__ = [
     "MAX_LINE",
     "MAX_MESSAGES",
+    "MAX_RECEIVED",
     "MAX_STDERR",
     "Responder",
     "SHUTDOWN_TIMEOUT",
@@ -75,8 +77,13 @@ __all__ = [
 
 #: The longest line (message) read from a peer, in bytes; a longer one is dropped and noted.
 MAX_LINE: Final = 16 * 1024 * 1024
-#: How many messages one channel keeps; later ones are dropped (and noted once).
+#: How many messages one channel takes from its peer; then it stops reading (an
+#: :attr:`Incoming.overflow` note says so).
 MAX_MESSAGES: Final = 10_000
+#: How many bytes one channel reads from its peer (stdio: everything read, line endings and
+#: lines too long included; HTTP and in-process: the messages); then it stops reading (an
+#: :attr:`Incoming.overflow` note says so).
+MAX_RECEIVED: Final = 32 * 1024 * 1024
 #: How much of a process's stderr is kept, in bytes (the rest is read and dropped).
 MAX_STDERR: Final = 64 * 1024
 #: Each wait of a process shutdown (after closing stdin, after ``SIGTERM``), in seconds.
@@ -113,6 +120,10 @@ class Incoming:
     """HTTP: the body of a POST whose response ended without any JSON-RPC message (an
     error status with no JSON-RPC body, or a success with none): the probe counts it as
     the transport's answer to that message."""
+    overflow: bool = False
+    """A note that the channel stopped reading here: the peer sent more than
+    :data:`MAX_MESSAGES` messages or :data:`MAX_RECEIVED` bytes. Nothing comes after it
+    (not even the end of the peer's output)."""
 
 
 class Channel:
@@ -125,9 +136,18 @@ class Channel:
     transport: str = ""
     """``"stdio"``, ``"http"`` or ``"in-process"``."""
 
+    opened: float
+    """When the peer was started (:func:`time.monotonic`): a fresh peer's first answer is
+    timed from here (a subclass that starts it before calling ``Channel.__init__`` sets
+    it first)."""
+
     def __init__(self) -> None:
+        if not hasattr(self, "opened"):
+            self.opened = time.monotonic()
         self._queue: queue.Queue[Incoming | None] = queue.Queue()
         self._count = 0
+        self._bytes = 0
+        self._full = False
         self._eof = False
         self._lock = threading.Lock()
 
@@ -184,54 +204,91 @@ class Channel:
 
     # ------------------------------------------------------------------ for subclasses
 
-    def _push(self, item: Incoming) -> None:
+    def _push(self, item: Incoming, *, counted: bool = False) -> bool:
+        """Queue what the peer sent; ``False`` once the channel's bounds are passed (then
+        the caller stops reading). ``counted``: its bytes were counted already
+        (:meth:`_read_bytes`)."""
         with self._lock:
+            if self._full:
+                return False
             self._count += 1
-            count = self._count
-        if count < MAX_MESSAGES:
-            self._queue.put(item)
-        elif count == MAX_MESSAGES:
-            self._queue.put(Incoming(note=f"more than {MAX_MESSAGES} messages: the rest dropped"))
+            if not counted:
+                self._bytes += len(item.data)
+            if self._count <= MAX_MESSAGES and self._bytes <= MAX_RECEIVED:
+                self._queue.put(item)
+                return True
+        self._overflow(
+            f"more than {MAX_MESSAGES} messages"
+            if self._count > MAX_MESSAGES
+            else f"more than {MAX_RECEIVED} bytes"
+        )
+        return False
+
+    def _read_bytes(self, size: int) -> bool:
+        """Count ``size`` bytes read from the peer; ``False`` once that passes
+        :data:`MAX_RECEIVED` (then the caller stops reading)."""
+        with self._lock:
+            if self._full:
+                return False
+            self._bytes += size
+            if self._bytes <= MAX_RECEIVED:
+                return True
+        self._overflow(f"more than {MAX_RECEIVED} bytes")
+        return False
+
+    def _overflow(self, what: str) -> None:
+        """Stop taking what the peer sends, and say so (once)."""
+        with self._lock:
+            if self._full:
+                return
+            self._full = True
+        self._queue.put(
+            Incoming(note=f"the peer sent {what}: the probe stopped reading", overflow=True)
+        )
 
     def _push_eof(self) -> None:
         self._queue.put(None)
 
 
 class _Lines:
-    """Splits a byte stream into lines, within :data:`MAX_LINE`."""
+    """Splits a byte stream into lines, within :data:`MAX_LINE`. ``push`` returns ``False``
+    when the channel takes no more: :meth:`feed` then stops, and returns ``False``."""
 
-    def __init__(self, push: Callable[[Incoming], None]) -> None:
+    def __init__(self, push: Callable[[Incoming], bool]) -> None:
         self._push = push
         self._buffer = bytearray()
         self._skipping = False
 
-    def feed(self, data: bytes) -> None:
+    def feed(self, data: bytes) -> bool:
         start = 0
         while True:
             end = data.find(b"\n", start)
             if end < 0:
                 break
-            self._line(data[start:end])
+            if not self._line(data[start:end]):
+                return False
             start = end + 1
         rest = data[start:]
         if self._skipping:
-            return
+            return True
         self._buffer += rest
         if len(self._buffer) > MAX_LINE:
             self._buffer.clear()
             self._skipping = True
-            self._push(Incoming(note=f"a line longer than {MAX_LINE} bytes: dropped"))
+            return self._push(Incoming(note=f"a line longer than {MAX_LINE} bytes: dropped"))
+        return True
 
-    def _line(self, tail: bytes) -> None:
+    def _line(self, tail: bytes) -> bool:
         if self._skipping:
             self._skipping = False
-            return
+            return True
         if self._buffer:
             tail = bytes(self._buffer) + tail
             self._buffer.clear()
         line = tail.rstrip(b"\r")
         if line.strip():
-            self._push(Incoming(data=line))
+            return self._push(Incoming(data=line))
+        return True
 
     def end(self) -> None:
         if self._buffer and not self._skipping and bytes(self._buffer).strip():
@@ -263,7 +320,7 @@ class _StreamChannel(Channel):
         self._outbox.put(data)
 
     def _read_loop(self) -> None:
-        lines = _Lines(self._push)
+        lines = _Lines(functools.partial(self._push, counted=True))
         try:
             while True:
                 try:
@@ -272,10 +329,15 @@ class _StreamChannel(Channel):
                     data = b""
                 if not data:
                     break
-                lines.feed(data)
+                if not self._read_bytes(len(data)) or not lines.feed(data):
+                    # Past the channel's bounds: stop reading (a peer that goes on writing
+                    # blocks, until it is shut down). What it sent has no end to report.
+                    return
             lines.end()
-        finally:
+        except BaseException:
             self._push_eof()
+            raise
+        self._push_eof()
 
     def _write_loop(self) -> None:
         while True:
@@ -367,6 +429,7 @@ class _ProcessChannel(_StreamChannel):
         listener: socket.socket | None = None,
         startup: float = 0.0,
     ) -> None:
+        self.opened = time.monotonic()  # (a client's relay connects later: see _accept)
         try:
             process = subprocess.Popen(
                 list(command),
@@ -690,6 +753,7 @@ class _ClientChannel(_InProcessChannel):
         options: Mapping[str, Any],
         startup: float,
     ) -> None:
+        self.opened = time.monotonic()
         with socket.create_server(("127.0.0.1", 0)) as listener:
             port = listener.getsockname()[1]
             thread = threading.Thread(
@@ -760,10 +824,13 @@ class _FunctionChannel(Channel):
         for line in data.split(b"\n"):
             if not line.strip():
                 continue
+            if self._full:
+                return  # past the channel's bounds: the peer is not read any more
             answers = self._responder(line)
             for answer in answers or ():
                 lines = _Lines(self._push)
-                lines.feed(answer if answer.endswith(b"\n") else answer + b"\n")
+                if not lines.feed(answer if answer.endswith(b"\n") else answer + b"\n"):
+                    break
 
     def close(self) -> str:
         """Call the responder's ``close()``, if any."""
