@@ -176,6 +176,52 @@ def test_a_client_that_starts_no_server_exits_2() -> None:
     assert "hi" in err  # what the client printed is shown
 
 
+# A client that starts its server (the arguments after -c's script) and then writes into
+# it: lines that are not JSON-RPC, forever; or nothing at all.
+GARBAGE_CLIENT = (
+    "import itertools, subprocess, sys; "
+    "p = subprocess.Popen(sys.argv[1:], stdin=subprocess.PIPE, stdout=subprocess.PIPE); "
+    "any(p.stdin.write(b'hello\\n') < 0 for _ in itertools.count())"
+)
+SILENT_CLIENT = (
+    "import subprocess, sys, time; "
+    "p = subprocess.Popen(sys.argv[1:], stdin=subprocess.PIPE, stdout=subprocess.PIPE); "
+    "time.sleep(100)"
+)
+
+
+def test_a_client_that_writes_garbage_cannot_be_used() -> None:
+    status, out, err = probe(["--client", "--json", "--", PYTHON, "-c", GARBAGE_CLIENT], limit=30)
+    report = json.loads(out)
+    assert status == 2
+    why = "cut off: the peer sent 100 lines that are not JSON-RPC messages (the first: 'hello')"
+    # (What the client printed may follow: here, its broken pipe once the probe is gone.)
+    assert report["unusable"]["reason"].startswith(f"the client did not open a session: {why}")
+    assert report["notes"][0].startswith(f"the session: {why}")
+    assert report["counts"]["fail"] == 0  # no verdict
+    texts = [line["text"] for line in report["unusable"]["exchange"]]
+    assert texts[:4] == [
+        "hello",
+        texts[1],
+        "… the same 2 lines 99 more times",
+        why,
+    ]
+    assert '"code":-32700' in texts[1]
+    assert err.endswith(f"mcp-sansio probe: unusable: {report['unusable']['reason']}\n")
+
+
+def test_a_client_that_sends_nothing_is_given_up_on_once() -> None:
+    argv = ["--client", "--json", "--timeout", "0.5", "--startup", "1.5"]
+    status, out, _ = probe([*argv, "--", PYTHON, "-c", SILENT_CLIENT], limit=30)
+    report = json.loads(out)
+    assert status == 2
+    assert report["unusable"]["reason"] == (
+        "the client sent nothing within 1.5 s of starting (the startup bound, --startup)"
+    )
+    assert report["answers"] == {}
+    assert report["notes"][0].startswith("the session: the client did not open a session")
+
+
 @pytest.mark.parametrize(
     "argv", [["--client"], ["--client", "--http", "http://127.0.0.1:1/mcp", "--", PYTHON]]
 )

@@ -278,7 +278,9 @@ def build_parser() -> argparse.ArgumentParser:
         "the server sends is judged by mcp-sansio's own Connection. The server: --http URL "
         "(loopback only), or a command after -- (the last thing on the line); by default, "
         "the example server. Exit status: 0 when no rule failed, 1 when one did, 2 when "
-        "the server cannot be used (or hypothesis is not installed). With --client, the "
+        "the server cannot be used (it does not start, nothing listens, or it offers none of "
+        "the versions probed: the report says why), for a usage error, or when hypothesis is "
+        "not installed, 130 when interrupted. With --client, the "
         "command is a client that starts its server over stdio: the probe plays that "
         "server (the argument {server} stands for the server command; without one it is "
         "appended), answers initialize, and sends one near miss per check.",
@@ -304,14 +306,16 @@ def build_parser() -> argparse.ArgumentParser:
         type=_positive,
         default=5.0,
         metavar="SECONDS",
-        help="how long the server has for each answer (default: 5)",
+        help="how long the server (with --client: the client) has for each answer (default: 5)",
     )
     probe.add_argument(
         "--startup",
         type=_positive,
         default=15.0,
         metavar="SECONDS",
-        help="how long a fresh server has for its first answer, at least (default: 15)",
+        help="how long a fresh server has for its first answer, at least, counted from its "
+        "start (with --client: a fresh client, to open its session); when none answers, the "
+        "probe gives up after this, once (default: 15)",
     )
     probe.add_argument(
         "--versions",

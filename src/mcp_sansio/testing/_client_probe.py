@@ -55,6 +55,7 @@ from mcp_sansio.testing._probe import (
     _Progress,
     _rows,
     _shot_check,
+    _unopened,
     fuzz_phase,
 )
 from mcp_sansio.testing._rules import RULES
@@ -85,10 +86,7 @@ class _ClientProbe(_Probe):
         )
 
     def versions_phase(self) -> list[Outcome]:
-        outcomes = self.run([(_LEGACY[0], self._hello)], "session")
-        if "initialize" not in self.answers:
-            self.silent = True
-        return outcomes
+        return self.run([(_LEGACY[0], self._hello)], "session")
 
     def _hello(self, check: _Check) -> None:
         with check.talk() as conv:
@@ -96,6 +94,12 @@ class _ClientProbe(_Probe):
             if conv.requested is not None:
                 self.answers["initialize"] = f"asked for {conv.requested}, got {conv.version}" + (
                     "" if opened else f" ({conv.dead or 'no session'})"
+                )
+            if not opened and not conv.heard and not conv.cut:
+                self.gave_up = (
+                    "sent nothing within "
+                    f"{max(self.timeout, self.startup):g} s of starting (the startup bound, "
+                    "--startup)"
                 )
             if opened:
                 self.offered = [conv.version]
@@ -105,6 +109,20 @@ class _ClientProbe(_Probe):
                     name = f"{info.get('name')} {info.get('version')}"
                     self.answers["clientInfo"] = name
                 self.answers["capabilities"] = ", ".join(sorted(conv.client_capabilities or {}))
+        if not opened:
+            self.trials.append(("the session", self._why_closed(conv), tuple(conv.lines)))
+
+    def _why_closed(self, conv: Conversation) -> str:
+        """Why a client opened no session."""
+        why = conv.dead or "no session"
+        if conv.cut:
+            why = conv.cut
+        elif refused := [v for v in conv.violations if v.rule != "response.missing"]:
+            why += f"; what it sent was refused: {refused[0].message}"
+        said = conv.channel.stderr.strip()[-300:]
+        if said:
+            why += f"; its output ends: {said!r}"
+        return why
 
     def plan(self) -> list[tuple[str, CheckFn]]:
         version = self.offered[0]
@@ -195,6 +213,10 @@ def run_client_probe(
     :param jobs: checks run at once (each with its own client process).
     :param progress: where the progress bar goes (e.g. ``sys.stderr``), or nowhere.
     :raises TargetError: the client cannot be started at all.
+
+    A client that opens no session (it sends nothing, no ``initialize``, or never
+    ``notifications/initialized``) gets no verdict: the report says why
+    (:attr:`Report.unusable`).
     """
     bar = _Progress(progress)
     seed_value = random.SystemRandom().randrange(2**32) if seed is None else seed
@@ -202,7 +224,8 @@ def run_client_probe(
     outcomes = probe.versions_phase()
     notes: list[str] = []
     conversations = 1
-    if probe.offered:
+    unusable = probe.unusable()
+    if unusable is None:
         plan = probe.plan()
         conversations += len(plan)
         outcomes += probe.run(plan, "checks")
@@ -225,17 +248,19 @@ def run_client_probe(
             conversations += examples
         _passive(outcomes, probe.offered, conversations, Role.CLIENT)
         notes.append("clients are probed in the initialize era")
-    elif probe.silent:
-        notes.append("the client never asked to initialize")
+        notes += _unopened(probe.unopened)
     else:
-        notes.append("the client did not open a session")
+        outcomes = []
+        notes += unusable[1]
     return Report(
         target=target.describe(),
         transport=target.transport,
         offered=tuple(probe.offered),
         answers=dict(probe.answers),
-        rows=_rows(outcomes, probe.offered, probe.silent, Role.CLIENT),
+        rows=_rows(outcomes, probe.offered, Role.CLIENT),
         seed=seed_value,
         examples=examples if probe.offered else 0,
         notes=tuple(notes),
+        unusable=None if unusable is None else unusable[0],
+        evidence=() if unusable is None else unusable[2],
     )

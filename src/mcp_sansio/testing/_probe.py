@@ -63,6 +63,7 @@ from mcp_sansio.testing._machine import (
     Shot,
     WireLine,
     canonical,
+    collapse,
     sampled_message,
     shot_builders,
 )
@@ -191,7 +192,7 @@ class Row:
         }
         if self.status == "fail":
             out["phase"] = self.phase
-            out["exchange"] = [line.to_json() for line in self.exchange]
+            out["exchange"] = [line.to_json() for line in collapse(self.exchange)]
         return out
 
 
@@ -216,6 +217,13 @@ class Report:
     """Fuzz examples per version."""
     notes: tuple[str, ...] = ()
     """Anything else worth saying (a fuzz phase that could not run, ...)."""
+    unusable: str | None = None
+    """Why the peer cannot be used, a sentence naming it (``"the server offers none of the
+    versions probed"``, ``"the server answered nothing within 15 s of starting"``, ...), or
+    ``None`` when it can. An unusable peer gets no verdict: every row is *n/a*, and
+    :attr:`notes` say what each conversation of the first phase saw."""
+    evidence: tuple[WireLine, ...] = ()
+    """For an unusable peer, the exchange of one of those conversations."""
 
     @property
     def failures(self) -> tuple[Row, ...]:
@@ -224,8 +232,8 @@ class Report:
 
     @property
     def ok(self) -> bool:
-        """Whether no rule failed."""
-        return not self.failures
+        """Whether the peer could be used and no rule failed."""
+        return self.unusable is None and not self.failures
 
     def counts(self) -> dict[str, int]:
         """How many rows passed, failed, did not apply."""
@@ -247,6 +255,12 @@ class Report:
             "counts": self.counts(),
             "rules": [r.to_json() for r in self.rows],
             "notes": list(self.notes),
+            "unusable": None
+            if self.unusable is None
+            else {
+                "reason": self.unusable,
+                "exchange": [line.to_json() for line in collapse(self.evidence)],
+            },
         }
 
     def render(self) -> str:
@@ -254,9 +268,18 @@ class Report:
         out = [f"mcp-sansio probe: {self.target}"]
         out.append(
             "versions: "
-            + ", ".join(f"{v} -> {a}" for v, a in self.answers.items())
+            + (", ".join(f"{v} -> {a}" for v, a in self.answers.items()) or "no answer")
             + f"; offered: {', '.join(self.offered) or 'none'}"
         )
+        if self.unusable is not None:
+            out.extend(f"note: {n}" for n in self.notes)
+            out.append("")
+            out.append(f"Unusable: {self.unusable}.")
+            out.append("No rule was checked.")
+            if self.evidence:
+                out.append("An exchange:")
+                out.extend("    " + line.render() for line in collapse(self.evidence))
+            return "\n".join(out) + "\n"
         out.append(f"fuzz: {self.examples} examples per version, seed {self.seed}")
         out.extend(f"note: {n}" for n in self.notes)
         out.append("")
@@ -277,7 +300,7 @@ class Report:
             out.append(f"FAIL {r.rule.name} ({r.rule.level}; {versions}; {r.phase})")
             out.append(f"  rule: {r.rule.summary}")
             out.append(f"  found: {r.detail}")
-            out.extend("    " + line.render() for line in r.exchange)
+            out.extend("    " + line.render() for line in collapse(r.exchange))
         return "\n".join(out) + "\n"
 
 
@@ -357,6 +380,7 @@ class _Check:
             legacy_versions=self.probe.legacy,
             peer=self.probe.peer,
             answer_version=answer_version,
+            cancel=self.probe.stop,
         )
         try:
             yield conv
@@ -387,6 +411,12 @@ class _Check:
 CheckFn = Callable[[_Check], None]
 
 
+def _asked_order(asked: str) -> tuple[bool, int]:
+    """``server/discover`` first, then ``initialize VERSION``, newest first."""
+    version = asked.rsplit(" ", 1)[-1]
+    return asked != "server/discover", ALL_VERSIONS.index(version) if version in VERSIONS else 0
+
+
 class _Probe:
     peer = Role.SERVER
     """The role of the peer under test."""
@@ -412,31 +442,61 @@ class _Probe:
         self.answers: dict[str, str] = {}
         self.offered: list[str] = []
         self.caps: dict[str, Mapping[str, Any]] = {}
-        self.silent = False
         self.speaks_modern = False
+        self.stop = threading.Event()
+        """Set when the probe is interrupted: every conversation's waits end at once."""
+        self.heard = False
+        """Whether any fresh peer of the first phase has sent anything (or closed)."""
+        self.gave_up = ""
+        """Why the first phase was given up (no fresh peer answered at all), or ``""``."""
+        self.trials: list[tuple[str, str, tuple[WireLine, ...]]] = []
+        """The first phase's conversations that found no version: what was asked, why
+        nothing came of it, the exchange."""
+        self.unopened: list[str] = []
+        """The conversations of later phases that could not be opened (TargetError)."""
+        self._phases = 0
 
     # -------------------------------------------------------------- running checks
 
     def run(self, checks: Sequence[tuple[str, CheckFn]], label: str) -> list[Outcome]:
+        """Run ``checks``, at most :attr:`jobs` at once; their outcomes, in order. A peer
+        that cannot be opened (:class:`TargetError`) ends the probe in the first phase,
+        and is noted in later ones. Interrupted, it ends every conversation in progress
+        (they are shut down) before it re-raises."""
         self.progress.start(label, len(checks))
         results: list[list[Outcome]] = [[] for _ in checks]
+        first = not self._phases
+        self._phases += 1
 
         def one(index: int) -> None:
             version, fn = checks[index]
             check = _Check(self, version)
             try:
-                fn(check)
+                if not self.stop.is_set():
+                    fn(check)
+            except TargetError as exc:
+                if first:
+                    raise
+                self.unopened.append(f"{getattr(fn, '__name__', 'a check')}: {exc}")
             finally:
                 results[index] = check.outcomes
                 self.progress.step()
 
-        if self.jobs == 1 or len(checks) == 1:
-            for i in range(len(checks)):
-                one(i)
-        else:
-            with concurrent.futures.ThreadPoolExecutor(self.jobs) as pool:
+        serial = self.jobs == 1 or len(checks) == 1
+        pool = None if serial else concurrent.futures.ThreadPoolExecutor(self.jobs)
+        try:
+            if pool is None:
+                for i in range(len(checks)):
+                    one(i)
+            else:
                 for future in [pool.submit(one, i) for i in range(len(checks))]:
                     future.result()
+        except BaseException:
+            self.stop.set()  # (before the pool waits for the conversations in progress)
+            raise
+        finally:
+            if pool is not None:
+                pool.shutdown(wait=True, cancel_futures=True)
         self.progress.finish(f"{len(checks)} conversations")
         return [o for found in results for o in found]
 
@@ -453,45 +513,125 @@ class _Probe:
         outcomes = self.run(checks, "versions")
         offered = [v for v in self.versions if v in self.offered]
         self.offered = sorted(set(offered), reverse=True)
-        if not self.offered and all(a == "no answer" for a in self.answers.values()):
-            self.silent = True
         return [attrs.evolve(o, phase="versions") for o in outcomes]
 
+    def unusable(self) -> tuple[str, list[str], tuple[WireLine, ...]] | None:
+        """After the first phase: ``None`` when the peer offers a version; else why it
+        cannot be used, a note per kind of failure (what was asked: what happened), and
+        the exchange of one conversation that shows it."""
+        if self.offered:
+            return None
+        who = self.peer.value
+        if self.gave_up:
+            reason = f"the {who} {self.gave_up}"
+        elif self.peer is Role.CLIENT:
+            reason = f"the {who} did not open a session"
+        else:
+            reason = f"the {who} offers none of the versions probed"
+        # In the order asked: server/discover, then initialize, newest version first.
+        trials = sorted(self.trials, key=lambda t: _asked_order(t[0]))
+        whys: dict[str, list[str]] = {}
+        for asked, why, _ in trials:
+            whys.setdefault(why, []).append(asked)
+        if len(whys) == 1 and not self.gave_up:
+            why = next(iter(whys))
+            reason = why if why.startswith(reason) else f"{reason}: {why}"
+        notes = [f"{', '.join(asked)}: {why}" for why, asked in whys.items()]
+        # The exchange of the newest initialize asked, else of server/discover.
+        shown = sorted(trials, key=lambda t: t[0] == "server/discover")
+        return reason, notes, shown[0][2] if shown else ()
+
+    def _first_answer(self, conv: Conversation, answer: Any) -> None:
+        """Note what a fresh peer's first answer says about the whole probe: once one
+        has said anything, later silences are their own; a first peer that says nothing
+        within the startup bound ends the phase (the others are not waited for)."""
+        if conv.heard:
+            self.heard = True
+        elif answer is None and not conv.cut and not self.heard:
+            self.gave_up = (
+                f"answered nothing within {max(self.timeout, self.startup):g} s of starting "
+                "(the startup bound, --startup)"
+            )
+
+    def _trial(self, asked: str, conv: Conversation, answer: Any) -> tuple[str, str]:
+        """What ``answer`` (to ``asked``, the first request of ``conv``) comes to: the text
+        for :attr:`answers` and, when it offers nothing, why (kept in :attr:`trials`)."""
+        if isinstance(answer, Response):
+            if asked == "server/discover":
+                supported = answer.result.get("supportedVersions")
+                listed = supported if isinstance(supported, list) else []
+                text = ", ".join(map(str, listed)) or "[]"
+                return text, f"supportedVersions: {text}"
+            text = str(answer.result.get("protocolVersion"))
+            return text, f"it answered with version {text}"
+        if conv.peer_lines and conv.echoes == conv.peer_lines:
+            return "an echo", "it sends back what it is sent (an echo, not an MCP server)"
+        if conv.cut:
+            return "cut off", conv.cut
+        if isinstance(answer, ErrorResponse):
+            text, why = f"error {answer.code}", f"error {answer.code} {answer.message!r}"
+        elif conv.channel.closed:
+            # The last note is how the peer ended (an exit status), when the transport says.
+            ended = next((ln.data.decode() for ln in reversed(conv.lines) if ln.side == "note"), "")
+            text, why = "no answer", f"it closed without answering ({ended})"
+        else:
+            text, why = "no answer", conv.dead or "no answer"
+        refused = [v for v in conv.violations if v.rule != "response.missing"]
+        if refused:
+            why += f"; what it sent was refused: {refused[0].message}"
+        said = conv.channel.stderr.strip()[-300:]
+        if said and answer is None:
+            why += f"; its stderr ends: {said!r}"
+        return text, why
+
+    def _record_trial(self, asked: str, conv: Conversation, answer: Any, offered: bool) -> str:
+        """:meth:`_trial`, kept when nothing was offered; the text for :attr:`answers`."""
+        text, why = self._trial(asked, conv, answer)
+        if not offered:
+            self.trials.append((asked, why, tuple(conv.lines)))
+        return text
+
     def _discover(self, check: _Check) -> None:
+        if self.gave_up:
+            self.answers["server/discover"] = "not asked"
+            return
+        offered = False
         with check.talk() as conv:
             answer = conv.request("server/discover")
+            self._first_answer(conv, answer)
             if isinstance(answer, Response):
                 supported = answer.result.get("supportedVersions")
                 supported = supported if isinstance(supported, list) else []
-                self.answers["server/discover"] = ", ".join(map(str, supported)) or "[]"
                 caps = answer.result.get("capabilities")
                 if supported:
                     self.speaks_modern = True
                 if check.version in supported:
+                    offered = True
                     self.offered.append(check.version)
                     self.caps[check.version] = caps if isinstance(caps, dict) else {}
-            elif isinstance(answer, ErrorResponse):
-                self.answers["server/discover"] = f"error {answer.code}"
-            else:
-                self.answers["server/discover"] = "no answer"
+        self.answers["server/discover"] = self._record_trial(
+            "server/discover", conv, answer, offered
+        )
 
     def _initialize(self, check: _Check) -> None:
         version = check.version
+        if self.gave_up:
+            self.answers[version] = "not asked"
+            return
+        offered = False
         with check.talk() as conv:
             answer = conv.request("initialize", conv.initialize_params(version))
+            self._first_answer(conv, answer)
             if isinstance(answer, Response):
                 chosen = answer.result.get("protocolVersion")
-                self.answers[version] = str(chosen)
                 if chosen == version:
+                    offered = True
                     self.offered.append(version)
                     caps = answer.result.get("capabilities")
                     self.caps[version] = caps if isinstance(caps, dict) else {}
                 conv.notify("notifications/initialized")
                 conv.barrier()
-            elif isinstance(answer, ErrorResponse):
-                self.answers[version] = f"error {answer.code}"
-            else:
-                self.answers[version] = "no answer"
+        self.answers[version] = self._record_trial(f"initialize {version}", conv, answer, offered)
 
     # -------------------------------------------------------------- the plan
 
@@ -1057,7 +1197,7 @@ def fuzz_phase(
 
 
 def _rows(
-    outcomes: Sequence[Outcome], probed: Sequence[str], silent: bool, peer: Role = Role.SERVER
+    outcomes: Sequence[Outcome], probed: Sequence[str], peer: Role = Role.SERVER
 ) -> tuple[Row, ...]:
     rules = all_rules()
     by_rule: dict[str, list[Outcome]] = {}
@@ -1071,14 +1211,14 @@ def _rows(
         decisive = fails or passes or found
         versions = tuple(sorted({o.version for o in decisive if o.version}, reverse=True))
         if fails:
-            best = min(fails, key=lambda o: (len(o.exchange), sum(len(x.data) for x in o.exchange)))
+            best = min(fails, key=lambda o: (len(o.exchange), sum(x.size for x in o.exchange)))
             rows.append(Row(r, "fail", best.detail, versions, best.exchange, best.phase))
         elif passes:
             rows.append(Row(r, "pass", passes[0].detail, versions))
         else:
             reason = next((o.detail for o in found if o.status == "n/a"), "")
             if not reason:
-                reason = _why_not(r, probed, silent, peer)
+                reason = _why_not(r, probed, peer)
             rows.append(Row(r, "n/a", reason, versions))
     return tuple(rows)
 
@@ -1143,11 +1283,9 @@ def _passive(
             )
 
 
-def _why_not(r: Rule, probed: Sequence[str], silent: bool, peer: Role = Role.SERVER) -> str:
-    if silent:
-        return f"the {peer.value} never answered"
+def _why_not(r: Rule, probed: Sequence[str], peer: Role = Role.SERVER) -> str:
     if not probed:
-        return f"the {peer.value} offers none of the versions probed"
+        return f"not checked: the {peer.value} cannot be used"
     if not any(r.applies(v, Role.SERVER) or r.applies(v, Role.CLIENT) for v in probed):
         return f"not a rule of {', '.join(probed)}"
     if not any(r.applies(v, peer) for v in probed):
@@ -1177,6 +1315,11 @@ def run_probe(
     :param jobs: checks run at once.
     :param progress: where the progress bar goes (e.g. ``sys.stderr``), or nowhere.
     :raises TargetError: the target cannot be used at all.
+
+    A server that offers none of the versions probed (it never answers, echoes what it is
+    sent, writes what is not JSON-RPC, refuses every version, ...) gets no verdict: the
+    report says why (:attr:`Report.unusable`). A server that answers nothing at all within
+    ``max(timeout, startup)`` of its start is given up on once, not once per version.
     """
     if target is None:
         target = StdioTarget([sys.executable, "-m", "mcp_sansio", "serve"])
@@ -1189,7 +1332,8 @@ def run_probe(
     outcomes = probe.versions_phase()
     conversations = len(chosen)
     notes: list[str] = []
-    if not probe.silent and probe.offered:
+    unusable = probe.unusable()
+    if unusable is None:
         plan = probe.plan()
         conversations += len(plan)
         outcomes += probe.run(plan, "checks")
@@ -1215,20 +1359,30 @@ def run_probe(
                 rules=rules,
             )
         _passive(outcomes, probe.offered, conversations)
-    elif probe.silent:
-        notes.append("the server answered neither server/discover nor initialize")
+        notes += _unopened(probe.unopened)
     else:
-        notes.append("the server offers none of the versions probed")
+        # No verdict on a server that cannot be used: what it did is in the notes.
+        outcomes = []
+        notes += unusable[1]
     return Report(
         target=target.describe(),
         transport=target.transport,
         offered=tuple(probe.offered),
         answers=dict(sorted(probe.answers.items(), key=lambda kv: kv[0], reverse=True)),
-        rows=_rows(outcomes, probe.offered, probe.silent),
+        rows=_rows(outcomes, probe.offered),
         seed=seed_value,
         examples=examples if probe.offered else 0,
         notes=tuple(notes),
+        unusable=None if unusable is None else unusable[0],
+        evidence=() if unusable is None else unusable[2],
     )
+
+
+def _unopened(failures: Sequence[str]) -> list[str]:
+    """The note on the conversations that could not be opened after the first phase."""
+    if not failures:
+        return []
+    return [f"{len(failures)} conversations could not be opened (the first, {failures[0]})"]
 
 
 def probe_command(
@@ -1248,7 +1402,9 @@ def probe_command(
 ) -> int:
     """``mcp-sansio probe``: run the probe, print the report (JSON with ``json_output``).
     Returns the exit status: 0 when no rule failed, 1 when one did, 2 when the target
-    cannot be used. With ``client``, ``command`` is a client to probe (see
+    cannot be used (it cannot be started or reached, or it offers no version: then the
+    report says why), 130 when interrupted (the conversations in progress are shut down
+    first; no report). With ``client``, ``command`` is a client to probe (see
     :func:`~mcp_sansio.testing.run_client_probe`)."""
     try:
         from mcp_sansio.testing._targets import ClientTarget, HttpTarget
@@ -1286,11 +1442,14 @@ def probe_command(
     except TargetError as exc:
         err.write(f"mcp-sansio probe: {exc}\n")
         return 2
+    except KeyboardInterrupt:
+        err.write("\nmcp-sansio probe: interrupted\n")
+        return 130
     if json_output:
         out.write(json.dumps(report.to_json(), indent=2, ensure_ascii=False) + "\n")
     else:
         out.write(report.render())
-    if not report.offered:
-        err.write(f"mcp-sansio probe: {report.notes[0] if report.notes else 'nothing offered'}\n")
-        return 1 if report.failures else 2
+    if report.unusable is not None:
+        err.write(f"mcp-sansio probe: unusable: {report.unusable}\n")
+        return 2
     return 0 if report.ok else 1
