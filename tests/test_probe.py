@@ -404,7 +404,9 @@ def test_without_hypothesis_it_says_how_to_get_it() -> None:
         [PYTHON, "-c", code], capture_output=True, text=True, timeout=30, check=False
     )
     assert done.returncode == 2
-    assert "pip install mcp-sansio[testing]" in done.stderr
+    assert "pip install 'mcp-sansio[testing]' (from a checkout: pip install '.[testing]')" in (
+        done.stderr
+    )
     assert done.stdout == ""
 
 

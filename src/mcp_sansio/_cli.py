@@ -13,7 +13,7 @@
     thing on the line); with none, the example server is started.
 ``mcp-sansio probe [--http URL | -- CMD ...] [--json] [--examples N] [--seed S] ...``
     Test a server against every rule of the protocol (:mod:`mcp_sansio.testing`, needs
-    hypothesis: ``pip install mcp-sansio[testing]``); with no server, the example server.
+    hypothesis, the ``testing`` extra); with no server, the example server.
     ``probe --client -- CMD ... {server} ...`` tests a client instead: the probe is the
     server it starts.
 
@@ -284,7 +284,8 @@ def build_parser() -> argparse.ArgumentParser:
         "command is a client that starts its server over stdio: the probe plays that "
         "server (the argument {server} stands for the server command; without one it is "
         "appended), answers initialize, and sends one near miss per check.",
-        epilog="Needs hypothesis: pip install mcp-sansio[testing]. See docs/probe.rst.",
+        epilog="Needs hypothesis, the testing extra: pip install 'mcp-sansio[testing]' (from a "
+        "checkout: pip install '.[testing]'). See docs/probe.rst.",
     )
     probe.add_argument("--http", metavar="URL", help="a Streamable HTTP endpoint (loopback)")
     probe.add_argument(
@@ -482,7 +483,10 @@ def _probe(args: argparse.Namespace, command: list[str] | None, out: TextIO, err
     try:
         from .testing._probe import probe_command
     except ImportError as exc:  # hypothesis (or h11) missing
-        err.write(f"{_PROG} probe needs hypothesis ({exc}): pip install mcp-sansio[testing]\n")
+        err.write(
+            f"{_PROG} probe needs hypothesis, the testing extra ({exc}): pip install"
+            " 'mcp-sansio[testing]' (from a checkout: pip install '.[testing]')\n"
+        )
         return 2
     return probe_command(
         http=args.http,
