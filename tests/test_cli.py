@@ -401,6 +401,21 @@ def test_call_timeout_bounds_the_whole_command() -> None:
     assert took < 8, took
 
 
+def test_call_http_without_h11_says_how_to_install_it() -> None:
+    script = (
+        "import sys; sys.modules['h11'] = None\n"
+        "from mcp_sansio.__main__ import main\n"
+        "sys.exit(main(['call', '--http', 'http://127.0.0.1:1/mcp', 'tools/list']))"
+    )
+    proc = subprocess.run([PYTHON, "-c", script], capture_output=True, text=True, timeout=LIMIT)
+    assert proc.returncode == 2
+    assert proc.stdout == ""
+    assert proc.stderr.endswith(
+        "mcp-sansio call: error: --http needs h11, the http extra: pip install"
+        " 'mcp-sansio[http]' (from a checkout: pip install '.[http]')\n"
+    ), proc.stderr
+
+
 def test_an_interrupted_call_exits_130_without_a_traceback() -> None:
     """Ctrl-C while the server keeps ``call`` waiting: status 130, nothing but a clean stop."""
     process = subprocess.Popen(

@@ -403,8 +403,13 @@ def _check_call(
     if args.headers and not args.http:
         call.error("--header is for an HTTP server (--http URL)")
     if args.http:
-        from .http._h11client import parse_url
-
+        try:
+            from .http._h11client import parse_url
+        except ImportError:
+            call.error(
+                "--http needs h11, the http extra: pip install 'mcp-sansio[http]'"
+                " (from a checkout: pip install '.[http]')"
+            )
         try:
             parse_url(args.http)
         except ValueError as exc:
@@ -518,7 +523,9 @@ def _client(
 ) -> Any:
     options: dict[str, Any] = {
         "versions": args.versions,
-        "timeout": budget,
+        # No timeout per request: the command's own bound (_call) is the one that applies,
+        # and a request it cuts short is cancelled as usual.
+        "timeout": None,
         # A dual-era client's server/discover probe gets at most half of the time: a server
         # of the initialize era that never answers it still has the rest for initialize.
         "probe_timeout": min(DEFAULT_PROBE_TIMEOUT, budget / 2),
