@@ -6,6 +6,7 @@ and ``1`` are different ids."""
 
 from __future__ import annotations
 
+import tracemalloc
 from typing import Any
 
 import pytest
@@ -408,3 +409,83 @@ def test_owed_errors_are_bounded(version: str) -> None:
     for reply in replies[1:]:
         assert reply is not None
         pair.server.send(reply)
+
+
+# ------------------------------------------------ bounds in bytes on ids (issue 16, class 1)
+
+MIB = 1 << 20
+LATEST_LEGACY = "2025-11-25"
+
+
+def _long_id(i: int) -> str:
+    return f"{i:07d}" + "x" * MIB
+
+
+def _growth(pair: ConnectionPair, step: Any, n: int = 400) -> int:
+    """What ``n`` calls of ``step(pair, i)`` leave allocated, in bytes (tracemalloc)."""
+    tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        for i in range(n):
+            step(pair, i)
+        return tracemalloc.get_traced_memory()[0] - base
+    finally:
+        tracemalloc.stop()
+
+
+def _answered_ping(pair: ConnectionPair, i: int) -> None:
+    event = feed(pair.server, {"jsonrpc": "2.0", "id": _long_id(i), "method": "ping"})
+    assert isinstance(event, Request), event
+    pair.server.send(Response(id=event.id, result={}))
+
+
+def test_400_answered_pings_with_1_mib_ids_keep_the_id_history_bound_in_bytes() -> None:
+    """The id history remembers at most ``id_memory_bytes`` (4 MiB) of ids outside the
+    run: 400 answered pings with 1 MiB string ids left +401 MiB behind before, +4 MiB now.
+    A reused id among the forgotten is no longer caught (documented); among the
+    remembered it is."""
+    pair = _pair(LATEST_LEGACY)
+    grown = _growth(pair, _answered_ping)
+    assert grown < 8 * MIB, grown
+    event = feed(pair.server, {"jsonrpc": "2.0", "id": _long_id(399), "method": "ping"})
+    expect_invalid(event, INVALID, reply_id=_long_id(399))
+
+
+def _cancelled_call(pair: ConnectionPair, i: int) -> None:
+    rid = _long_id(i)
+    call = {"jsonrpc": "2.0", "id": rid, "method": "tools/call", "params": {"name": "t"}}
+    assert isinstance(feed(pair.server, call), Request)
+    cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": rid}}
+    assert feed(pair.server, cancel) is not NEED_DATA  # the cancel, never answered (as sessions do)
+
+
+def test_400_cancelled_calls_with_1_mib_ids_stay_bounded_in_bytes() -> None:
+    """The peer's cancelled requests are remembered (their late answer is dropped) within
+    ``id_memory_bytes`` too: +802 MiB before (the history and the cancelled ids), +8 MiB now.
+    The newest cancelled id is still known: its late answer is dropped."""
+    pair = _pair(LATEST_LEGACY)
+    grown = _growth(pair, _cancelled_call)
+    assert grown < 16 * MIB, grown
+    assert pair.server.send(Response(id=_long_id(399), result={})) == b""
+    with pytest.raises(LocalProtocolError):  # forgotten: it answers nothing we know of
+        pair.server.send(Response(id=_long_id(0), result={}))
+
+
+def test_owed_errors_are_bounded_in_bytes() -> None:
+    """Refused requests whose error is not written yet: at most ``id_memory_bytes`` of their
+    ids are kept; the newest can always be answered."""
+    pair = _pair(LATEST_LEGACY, id_memory_bytes=3 * MIB)
+    replies = []
+    for i in range(5):
+        event = feed(pair.server, _raw_request(_long_id(i), "prompts/list", LATEST_LEGACY))
+        replies.append(expect_invalid(event, ErrorCode.METHOD_NOT_FOUND).reply)
+    assert pair.server._owed_errors.nbytes <= 3 * MIB
+    assert replies[0] is not None
+    assert replies[-1] is not None
+    _refused(pair.server, replies[0])
+    assert pair.server.send(replies[-1])
+
+
+def test_id_memory_bytes_is_validated() -> None:
+    with pytest.raises(ValueError, match="id_memory_bytes"):
+        Connection(Role.SERVER, id_memory_bytes=0)

@@ -10,6 +10,7 @@ import attrs
 import orjson
 
 from ._framing import DEFAULT_CLIENT_MAX_MESSAGE_SIZE, DEFAULT_MAX_MESSAGE_SIZE
+from ._ids import DEFAULT_ID_MEMORY_BYTES
 from ._state import Role
 from ._version import __version__
 from ._versions import ALL_VERSIONS, VERSIONS, Era
@@ -95,10 +96,35 @@ class Config:
     servers answer with whole files, some of them twice (text and structured content)."""
     max_in_flight: int = attrs.field(default=4096, validator=_positive)
     """How many of the peer's requests may wait for our answer at once; beyond it a
-    request is refused (-32600) so a flood costs bounded memory."""
+    request is refused (-32600) so a flood costs bounded memory. It also bounds, in
+    entries, the ids of refused requests whose error is still owed and of the peer's
+    cancelled requests whose late answer we may still write (each also within
+    :attr:`id_memory_bytes`; past either bound the oldest is forgotten, and writing its
+    answer raises :class:`LocalProtocolError`)."""
+    max_in_flight_bytes: int = attrs.field(default=64 * 1024 * 1024, validator=_positive)
+    """How many bytes of the peer's requests (the size of their JSON) may wait for our
+    answer at once (default 64 MiB); a request that would take them past it is refused
+    (-32600, "more than N bytes of requests in flight"), unless it is the only one counted.
+    Requests under 4 KiB are not counted (:attr:`max_in_flight` bounds them: 16 MiB at the
+    defaults), so the common small request costs nothing more."""
+    max_subscriptions: int = attrs.field(default=4096, validator=_positive)
+    """A server's bound on the resources its peer subscribes to (initialize era),
+    counting the subscriptions not answered yet; past it ``resources/subscribe`` to a new
+    URI is refused (-32600, "more than N subscriptions")."""
+    max_subscription_bytes: int = attrs.field(default=1024 * 1024, validator=_positive)
+    """A server's bound on the bytes of the URIs its peer subscribes to (default 1 MiB,
+    counted as for :attr:`id_memory_bytes`); past it ``resources/subscribe`` to a new URI
+    is refused (-32600, "subscribed URIs over N bytes")."""
     id_memory: int = attrs.field(default=65536, validator=_positive)
     """How many request ids outside the contiguous run of integers are remembered to catch
     reuse in the initialize era (see :class:`IdHistory`)."""
+    id_memory_bytes: int = attrs.field(default=DEFAULT_ID_MEMORY_BYTES, validator=_positive)
+    """The bound in bytes of each table of remembered ids and tokens (default 4 MiB): the
+    two id histories (past it the oldest ids are forgotten, and the peer's reuse of those
+    is no longer detected), the owed errors, and the cancelled ids and progress tokens.
+    An id costs its length (4 bytes a character when it is not ASCII; an integer 8); the
+    newest entry of a table is always kept. See docs/errors.rst, "Bounds on what a peer can
+    grow"."""
     accept_undeclared: frozenset[str] = attrs.field(default=frozenset(), converter=_names)
     """A strictness switch: notification methods accepted from the peer even though the
     peer did not declare the capability that gates them (the default accepts none). Needed
@@ -107,7 +133,9 @@ class Config:
     messages sets ``accept_undeclared={"notifications/message"}``."""
     cancelled_memory: int = attrs.field(default=1024, validator=_positive)
     """How many of our cancelled requests are remembered so that their late answers are
-    dropped; past the bound, a late answer shows as an unknown-id :class:`InvalidMessage`."""
+    dropped (and as many of their progress tokens), each table also within
+    :attr:`id_memory_bytes`; past either bound, a late answer shows as an unknown-id
+    :class:`InvalidMessage`."""
 
     @property
     def eras(self) -> frozenset[Era]:

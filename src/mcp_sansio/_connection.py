@@ -49,7 +49,7 @@ from ._events import (
     Response,
 )
 from ._framing import OVERSIZED, LineFramer
-from ._ids import IdHistory
+from ._ids import IdHistory, RecentIds, Subscriptions
 from ._jsonrpc import (
     ERROR_RESPONSE,
     NOTIFICATION,
@@ -118,7 +118,13 @@ _DIRECTION_OF: Final = {
 # Requests whose params are checked: those the schema of some version requires params
 # of, and those whose params the state machine looks into; notifications likewise.
 _STATE_READ_REQUESTS: Final = frozenset(
-    {"initialize", "elicitation/create", "sampling/createMessage", "subscriptions/listen"}
+    {
+        "initialize",
+        "elicitation/create",
+        "sampling/createMessage",
+        "subscriptions/listen",
+        "resources/subscribe",  # (a server bounds its peer's subscriptions)
+    }
 )
 _CHECKED_REQUESTS: Final = _STATE_READ_REQUESTS.union(
     *(spec.required_params for spec in VERSIONS.values())
@@ -156,12 +162,18 @@ _SAVED: Final = (
     "_client_caps", "_server_caps", "_requested_version", "_probe_id", "_ours", "_theirs",
     "_our_ids", "_their_ids", "_our_tokens", "_their_tokens", "_cancelled_ours",
     "_cancelled_theirs", "_cancelled_tokens", "_owed_errors", "_subscriptions", "_log_level",
+    "_their_bytes", "_log_ranks_ours", "_log_ranks_theirs", "_our_ranks",
     "_request_caps", "_listens", "_next_id", "_gated", "_own_requests", "_own_notes",
     "_peer_requests", "_peer_notes", "_known",
 )  # fmt: skip
 
-# A request in flight: (method, params, progress token or None).
-_Pending = tuple[str, Any, Any]
+# A request in flight: (method, params, progress token or None, the bytes it counts against
+# max_in_flight_bytes: for the peer's requests of at least _COUNTED bytes their size, else 0).
+_Pending = tuple[str, Any, Any, int]
+# The peer's requests under this size are not counted against max_in_flight_bytes (so the
+# common small request costs no arithmetic): max_in_flight bounds their bytes, at most
+# 4,096 x 4 KiB = 16 MiB at the defaults.
+_COUNTED: Final = 4096
 
 
 class _Listen:
@@ -217,20 +229,29 @@ class Connection:
         # Requests in flight: ours (the peer owes an answer) and theirs (we owe one).
         self._ours: dict[RequestId, _Pending] = {}
         self._theirs: dict[RequestId, _Pending] = {}
-        self._our_ids = IdHistory(cfg.id_memory)
-        self._their_ids = IdHistory(cfg.id_memory)
+        self._their_bytes = 0  # the sizes of the requests in _theirs
+        self._our_ids = IdHistory(cfg.id_memory, cfg.id_memory_bytes)
+        self._their_ids = IdHistory(cfg.id_memory, cfg.id_memory_bytes)
         # progress token → [request id, last progress value or None]
         self._our_tokens: dict[Any, list[Any]] = {}
         self._their_tokens: dict[Any, list[Any]] = {}
-        self._cancelled_ours: dict[RequestId, None] = {}
-        self._cancelled_theirs: dict[RequestId, None] = {}
-        self._cancelled_tokens: dict[Any, None] = {}  # progress tokens of our cancelled requests
+        # Bounded in entries and in bytes of ids, oldest forgotten first, in O(1).
+        memory = cfg.id_memory_bytes
+        self._cancelled_ours = RecentIds(cfg.cancelled_memory, memory)
+        self._cancelled_theirs = RecentIds(cfg.max_in_flight, memory)
+        # progress tokens of our cancelled requests
+        self._cancelled_tokens = RecentIds(cfg.cancelled_memory, memory)
         # replies owed to refused requests: id → how many (a bad batch may repeat an id)
-        self._owed_errors: dict[RequestId, int] = {}
-        self._subscriptions: set[str] = set()
+        self._owed_errors = RecentIds(cfg.max_in_flight, memory)
+        self._subscriptions = Subscriptions()
         self._log_level: str | None = None
         # 2026-07-28: per request of the client, its capabilities and logLevel.
         self._request_caps: dict[RequestId, tuple[Mapping[str, Any], str | None]] = {}
+        # 2026-07-28: how many requests in flight (not listens) ask for each log level (by
+        # rank), so a log message is checked without a walk over them; ours by id.
+        self._log_ranks_ours = [0] * len(LOG_RANK)
+        self._log_ranks_theirs = [0] * len(LOG_RANK)
+        self._our_ranks: dict[RequestId, int] = {}
         self._listens: dict[RequestId, _Listen] = {}
         self._next_id = 0
         self._gated: dict[tuple[Role, Kind], frozenset[str]] = {}
@@ -336,11 +357,11 @@ class Connection:
             decoded = decode(line, self._batches)
             cls = type(decoded)
             if cls is REQUEST:
-                event: Event | None = self._receive_request(decoded)  # type: ignore[arg-type]
+                event: Event | None = self._receive_request(decoded, len(line))  # type: ignore[arg-type]
             elif cls is RESPONSE:
                 event = self._receive_response(decoded)  # type: ignore[arg-type]
             elif cls is list:
-                self._receive_batch(decoded)  # type: ignore[arg-type]
+                self._receive_batch(decoded, len(line))  # type: ignore[arg-type]
                 event = self._queue.popleft() if self._queue else None
             else:
                 event = self._receive(decoded)  # type: ignore[arg-type]
@@ -385,7 +406,7 @@ class Connection:
         self._error = RemoteProtocolError(message, code)
         return self._error
 
-    def _receive_batch(self, items: list[Message | InvalidMessage]) -> None:
+    def _receive_batch(self, items: list[Message | InvalidMessage], size: int) -> None:
         kinds = {type(i) in (Request, Notification) for i in items if type(i) is not InvalidMessage}
         if len(kinds) > 1:
             self._queue.append(
@@ -404,14 +425,19 @@ class Connection:
                     self._reject(item, _INVALID, "Invalid request: initialize must not be batched")
                 )
                 continue
-            event = self._receive(item)
+            # Each member counts its share of the batch against max_in_flight_bytes.
+            event = (
+                self._receive_request(item, size // len(items))
+                if type(item) is Request
+                else self._receive(item)
+            )
             if event is not None:
                 self._queue.append(event)
 
     def _receive(self, msg: Message | InvalidMessage) -> Event | None:
         cls = type(msg)
         if cls is Request:
-            return self._receive_request(msg)  # type: ignore[arg-type]
+            return self._receive_request(msg, 0)  # type: ignore[arg-type]
         if cls is Notification:
             return self._receive_notification(msg)  # type: ignore[arg-type]
         if cls is Response or cls is ErrorResponse:
@@ -447,11 +473,9 @@ class Connection:
 
     def _remember_owed(self, request_id: RequestId) -> None:
         owed = self._owed_errors
-        owed[request_id] = owed.get(request_id, 0) + 1
-        if len(owed) > self._max_in_flight:
-            del owed[next(iter(owed))]
+        owed.put(request_id, owed.get(request_id) + 1)
 
-    def _receive_request(self, req: Request) -> Event:
+    def _receive_request(self, req: Request, size: int) -> Event:
         rid = req.id
         theirs = self._theirs
         if rid in theirs:
@@ -471,7 +495,7 @@ class Connection:
                 or (req.method not in ("initialize", "ping") and _looks_stateless(req.params))
             )
         ):
-            return self._receive_stateless_request(req)
+            return self._receive_stateless_request(req, size)
         if rid in self._their_ids:
             return self._reject(
                 req, _INVALID, f"Invalid request: id {rid!r} was already used in this session"
@@ -481,6 +505,10 @@ class Connection:
             return self._reject(
                 req, _INVALID, f"Invalid request: more than {self._max_in_flight} in flight"
             )
+        if size < _COUNTED:
+            size = 0
+        elif self._their_bytes and self._their_bytes + size > self.config.max_in_flight_bytes:
+            return self._over_in_flight_bytes(req)
         method = req.method
         if method not in self._peer_requests:
             return self._reject(req, *self._method_fault(self._peer, _KIND_REQUEST, method))
@@ -494,14 +522,16 @@ class Connection:
             fault = self._request_fault(method, params)
             if fault is not None:
                 return self._reject(req, *fault)
-        theirs[rid] = (method, params, token)
+        theirs[rid] = (method, params, token, size)
+        if size:
+            self._their_bytes += size
         if token is not None:
             self._their_tokens[token] = [rid, None]
         if method == "initialize":
             self._initialize_request(params)
         return req
 
-    def _receive_stateless_request(self, req: Request) -> Event:
+    def _receive_stateless_request(self, req: Request, size: int) -> Event:
         """A server's checks of one 2026-07-28 request (the first one decides the era)."""
         modern = self._modern
         params = req.params
@@ -553,6 +583,10 @@ class Connection:
             return self._reject(
                 req, _INVALID, f"Invalid request: more than {self._max_in_flight} in flight"
             )
+        if size < _COUNTED:
+            size = 0
+        elif self._their_bytes and self._their_bytes + size > self.config.max_in_flight_bytes:
+            return self._over_in_flight_bytes(req)
         method = req.method
         if method not in self._peer_requests:
             return self._reject(req, *self._method_fault(_ROLE_CLIENT, _KIND_REQUEST, method))
@@ -564,13 +598,26 @@ class Connection:
             fault = self._request_fault(method, params)
         if fault is not None:
             return self._reject(req, *fault)
-        self._theirs[rid] = (method, params, token)
+        self._theirs[rid] = (method, params, token, size)
+        if size:
+            self._their_bytes += size
         if token is not None:
             self._their_tokens[token] = [rid, None]
         self._request_caps[rid] = (caps, level)
         if method == "subscriptions/listen":
             self._listens[rid] = _Listen(params["notifications"])
+        elif level is not None:
+            self._log_ranks_theirs[LOG_RANK[level]] += 1
         return req
+
+    def _over_in_flight_bytes(self, req: Request) -> InvalidMessage:
+        """Refuse a request that would take the peer's requests in flight past
+        ``max_in_flight_bytes`` (one request alone is always accepted; those under
+        ``_COUNTED`` bytes are not counted)."""
+        limit = self.config.max_in_flight_bytes
+        return self._reject(
+            req, _INVALID, f"Invalid request: more than {limit} bytes of requests in flight"
+        )
 
     def _meta_fault(self, meta: Any, tokens: dict[Any, list[Any]]) -> tuple[Fault | None, Any]:
         """The request ``_meta`` object and its progress token (unique among requests in
@@ -630,10 +677,9 @@ class Connection:
             if pending[0] == "initialize":
                 return None
             self._retire_theirs(rid)  # type: ignore[arg-type]
-            cancelled = self._cancelled_theirs
-            cancelled[rid] = None  # type: ignore[index]
-            if len(cancelled) > self._max_in_flight:
-                del cancelled[next(iter(cancelled))]
+            if pending[0] == "resources/subscribe":
+                self._release_subscription(pending[1])
+            self._cancelled_theirs.put(rid)
             return note
         if self.role is _ROLE_CLIENT and self._era is _ERA_STATELESS:
             # 2026: a stdio server ends a listen stream with notifications/cancelled.
@@ -650,7 +696,7 @@ class Connection:
         pending = self._ours.get(rid)
         if pending is None:
             if rid in self._cancelled_ours:
-                del self._cancelled_ours[rid]
+                self._cancelled_ours.discard(rid)
                 return None  # the late answer to a request we cancelled: dropped
             return InvalidMessage(
                 code=_INVALID,
@@ -696,7 +742,7 @@ class Connection:
                 reply=None,
                 id=rid,
             )
-        method, params, _ = pending
+        method, params, _, _ = pending
         assert self._spec is not None
         meta = params.get("_meta") if params else None
         caps = meta.get(META_CAPABILITIES) if type(meta) is dict else None
@@ -796,14 +842,15 @@ class Connection:
         return self._check_response(event)
 
     def _forget_cancelled(self, rid: RequestId) -> None:
-        self._cancelled_theirs.pop(rid, None)
+        self._cancelled_theirs.discard(rid)
 
     def _forget_owed(self, rid: RequestId) -> None:
         owed = self._owed_errors
-        if owed.get(rid, 0) > 1:
-            owed[rid] -= 1
+        count = owed.get(rid)
+        if count > 1:
+            owed.put(rid, count - 1)
         else:
-            owed.pop(rid, None)
+            owed.discard(rid)
 
     def _nothing(self) -> None:
         return None
@@ -819,7 +866,7 @@ class Connection:
             raise LocalProtocolError("the peer has closed: no new requests can be answered")
         if rid in self._ours:
             raise LocalProtocolError(f"id {rid!r} is already in flight")
-        if rid in self._cancelled_ours:
+        if rid in self._cancelled_ours.entries:  # (hot: no __contains__ call)
             raise LocalProtocolError(
                 f"id {rid!r} was cancelled and its late answer may still arrive: use another"
             )
@@ -836,9 +883,11 @@ class Connection:
                 raise LocalProtocolError(
                     "this client speaks both eras: send server/discover (or initialize) first"
                 )
+        commit = self._commit_request
         if self._era is _ERA_STATELESS or trigger is not None:
             if self.role is _ROLE_SERVER:
                 raise LocalProtocolError("a 2026-07-28 server never sends requests")
+            commit = self._commit_stateless_request
             params = self._fill_meta(params)
             spec = self._spec or VERSIONS[self._modern[0]]
             rule = spec.methods.get(method)
@@ -862,12 +911,24 @@ class Connection:
             if fault is not None:
                 raise LocalProtocolError(fault[1], fault[0])
         out = req if params is req.params else Request(id=rid, method=method, params=params)
-        return out, (self._commit_request, rid, method, params, token, trigger)
+        return out, (commit, rid, method, params, token, trigger)
+
+    def _commit_stateless_request(
+        self, rid: RequestId, method: str, params: Any, token: Any, trigger: Trigger | None
+    ) -> None:
+        """As :meth:`_commit_request`, for a 2026 request: its logLevel is counted."""
+        if method != "subscriptions/listen":
+            level = params["_meta"].get(META_LOG_LEVEL)  # (checked by _fill_meta)
+            if level is not None:
+                rank = LOG_RANK[level]
+                self._our_ranks[rid] = rank
+                self._log_ranks_ours[rank] += 1
+        self._commit_request(rid, method, params, token, trigger)
 
     def _commit_request(
         self, rid: RequestId, method: str, params: Any, token: Any, trigger: Trigger | None
     ) -> None:
-        self._ours[rid] = (method, params, token)
+        self._ours[rid] = (method, params, token, 0)
         if self._era is not _ERA_STATELESS:
             self._our_ids.add(rid)
         if token is not None:
@@ -961,15 +1022,9 @@ class Connection:
     def _commit_cancel(self, rid: RequestId) -> None:
         token = self._ours[rid][2]
         if token is not None:
-            tokens = self._cancelled_tokens
-            tokens[token] = None
-            if len(tokens) > self.config.cancelled_memory:
-                del tokens[next(iter(tokens))]
+            self._cancelled_tokens.put(token)
         self._retire_ours(rid)
-        cancelled = self._cancelled_ours
-        cancelled[rid] = None
-        if len(cancelled) > self.config.cancelled_memory:
-            del cancelled[next(iter(cancelled))]
+        self._cancelled_ours.put(rid)
         if rid == self._probe_id:
             self._probe_id = None
             self._decide_legacy()
@@ -1064,15 +1119,18 @@ class Connection:
         return result
 
     def _commit_response(self, rid: RequestId, method: str, result: Any) -> None:
-        pending = self._theirs[rid]
-        self._retire_theirs(rid)
+        pending = self._retire_theirs(rid)
         if result is None:  # an error answer
             if method == "initialize":
                 self._transition(_TRIGGER_INITIALIZE_ERROR)
+            elif method == "resources/subscribe":
+                self._release_subscription(pending[1])
         elif method in _EFFECTFUL and self._era is not _ERA_STATELESS:
             if method == "initialize":
                 self._initialize_result(result, sent=True)
             else:
+                if method == "resources/subscribe":
+                    self._release_subscription(pending[1])
                 self._after_success(method, pending[1])
 
     # ------------------------------------------------------------------ shared checks
@@ -1201,7 +1259,24 @@ class Connection:
         if method == "sampling/createMessage":
             assert spec is not None
             return sampling_fault(spec, params, self._client_caps or {})
+        if method == "resources/subscribe":
+            return self._subscribe_fault(params) if self.role is _ROLE_SERVER else None
         return listen_params_fault(params)  # subscriptions/listen
+
+    def _subscribe_fault(self, params: Any) -> Fault | None:
+        """A server's bounds on its peer's subscriptions (``max_subscriptions``,
+        ``max_subscription_bytes``), counting those not answered yet; an accepted request
+        reserves its place until it is answered."""
+        uri = params.get("uri") if params else None
+        if type(uri) is not str:
+            return None  # (the required params were checked before)
+        cfg = self.config
+        subscriptions = self._subscriptions
+        why = subscriptions.full(uri, cfg.max_subscriptions, cfg.max_subscription_bytes)
+        if why is not None:
+            return _INVALID, f"Invalid request: {why}"
+        subscriptions.reserve(uri)
+        return None
 
     def _notification_fault(self, sender: Role, note: Notification) -> Fault | None:
         """Rules of the notifications in ``_CHECKED_NOTIFICATIONS``."""
@@ -1217,9 +1292,7 @@ class Connection:
             uri = params.get("uri") if params else None
             if type(uri) is not str:
                 return _PARAMS, "Invalid params: uri must be a string"
-            if not any(
-                uri == s or uri.startswith(s.rstrip("/") + "/") for s in self._subscriptions
-            ):
+            if not self._subscriptions.covers(uri):
                 return _INVALID, f"Invalid request: resource {uri!r} was not subscribed to"
         return None
 
@@ -1229,27 +1302,20 @@ class Connection:
             return _PARAMS, "Invalid params: notifications/message needs a known level"
         rank = LOG_RANK[level]
         if self._era is _ERA_STATELESS:
-            requests = self._request_caps if sender is self.role else None
-            if requests is None:
-                # Receiving (client side): our requests' logLevels.
-                levels = [
-                    p[1]["_meta"].get(META_LOG_LEVEL)
-                    for p in self._ours.values()
-                    if p[0] != "subscriptions/listen" and p[1] and type(p[1].get("_meta")) is dict
-                ]
-            else:  # n/message never goes on a listen stream
-                levels = [
-                    info[1]
-                    for rid, info in requests.items()
-                    if self._theirs[rid][0] != "subscriptions/listen"
-                ]
-            levels = [lv for lv in levels if type(lv) is str and lv in LOG_RANK]
-            if not levels:
+            # Sending (server side): the peer's requests' logLevels; receiving (client
+            # side): ours. n/message never goes on a listen stream (those are not counted).
+            counts = self._log_ranks_theirs if sender is self.role else self._log_ranks_ours
+            lowest = -1
+            for i, count in enumerate(counts):
+                if count:
+                    lowest = i
+                    break
+            if lowest < 0:
                 return (
                     _INVALID,
                     "Invalid request: notifications/message, but no request set logLevel",
                 )
-            if rank < min(LOG_RANK[lv] for lv in levels):
+            if rank < lowest:
                 return _INVALID, "Invalid request: log message below the requested logLevel"
         elif self._log_level is not None and rank < LOG_RANK[self._log_level]:
             return _INVALID, (
@@ -1452,16 +1518,33 @@ class Connection:
         token = self._ours.pop(rid)[2]
         if token is not None:
             del self._our_tokens[token]
-        if self._listens:
+        if self._era is not _ERA_INITIALIZE:  # (2026 or undecided: the 2026 tables)
             self._listens.pop(rid, None)
+            rank = self._our_ranks.pop(rid, None)
+            if rank is not None:
+                self._log_ranks_ours[rank] -= 1
 
-    def _retire_theirs(self, rid: RequestId) -> None:
-        token = self._theirs.pop(rid)[2]
+    def _retire_theirs(self, rid: RequestId) -> _Pending:
+        """Forget the peer's request ``rid`` (answered or cancelled); returns its entry."""
+        pending = self._theirs.pop(rid)
+        if pending[3]:
+            self._their_bytes -= pending[3]
+        token = pending[2]
         if token is not None:
             del self._their_tokens[token]
         if self._request_caps:
-            self._request_caps.pop(rid, None)
+            info = self._request_caps.pop(rid, None)
+            if info is not None and info[1] is not None and pending[0] != "subscriptions/listen":
+                self._log_ranks_theirs[LOG_RANK[info[1]]] -= 1
             self._listens.pop(rid, None)
+        return pending
+
+    def _release_subscription(self, params: Any) -> None:
+        """A server answered (or its peer cancelled) a ``resources/subscribe``: the place
+        its request reserved (see :meth:`_subscribe_fault`) is free again."""
+        uri = params.get("uri") if params else None
+        if self.role is _ROLE_SERVER and type(uri) is str:
+            self._subscriptions.release(uri)
 
     # ------------------------------------------------------------------ 2026 helpers
 
