@@ -794,7 +794,10 @@ class ClientSession(SessionBase):
         self.log_level: str | None = log_level
         """2026-07-28: the ``logLevel`` put into each request's ``_meta`` (the server sends
         log messages for a request only when it has one); ``None`` for none."""
-        self._input: dict[RequestId, tuple[InputRequired, dict[str, Any]]] = {}
+        # 2026: calls waiting for their input handlers: id -> (the input_required answer,
+        # the answers so far, the call). At most one per call of ours (each round replaces
+        # the last), each holding one message of the peer (at most max_message_size).
+        self._input: dict[RequestId, tuple[InputRequired, dict[str, Any], Call]] = {}
         self._finished: list[Call] = []
 
     @property
@@ -936,7 +939,7 @@ class ClientSession(SessionBase):
             )
             return [CallFinished(call)]
         requests = event.input_requests
-        self._input[call.id] = (event, {})
+        self._input[call.id] = (event, {}, call)
         if not requests:
             return [self._retry(call, now)]
         jobs: list[Action] = []
@@ -963,8 +966,23 @@ class ClientSession(SessionBase):
             return b""
         return super().cancel(call, reason)
 
+    def _on_closed(self, reason: str | None = None) -> list[Action]:
+        """As for :class:`SessionBase`; the calls waiting for their input handlers (2026)
+        fail too (their retry could never go out), and are forgotten."""
+        if self._closed:
+            return []
+        waiting, self._input = self._input, {}
+        actions = super()._on_closed(reason)
+        closed = actions.pop()  # Closed() comes last
+        for _, _, call in waiting.values():
+            if not call.done:
+                call.error = ConnectionLost(reason or "connection closed before the answer")
+                actions.append(CallFinished(call))
+        actions.append(closed)
+        return actions
+
     def _retry(self, call: Call, now: float | None) -> Send:
-        event, responses = self._input.pop(call.id)
+        event, responses, _ = self._input.pop(call.id)
         retry = self.connection.retry_request(event, responses)
         data = self.connection.send(retry)
         # The call goes on under the retry's id, with its deadline restarted.
@@ -992,7 +1010,7 @@ class ClientSession(SessionBase):
         pending = self._input.get(call.id)
         if pending is None or call.done:
             return b""
-        event, responses = pending
+        event, responses, _ = pending
         if error is not None:
             del self._input[call.id]
             call.error = _error_of(error)
@@ -1095,9 +1113,14 @@ class ServerSession(SessionBase):
         self._state_clock = state_clock
         self._sealed = ""  # finish() → _result_of_error(): the state of an input_required
         self._log_level: str | None = None
+        # The peer's subscriptions: bounded by the connection, which refuses a subscribe
+        # past max_subscriptions or max_subscription_bytes before it gets here.
         self._subscribed: set[str] = set()
-        # 2026 listen streams: request id → (notification methods, resource URIs)
+        # 2026 listen streams: request id → (notification methods, resource URIs); each is
+        # a request in flight, within max_in_flight and max_in_flight_bytes.
         self._listens: dict[RequestId, tuple[frozenset[str], frozenset[str]]] = {}
+        # and by URI, the streams that asked for it (resource_updated() looks up, no scan)
+        self._listeners: dict[str, dict[RequestId, None]] = {}
 
     # ------------------------------------------------------------------ dispatch
 
@@ -1234,19 +1257,34 @@ class ServerSession(SessionBase):
         if wanted.get("resourceSubscriptions") and caps.get("resources", {}).get("subscribe"):
             uris = frozenset(wanted["resourceSubscriptions"])
             granted["resourceSubscriptions"] = sorted(uris)
+        self._drop_listen(request.id)  # (an id of an ended stream may come again)
         self._listens[request.id] = (frozenset(methods), uris)
+        for uri in uris:
+            self._listeners.setdefault(uri, {})[request.id] = None
         return self.notify(
             "notifications/subscriptions/acknowledged",
             {"notifications": granted, "_meta": {_META_SUBSCRIPTION: request.id}},
         )
 
     def _on_other_cancel(self, params: Mapping[str, Any]) -> list[Action]:
-        self._listens.pop(params.get("requestId"), None)  # type: ignore[arg-type]
+        self._drop_listen(params.get("requestId"))
         return []
+
+    def _drop_listen(self, listen_id: Any) -> bool:
+        """Forget a listen stream (``False`` when there is none by that id)."""
+        listen = self._listens.pop(listen_id, None)
+        if listen is None:
+            return False
+        for uri in listen[1]:
+            listeners = self._listeners[uri]
+            del listeners[listen_id]
+            if not listeners:
+                del self._listeners[uri]
+        return True
 
     def end_listen(self, listen_id: RequestId) -> bytes:
         """End a 2026 listen stream gracefully: its final response."""
-        if self._listens.pop(listen_id, None) is None:
+        if not self._drop_listen(listen_id):
             return b""
         return self.connection.send(
             Response(
@@ -1440,12 +1478,11 @@ class ServerSession(SessionBase):
         """``notifications/resources/updated`` for every subscriber of ``uri``."""
         out = b""
         if self.connection.era is Era.STATELESS:
-            for listen_id, (_, uris) in self._listens.items():
-                if uri in uris:
-                    out += self.notify(
-                        "notifications/resources/updated",
-                        {"uri": uri, "_meta": {_META_SUBSCRIPTION: listen_id}},
-                    )
+            for listen_id in self._listeners.get(uri, ()):
+                out += self.notify(
+                    "notifications/resources/updated",
+                    {"uri": uri, "_meta": {_META_SUBSCRIPTION: listen_id}},
+                )
         elif uri in self._subscribed:
             out = self.notify("notifications/resources/updated", {"uri": uri})
         return out
