@@ -132,8 +132,10 @@ REQUESTS_ALLOWED: Final[Mapping[tuple[State, Role], Allowed]] = {
 NOTIFICATIONS_ALLOWED: Final[Mapping[tuple[State, Role], Allowed]] = {
     (State.IDLE, Role.CLIENT): _CANCEL_PROGRESS,
     (State.IDLE, Role.SERVER): _CANCEL_PROGRESS,
-    (State.PROBING, Role.CLIENT): _NONE,
-    (State.PROBING, Role.SERVER): _NONE,
+    # The pings of IDLE may still be in flight (and a legacy server's own, see above): their
+    # progress and cancellation go on while the client probes, as in IDLE.
+    (State.PROBING, Role.CLIENT): _CANCEL_PROGRESS,
+    (State.PROBING, Role.SERVER): _CANCEL_PROGRESS,
     (State.INITIALIZING, Role.CLIENT): _CANCEL_PROGRESS,
     (State.INITIALIZING, Role.SERVER): _CANCEL_PROGRESS | {"notifications/message"},
     (State.INITIALIZED, Role.CLIENT): _CANCEL_PROGRESS | {"notifications/initialized"},
