@@ -111,7 +111,14 @@ _ACCEPT_SSE: Final = ("Accept", "text/event-stream")
 _JSON_BODY: Final = ("Content-Type", "application/json")
 _LEGACY_VERSIONS: Final = frozenset(v for v, s in VERSIONS.items() if s.era is Era.INITIALIZE)
 _META_VERSION: Final = "io.modelcontextprotocol/protocolVersion"
-_MAX_TOOLS: Final = 65536  # the tools whose header annotations are remembered
+#: The most tools whose ``x-mcp-header`` annotations the transport remembers, and the
+#: bytes they may take (each costs its name, its arguments and suffixes, and
+#: ``_TOOL_COST``; 4 MiB): past either, the tools learned first are forgotten (a call to
+#: one goes without its ``Mcp-Param-*`` headers, which the server refuses with -32020).
+#: Only tools with annotations (valid or not) are remembered: the others need nothing.
+_MAX_TOOLS: Final = 65536
+_MAX_TOOL_BYTES: Final = 4 * 1024 * 1024
+_TOOL_COST: Final = 384  # a dict entry, the name object and a small dict of suffixes
 
 
 @attrs.frozen
@@ -225,6 +232,19 @@ class _Exchange:
         self.progress = False  # a message arrived on this exchange
         self.last_id = ""  # the Last-Event-ID this GET was opened with
         self.retry: int | None = None  # the retry in force when it was opened (ms)
+
+
+def _tool_cost(name: str, params: dict[str, str] | None) -> int:
+    """What a remembered tool counts within ``_MAX_TOOL_BYTES``."""
+    size = _TOOL_COST + _chars(name)
+    if params:
+        size += sum(_chars(argument) + len(suffix) for argument, suffix in params.items())
+    return size
+
+
+def _chars(text: str) -> int:
+    """The bytes ``text`` may take in memory: 4 a character unless it is ASCII."""
+    return len(text) if text.isascii() else 4 * len(text)
 
 
 def _text(value: bytes | str) -> str:
@@ -347,7 +367,8 @@ class HttpClientTransport:
         self._initialize_ids: set[Any] = set()
         self._offered_session_id: str | None = None  # on the initialize response
         self._tools_list_ids: set[Any] = set()
-        self._tool_headers: dict[str, dict[str, str] | None] = {}
+        self._tool_headers: dict[str, dict[str, str] | None] = {}  # first learned first
+        self._tool_bytes = 0  # what _tool_headers counts within _MAX_TOOL_BYTES
         self._modern = False  # whether the last request sent was of 2026-07-28
         self._post_headers = (_JSON_BODY, _ACCEPT_BOTH, *self.extra_headers)
         self._legacy_post_headers = self._post_headers
@@ -803,11 +824,20 @@ class HttpClientTransport:
         tools = result.get("tools")
         if type(tools) is not list:
             return
-        if len(self._tool_headers) + len(tools) > _MAX_TOOLS:
-            self._tool_headers.clear()
+        known = self._tool_headers
         for tool in tools:
             if type(tool) is dict and type(tool.get("name")) is str:
-                self._tool_headers[tool["name"]] = header_params(tool.get("inputSchema"))
+                name = tool["name"]
+                if name in known:
+                    self._tool_bytes -= _tool_cost(name, known.pop(name))
+                params = header_params(tool.get("inputSchema"))
+                if params == {}:
+                    continue  # nothing to mirror: nothing to remember
+                known[name] = params
+                self._tool_bytes += _tool_cost(name, params)
+                while len(known) > _MAX_TOOLS or self._tool_bytes > _MAX_TOOL_BYTES:
+                    first = next(iter(known))  # O(1) amortized: each is forgotten once
+                    self._tool_bytes -= _tool_cost(first, known.pop(first))
 
     def _initialized(self, result: dict[str, Any]) -> None:
         version = result.get("protocolVersion")
