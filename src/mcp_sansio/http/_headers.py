@@ -238,11 +238,14 @@ def lower_headers(headers: Iterable[tuple[bytes | str, bytes | str]]) -> dict[st
     """Header pairs as a dict of lower-case names to values (latin-1; the last of a
     repeated header wins, except ``accept``, whose values are joined with commas)."""
     out: dict[str, str] = {}
+    accepts: list[str] = []  # joined once: a join per header is quadratic in their number
     for name, value in headers:
         key = (name.decode("latin-1") if isinstance(name, bytes) else name).lower()
         text = value.decode("latin-1") if isinstance(value, bytes) else value
-        if key == ACCEPT and key in out:
-            out[key] = f"{out[key]}, {text}"
+        if key == ACCEPT:
+            accepts.append(text)
         else:
             out[key] = text
+    if accepts:
+        out[ACCEPT] = ", ".join(accepts)
     return out

@@ -24,7 +24,7 @@ then :data:`~mcp_sansio.http.END`. Everything the protocol says about HTTP is de
 - **DNS-rebinding protection**: ``Host`` and ``Origin`` allow-lists, on by default and set
   for a server on loopback (421 for a foreign ``Host``, 403 for a foreign ``Origin``);
 - **bounded memory**: a maximum body size (413), a bounded replay buffer, a bounded number
-  of sessions.
+  of sessions, annotations cached for registered tools only.
 
 The binding runs the sessions: each :class:`HttpSession` has a ``driver`` slot for the
 binding's loop around it (the asyncio, trio and blocking adapters reuse their stdio
@@ -36,6 +36,7 @@ returns the exchanges that have new output, for the binding to wake.
 
 from __future__ import annotations
 
+import re
 import secrets
 import time
 from collections import OrderedDict, deque
@@ -99,6 +100,10 @@ DEFAULT_IDLE_TIMEOUT: Final = 60.0
 
 # CR and LF to spaces: a JSON text on one line, of the same size.
 _ONE_LINE: Final = bytes.maketrans(b"\r\n", b"  ")
+# A Last-Event-ID of ours: two decimal numbers of at most 18 ASCII digits (int() takes them).
+_EVENT_ID: Final = re.compile(r"([0-9]{1,18})_([0-9]{1,18})")
+# A Content-Length: ASCII digits only (str.isdigit() takes "²", which int() refuses).
+_DIGITS: Final = re.compile(r"[0-9]+")
 _META: Final = "_meta"
 _META_VERSION: Final = "io.modelcontextprotocol/protocolVersion"
 _META_SUBSCRIPTION: Final = "io.modelcontextprotocol/subscriptionId"
@@ -447,7 +452,8 @@ class HttpServer:
         """The initialize-era sessions, least recently used first."""
         self.live: set[HttpSession] = set()
         """Every session with work in hand (stateless POSTs included)."""
-        self._param_headers: dict[str, dict[str, str] | None] = {}
+        # By name: (the tool, its header annotations); only names of registered tools.
+        self._param_headers: dict[str, tuple[object, dict[str, str] | None]] = {}
 
     # ------------------------------------------------------------------ sessions
 
@@ -544,8 +550,12 @@ class HttpServer:
         if kind != _JSON:
             ex.respond(415, "the Content-Type must be application/json")
             return
-        length = h.get("content-length")
-        if length is not None and length.strip().isdigit() and int(length) > self.max_body_size:
+        length = (h.get("content-length") or "").strip()
+        # More digits than the limit has is larger (and int() takes no more than 4,300).
+        digits = length.lstrip("0") or "0"
+        if _DIGITS.fullmatch(length) and (
+            len(digits) > len(str(self.max_body_size)) or int(digits) > self.max_body_size
+        ):
             ex.respond(413, f"the body is larger than {self.max_body_size} bytes")
             return
         session_id = h.get(SESSION_ID)
@@ -623,9 +633,10 @@ class HttpServer:
 
     @staticmethod
     def _find_event(hs: HttpSession, last: str) -> tuple[_Stream | None, int]:
-        no, _, seq = last.partition("_")
-        if not (no.isdigit() and seq.isdigit()):
-            return None, 0
+        match = _EVENT_ID.fullmatch(last)
+        if match is None:
+            return None, 0  # not one of ours (int() would refuse some: "²", 5,000 digits)
+        no, seq = match.groups()
         stream = hs.streams.get(int(no))
         if stream is None:
             return None, 0
@@ -645,6 +656,9 @@ class HttpServer:
 
     def _post(self, ex: Exchange) -> list[Work]:
         body = ex.body
+        # The exchange of a request in flight lives as long as the request: it must not
+        # keep a copy of the body (up to max_body_size) the session has.
+        ex._body.clear()
         try:
             message = orjson.loads(body)
         except orjson.JSONDecodeError:
@@ -777,14 +791,20 @@ class HttpServer:
         return check_standard_headers(h, message, tool_headers)
 
     def _tool_headers(self, name: Any) -> dict[str, str] | None:
+        """The ``Mcp-Param-*`` annotations of the tool called ``name``, cached per tool
+        the server registered: a name the client sends that names no tool is not
+        remembered (each one cost the cache an entry, and its bytes, for good), so the
+        cache holds at most one entry per registered tool, whatever the clients send."""
         if not isinstance(name, str):
             return None
-        if name not in self._param_headers:
-            tool = self.server.tools.get(name)
-            self._param_headers[name] = (
-                header_params(tool.input_schema) if tool is not None else None
-            )
-        return self._param_headers[name]
+        tool = self.server.tools.get(name)
+        if tool is None:
+            self._param_headers.pop(name, None)  # a tool since removed
+            return None
+        cached = self._param_headers.get(name)
+        if cached is None or cached[0] is not tool:
+            cached = self._param_headers[name] = (tool, header_params(tool.input_schema))
+        return cached[1]
 
     def _check_version_header(self, ex: Exchange, hs: HttpSession) -> str | None:
         header = ex.headers.get(PROTOCOL_VERSION)
