@@ -23,8 +23,10 @@ then :data:`~mcp_sansio.http.END`. Everything the protocol says about HTTP is de
   ``subscriptions/listen`` streams stay open, with keep-alive comments;
 - **DNS-rebinding protection**: ``Host`` and ``Origin`` allow-lists, on by default and set
   for a server on loopback (421 for a foreign ``Host``, 403 for a foreign ``Origin``);
-- **bounded memory**: a maximum body size (413), a bounded replay buffer, a bounded number
-  of sessions, annotations cached for registered tools only.
+- **bounded memory**: a maximum body size (413), replay buffers bounded in events per
+  stream and in bytes per session, a bounded number of sessions, annotations cached for
+  registered tools only; and no request walks the session's streams, the sessions or the
+  requests in flight.
 
 The binding runs the sessions: each :class:`HttpSession` has a ``driver`` slot for the
 binding's loop around it (the asyncio, trio and blocking adapters reuse their stdio
@@ -69,9 +71,12 @@ __all__ = [
     "DEFAULT_IDLE_TIMEOUT",
     "DEFAULT_KEEPALIVE",
     "DEFAULT_MAX_SESSIONS",
+    "DEFAULT_REPLAY_BYTES",
     "DEFAULT_REPLAY_SIZE",
     "DEFAULT_RETRY",
     "END",
+    "REPLAY_EVENT_COST",
+    "REPLAY_STREAM_COST",
     "Deliver",
     "Exchange",
     "HttpServer",
@@ -87,10 +92,20 @@ __all__ = [
 DEFAULT_ALLOWED_HOSTS: Final = ("localhost", "127.0.0.1", "[::1]")
 #: How many events each SSE stream keeps for resumption.
 DEFAULT_REPLAY_SIZE: Final = 256
+#: How many bytes of events each initialize-era session keeps for resumption, across its
+#: streams (4 MiB): each event counts its size and ``REPLAY_EVENT_COST``, each stream that
+#: keeps events ``REPLAY_STREAM_COST`` more. Past it the oldest events of the stream
+#: written to least recently are forgotten first (a finished stream whose events are all
+#: forgotten is forgotten with them); an event larger than the whole budget is not kept.
+DEFAULT_REPLAY_BYTES: Final = 4 * 1024 * 1024
+#: What the replay budget counts for each event beyond its bytes (its bookkeeping).
+REPLAY_EVENT_COST: Final = 96
+#: What the replay budget counts for each stream that keeps events (its bookkeeping).
+REPLAY_STREAM_COST: Final = 1024
 #: The reconnection delay (ms) sent in each stream's priming event.
 DEFAULT_RETRY: Final = 1000
-#: How many initialize-era sessions live at once; past it, the least recently used idle
-#: session is ended, and when none is idle a new ``initialize`` gets 503.
+#: How many initialize-era sessions live at once; past it, the session idle the longest is
+#: ended, and when none is idle a new ``initialize`` gets 503.
 DEFAULT_MAX_SESSIONS: Final = 1024
 #: Seconds between the bindings' ``: keep-alive`` comments on open SSE streams.
 DEFAULT_KEEPALIVE: Final = 15.0
@@ -292,22 +307,49 @@ class Exchange:
 class _Stream:
     """A logical SSE stream of a session: the answers (and related messages) of one POST,
     or the standalone GET stream. It outlives a dropped connection in the initialize era,
-    keeping its last events for resumption."""
+    keeping its last events for resumption: ``replay`` is always the run of its newest
+    events (none, when the newest could not be kept), so a resumption gets all the events
+    after its ``Last-Event-ID`` or none (400), never a gap."""
 
-    __slots__ = ("exchange", "no", "owed", "replay", "seq", "session", "standalone")
+    __slots__ = (
+        "_exchange",
+        "cancels",
+        "kept",
+        "no",
+        "owed",
+        "replay",
+        "seq",
+        "session",
+        "standalone",
+    )
 
     def __init__(self, session: HttpSession, no: int, *, standalone: bool = False) -> None:
         self.session = session
         self.no = no
         self.standalone = standalone
-        self.exchange: Exchange | None = None
+        self._exchange: Exchange | None = None
         self.owed: set[RequestId] = set()
         self.seq = 0
-        self.replay: deque[tuple[int, bytes]] = deque(maxlen=session.owner.replay_size)
+        self.replay: deque[tuple[int, bytes]] = deque()
+        self.kept = 0  # what the events in replay count in the session's replay budget
+        self.cancels: tuple[RequestId, ...] = ()  # the requests its POST cancels
 
     @property
     def done(self) -> bool:
         return not self.standalone and not self.owed
+
+    @property
+    def exchange(self) -> Exchange | None:
+        """The HTTP response carrying the stream now, if any."""
+        return self._exchange
+
+    @exchange.setter
+    def exchange(self, ex: Exchange | None) -> None:
+        # The session and the server count the streams with a response attached, so that
+        # neither the eviction of an idle session nor the keep-alive walks all streams.
+        if (ex is None) != (self._exchange is None):
+            self.session._attach(self, ex is not None)
+        self._exchange = ex
 
 
 class HttpSession:
@@ -316,6 +358,7 @@ class HttpSession:
 
     __slots__ = (
         "_next_stream",
+        "attached",
         "by_request",
         "closed",
         "current",
@@ -323,7 +366,9 @@ class HttpSession:
         "get_stream",
         "id",
         "initializing",
+        "kept",
         "owner",
+        "replay_bytes",
         "session",
         "streams",
     )
@@ -344,6 +389,14 @@ class HttpSession:
         self.initializing: RequestId | None = None
         """The id of the ``initialize`` request whose answer decides whether this session
         exists: an error answer ends it, and its id is never sent."""
+        self.attached = 0
+        """How many of its streams have an HTTP response attached (0: the session is
+        idle)."""
+        self.kept: OrderedDict[int, _Stream] = OrderedDict()
+        """The streams keeping events for resumption, the least recently written first."""
+        self.replay_bytes = 0
+        """What the events kept for resumption count, within the server's
+        ``replay_bytes``."""
         self._next_stream = 1
 
     @property
@@ -363,6 +416,48 @@ class HttpSession:
         self.streams[stream.no] = stream
         return stream
 
+    def _attach(self, stream: _Stream, attached: bool) -> None:
+        self.attached += 1 if attached else -1
+        self.owner._attached(self, stream, attached)
+
+    def _keep(self, stream: _Stream, seq: int, event: bytes) -> None:
+        """Keep ``event`` (number ``seq``, the stream's newest) for resumption, within
+        ``replay_size`` events per stream and ``replay_bytes`` per session: the oldest
+        events of the least recently written streams go first, each once (O(1) amortized
+        per event)."""
+        owner = self.owner
+        budget = owner.replay_bytes
+        cost = len(event) + REPLAY_EVENT_COST
+        if not stream.replay:
+            cost += REPLAY_STREAM_COST
+        if cost > budget or owner.replay_size < 1:
+            self._forget(stream, len(stream.replay))  # no gap: keep none
+            return
+        stream.replay.append((seq, event))
+        stream.kept += cost
+        self.replay_bytes += cost
+        self.kept[stream.no] = stream
+        self.kept.move_to_end(stream.no)
+        if len(stream.replay) > owner.replay_size:
+            self._forget(stream, 1)
+        while self.replay_bytes > budget:
+            self._forget(next(iter(self.kept.values())), 1)
+
+    def _forget(self, stream: _Stream, n: int) -> None:
+        """Forget the ``n`` oldest events of ``stream``; a stream left with none is out of
+        the budget, and so is a finished one with no response attached (gone)."""
+        replay = stream.replay
+        for _ in range(min(n, len(replay))):
+            cost = len(replay.popleft()[1]) + REPLAY_EVENT_COST
+            stream.kept -= cost
+            self.replay_bytes -= cost
+        if not replay:
+            self.replay_bytes -= stream.kept  # its REPLAY_STREAM_COST
+            stream.kept = 0
+            self.kept.pop(stream.no, None)
+            if stream.done and stream.exchange is None and self.current is not stream:
+                self.streams.pop(stream.no, None)
+
     def __repr__(self) -> str:
         return f"<HttpSession {self.id or 'stateless'}>"
 
@@ -381,13 +476,22 @@ class HttpServer:
         served, one byte more gets 413. Each session reads messages that large (its
         ``max_message_size`` defaults to the larger of this and 4 MiB).
     :param replay_size: how many events each SSE stream keeps for ``Last-Event-ID``.
+    :param replay_bytes: how many bytes of events each initialize-era session keeps for
+        ``Last-Event-ID``, across its streams
+        (:data:`~mcp_sansio.http.DEFAULT_REPLAY_BYTES`, 4 MiB; each event counts
+        :data:`~mcp_sansio.http.REPLAY_EVENT_COST` more, each stream keeping events
+        :data:`~mcp_sansio.http.REPLAY_STREAM_COST`): past it the oldest events of the
+        stream written to least recently are forgotten (the spec lets a server replay or
+        not), and a ``Last-Event-ID`` before them gets 400. An event larger than the
+        budget is not kept, nor are its stream's older ones: a resumption never skips an
+        event.
     :param retry: the reconnection delay (ms) announced in each stream's priming event.
     :param json_response: ``True``: answer requests with JSON only (notifications sent
         during a request are dropped); ``False``: always SSE; ``None`` (default): JSON when
         the answer is the first thing ready, SSE otherwise.
-    :param max_sessions: the most initialize-era sessions at once: past it the least
-        recently used one without an open stream is ended, and when every one has an open
-        stream a new ``initialize`` gets 503 (with ``Retry-After``).
+    :param max_sessions: the most initialize-era sessions at once: past it the one idle the
+        longest (without an open stream) is ended, and when every one has an open stream a
+        new ``initialize`` gets 503 (with ``Retry-After``).
     :param state_keys: the keys that seal 2026 ``requestState`` (share them between the
         workers of a deployment; default: random per process).
     :param state_clock: the one clock that seals and checks the expiry of ``requestState``
@@ -407,6 +511,7 @@ class HttpServer:
         allowed_origins: Collection[str] | DefaultType | None = DEFAULT,
         max_body_size: int = DEFAULT_MAX_MESSAGE_SIZE,
         replay_size: int = DEFAULT_REPLAY_SIZE,
+        replay_bytes: int = DEFAULT_REPLAY_BYTES,
         retry: int = DEFAULT_RETRY,
         json_response: bool | None = None,
         max_sessions: int = DEFAULT_MAX_SESSIONS,
@@ -432,6 +537,8 @@ class HttpServer:
         """The largest request body, in bytes."""
         self.replay_size = replay_size
         """How many events each stream keeps for resumption."""
+        self.replay_bytes = replay_bytes
+        """How many bytes of events each session keeps for resumption."""
         self.retry = retry
         """The reconnection delay (ms) of the priming events."""
         self.json_response = json_response
@@ -452,6 +559,11 @@ class HttpServer:
         """The initialize-era sessions, least recently used first."""
         self.live: set[HttpSession] = set()
         """Every session with work in hand (stateless POSTs included)."""
+        # The initialize-era sessions with no response attached, idle the longest first
+        # (the ones _make_room may end), and every stream with a response attached (the
+        # ones keepalive() visits): kept up to date so that neither walks the sessions.
+        self._idle: OrderedDict[HttpSession, None] = OrderedDict()
+        self._open: dict[_Stream, None] = {}
         # By name: (the tool, its header annotations); only names of registered tools.
         self._param_headers: dict[str, tuple[object, dict[str, str] | None]] = {}
 
@@ -468,25 +580,45 @@ class HttpServer:
 
     def _make_room(self) -> list[Work] | None:
         """Room for a new initialize-era session: when :attr:`max_sessions` are open, the
-        least recently used one without an open stream is ended; ``None`` when every one
-        has an open stream (the new one is refused: the bound holds)."""
+        one idle the longest (no response attached since its last request, or for
+        longest) is ended; ``None`` when every one has an open stream (the new one is
+        refused: the bound holds). O(1): the idle sessions are kept in order."""
         if len(self.sessions) < self.max_sessions:
             return []
-        for old in self.sessions.values():
-            if not any(s.exchange is not None for s in old.streams.values()):
-                return self._terminate(old)
+        if self._idle:
+            return self._terminate(next(iter(self._idle)))
         return None
 
     def _remember(self, hs: HttpSession) -> None:
         """Register a new initialize-era session (after :meth:`_make_room`)."""
         assert hs.id is not None
         self.sessions[hs.id] = hs
+        if not hs.attached:
+            self._idle[hs] = None
+
+    def _used(self, hs: HttpSession) -> None:
+        """A request reached ``hs``: it is the most recently used."""
+        assert hs.id is not None
+        self.sessions.move_to_end(hs.id)
+        if hs in self._idle:
+            self._idle.move_to_end(hs)
+
+    def _attached(self, hs: HttpSession, stream: _Stream, attached: bool) -> None:
+        """``stream`` of ``hs`` got (or lost) its HTTP response."""
+        if attached:
+            self._open[stream] = None
+            self._idle.pop(hs, None)
+        else:
+            self._open.pop(stream, None)
+            if not hs.attached and not hs.closed and hs.id is not None and hs.id in self.sessions:
+                self._idle[hs] = None  # the most recently used idle session
 
     def _terminate(self, hs: HttpSession) -> list[Work]:
         hs.closed = True
         if hs.id is not None:
             self.sessions.pop(hs.id, None)
         self.live.discard(hs)
+        self._idle.pop(hs, None)
         ended = []
         for stream in hs.streams.values():
             ex = stream.exchange
@@ -496,6 +628,7 @@ class HttpServer:
                 else:
                     ex._finish()
                 ended.append(ex)
+            self._open.pop(stream, None)
         return [Terminate(hs), Wake(tuple(ended))]
 
     # ------------------------------------------------------------------ requests
@@ -564,7 +697,7 @@ class HttpServer:
             if hs is None:
                 ex.respond(404, "no such session (it may have expired): initialize again")
                 return
-            self.sessions.move_to_end(hs.id)  # type: ignore[arg-type]
+            self._used(hs)
             ex.session = hs
 
     def _begin_session_request(self, ex: Exchange) -> None:
@@ -578,7 +711,7 @@ class HttpServer:
             ex.respond(404, "no such session (it may have expired): initialize again")
             return
         ex.session = hs
-        self.sessions.move_to_end(session_id.strip())
+        self._used(hs)
         if ex.method == "GET" and not _accepts(h.get(ACCEPT, ""), _SSE):
             ex.respond(406, "Accept must list text/event-stream")
 
@@ -611,14 +744,16 @@ class HttpServer:
             if old is not None and not old.finished:
                 old._finish()  # the client moved to this connection
                 out.append(Wake((old,)))
-            stream.exchange = ex
             ex.stream = stream
             ex._start_sse()
             for event_seq, event in stream.replay:
                 if event_seq > seq:
                     ex._push(event)
             if stream.done:
-                ex._finish()
+                ex._finish()  # all there is: the stream needs no response attached
+                stream.exchange = None
+            else:
+                stream.exchange = ex
             return out
         if hs.get_stream is not None and hs.get_stream.exchange is not None:
             ex.respond(409, "this session's standalone stream is already open")
@@ -736,6 +871,13 @@ class HttpServer:
             seen.add(rid)
         stream = hs._new_stream()
         stream.owed.update(requests)
+        stream.cancels = tuple(
+            rid
+            for m in messages
+            if m.get("method") == "notifications/cancelled" and isinstance(m.get("params"), dict)
+            for rid in (m["params"].get("requestId"),)
+            if isinstance(rid, (str, int)) and not isinstance(rid, bool) and rid in hs.by_request
+        )
         for rid in stream.owed:
             hs.by_request[rid] = stream
         stream.exchange = ex
@@ -833,15 +975,47 @@ class HttpServer:
         stream, hs.current = hs.current, None
         touched: list[Exchange] = []
         if stream is not None:
-            owed = hs.session.connection.owed
-            for rid in [r for r in stream.owed if r not in owed]:
+            session = hs.session
+            for rid in [r for r in stream.owed if not _owes(session, r)]:
                 stream.owed.discard(rid)
                 hs.by_request.pop(rid, None)
             ex = stream.exchange
             if ex is not None and ex.mode is None and stream.done:
                 ex.respond(202)
                 touched.append(ex)
-        return touched + [e for e in self._reap(hs) if e not in touched]
+            touched.extend(e for e in self._reap(hs, (stream,)) if e not in touched)
+            if stream.cancels:
+                touched.extend(e for e in self._cancelled(hs, stream) if e not in touched)
+        elif hs.stateless:
+            self._reap(hs, ())
+        return touched
+
+    def _cancelled(self, hs: HttpSession, by: _Stream) -> list[Exchange]:
+        """The requests that ``by``'s POST cancelled (and the session forgot: it ignores
+        a cancel of ``initialize``) are owed no more; their streams end if they owe
+        nothing else. (They were kept, each with its stream and its response open, for
+        the rest of the session.)"""
+        ended: dict[_Stream, None] = {}
+        for rid in by.cancels:
+            stream = hs.by_request.get(rid)
+            if stream is None or stream is by or _owes(hs.session, rid):
+                continue
+            del hs.by_request[rid]
+            stream.owed.discard(rid)
+            ended[stream] = None
+        by.cancels = ()
+        touched = []
+        for stream in ended:
+            ex = stream.exchange
+            if stream.done and ex is not None and ex.mode is None:
+                # No answer is owed for a cancelled request (Cancellation: the receiver
+                # "SHOULD NOT send a response"): an event stream with nothing on it ends.
+                ex._start_sse(self._session_headers(hs))
+                self._prime(stream, ex)
+                ex._finish()
+                touched.append(ex)
+        touched.extend(e for e in self._reap(hs, ended) if e not in touched)
+        return touched
 
     def route(
         self, hs: HttpSession, data: bytes, related: RequestId | None = None
@@ -850,16 +1024,18 @@ class HttpServer:
         ``related`` is the id of the request a handler was serving when it wrote. Returns
         the exchanges with new output (wake their waiters)."""
         touched: list[Exchange] = []
+        streams: dict[_Stream, None] = {}  # the streams written to: the only ones to reap
         for line in data.splitlines():
             if not line:
                 continue
             stream = self._stream_for(hs, line, related)
             if stream is None:
                 continue
+            streams[stream] = None
             ex = self._emit(stream, line)
             if ex is not None and ex not in touched:
                 touched.append(ex)
-        touched.extend(e for e in self._reap(hs) if e not in touched)
+        touched.extend(e for e in self._reap(hs, streams) if e not in touched)
         return touched
 
     def _stream_for(
@@ -898,6 +1074,7 @@ class HttpServer:
         if hs.id is not None:
             self.sessions.pop(hs.id, None)
         self.live.discard(hs)
+        self._idle.pop(hs, None)
 
     def _emit(self, stream: _Stream, line: bytes) -> Exchange | None:
         ex = stream.exchange
@@ -917,7 +1094,7 @@ class HttpServer:
         if resumable:
             stream.seq += 1
             event = encode_event(line, id=f"{stream.no}_{stream.seq}")
-            stream.replay.append((stream.seq, event))
+            stream.session._keep(stream, stream.seq, event)
         else:
             event = encode_event(line)
         if ex is None:
@@ -931,7 +1108,7 @@ class HttpServer:
         return (
             stream.done
             and not stream.standalone
-            and len(stream.replay) == 0
+            and stream.seq == 0  # nothing went out on it before
             and (self.json_response is True or _accepts(ex.headers.get(ACCEPT, ""), _JSON))
         )
 
@@ -941,11 +1118,13 @@ class HttpServer:
             return ()
         return ((SESSION_ID, hs.id),)
 
-    def _reap(self, hs: HttpSession) -> list[Exchange]:
-        """End the streams whose requests are all answered; forget a finished stateless
+    def _reap(self, hs: HttpSession, streams: Iterable[_Stream]) -> list[Exchange]:
+        """End those of ``streams`` whose requests are all answered (only the streams a
+        step touched can have changed: the others are not walked, so a message costs the
+        same however many streams the session keeps); forget a finished stateless
         session."""
         touched = []
-        for no, stream in list(hs.streams.items()):
+        for stream in streams:
             if not stream.done:
                 continue
             ex = stream.exchange
@@ -954,8 +1133,8 @@ class HttpServer:
                 touched.append(ex)
             if ex is not None and ex.mode is not None and hs.current is not stream:
                 stream.exchange = None
-            if stream.exchange is None and (hs.stateless or not stream.replay):
-                del hs.streams[no]
+            if stream.exchange is None and hs.current is not stream and not stream.replay:
+                hs.streams.pop(stream.no, None)
         if hs.stateless and not hs.streams and hs.current is None:
             self.live.discard(hs)
         return touched
@@ -1001,19 +1180,18 @@ class HttpServer:
             }
             out.append(Deliver(hs, orjson.dumps(note) + b"\n"))
         stream.owed.clear()
-        self._reap(hs)
+        self._reap(hs, (stream,))
         return out
 
     def keepalive(self) -> list[Exchange]:
         """Queue a ``: keep-alive`` comment on every open SSE response; returns them."""
         touched = []
         comment = encode_comment("keep-alive")
-        for hs in list(self.live) + list(self.sessions.values()):
-            for stream in hs.streams.values():
-                ex = stream.exchange
-                if ex is not None and ex.mode == "sse" and not ex.finished and ex not in touched:
-                    ex._push(comment)
-                    touched.append(ex)
+        for stream in self._open:  # the streams with a response attached, no others
+            ex = stream.exchange  # (an exchange carries one stream: each comes once)
+            if ex is not None and ex.mode == "sse" and not ex.finished:
+                ex._push(comment)
+                touched.append(ex)
         return touched
 
     def all_sessions(self) -> list[HttpSession]:
@@ -1043,6 +1221,18 @@ class HttpServer:
             if data:
                 touched.extend(self.route(hs, data))
         return touched
+
+
+def _owes(session: ServerSession, request_id: RequestId) -> bool:
+    """Whether ``session`` still owes an answer to the peer's request ``request_id``, in
+    O(1): its connection's table of owed requests is looked up, not copied
+    (``Connection.owed`` builds a tuple of every request in flight, up to
+    ``max_in_flight``, 4,096 by default)."""
+    connection = session.connection
+    theirs = getattr(connection, "_theirs", None)
+    if isinstance(theirs, dict):
+        return request_id in theirs
+    return request_id in connection.owed  # pragma: no cover - another Connection
 
 
 def _host_name(host: str) -> str:
