@@ -9,6 +9,7 @@ from __future__ import annotations
 import tracemalloc
 from typing import Any
 
+import orjson
 import pytest
 from helpers import (
     ALL,
@@ -489,3 +490,19 @@ def test_owed_errors_are_bounded_in_bytes() -> None:
 def test_id_memory_bytes_is_validated() -> None:
     with pytest.raises(ValueError, match="id_memory_bytes"):
         Connection(Role.SERVER, id_memory_bytes=0)
+
+
+def test_owes_looks_up_one_request() -> None:
+    server = Connection(Role.SERVER, versions=("2025-06-18",))
+    init = {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "c", "version": "1"},
+    }
+    server.receive_data(
+        b'{"jsonrpc":"2.0","id":"a","method":"initialize","params":' + orjson.dumps(init) + b"}\n"
+    )
+    assert isinstance(server.next_event(), Request)
+    assert server.owes("a")
+    assert not server.owes("b")
+    assert not server.owes(1)

@@ -309,6 +309,11 @@ class Connection:
         """Ids of the peer's requests still waiting for our answer, oldest first."""
         return tuple(self._theirs)
 
+    def owes(self, request_id: RequestId) -> bool:
+        """Whether the peer's request ``request_id`` still waits for our answer: one lookup,
+        where :attr:`owed` copies the whole table."""
+        return request_id in self._theirs
+
     def next_request_id(self) -> int:
         """An integer id that no request of ours in flight (and, in the initialize era,
         none in this session) has used."""

@@ -1225,14 +1225,8 @@ class HttpServer:
 
 def _owes(session: ServerSession, request_id: RequestId) -> bool:
     """Whether ``session`` still owes an answer to the peer's request ``request_id``, in
-    O(1): its connection's table of owed requests is looked up, not copied
-    (``Connection.owed`` builds a tuple of every request in flight, up to
-    ``max_in_flight``, 4,096 by default)."""
-    connection = session.connection
-    theirs = getattr(connection, "_theirs", None)
-    if isinstance(theirs, dict):
-        return request_id in theirs
-    return request_id in connection.owed  # pragma: no cover - another Connection
+    O(1) (``Connection.owed`` would copy every request in flight)."""
+    return session.connection.owes(request_id)
 
 
 def _host_name(host: str) -> str:
