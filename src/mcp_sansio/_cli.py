@@ -31,7 +31,7 @@ import re
 import signal
 import sys
 import textwrap
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final, TextIO
 
@@ -382,7 +382,7 @@ def main(
         if args.command == "serve":
             return asyncio.run(_serve(args, err))
         if args.command == "call":
-            return asyncio.run(_call(args, command, out, err))
+            return asyncio.run(_interruptible(_call(args, command, out, err), err))
         if args.command == "probe":
             return _probe(args, command, out, err)
         return asyncio.run(demo(out))
@@ -564,6 +564,33 @@ def _note_printer(err: TextIO) -> Callable[[Notification], None]:
             err.write(f"{note.method} {json.dumps(params, ensure_ascii=False)}\n")
 
     return show
+
+
+async def _interruptible(work: Awaitable[int], err: TextIO) -> int:
+    """Run ``work``; Ctrl-C (``SIGINT``) cancels it, so that its cleanup runs (a started
+    server is stopped) on every Python, and the command exits with 130. (Python 3.11's
+    ``asyncio.run`` cancels the main task on Ctrl-C; 3.10's raises ``KeyboardInterrupt``
+    out of the event loop, past the cleanup, and a server would be left running.)"""
+    loop = asyncio.get_running_loop()
+    task = asyncio.ensure_future(work)
+    interrupted: list[bool] = []
+
+    def interrupt() -> None:
+        interrupted.append(True)
+        task.cancel()
+
+    with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+        loop.add_signal_handler(signal.SIGINT, interrupt)
+    try:
+        return await task
+    except asyncio.CancelledError:
+        if not interrupted:
+            raise
+        err.write(f"{_PROG}: interrupted\n")
+        return 130
+    finally:
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+            loop.remove_signal_handler(signal.SIGINT)
 
 
 async def _call(
