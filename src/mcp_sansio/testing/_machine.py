@@ -148,7 +148,7 @@ class WireLine:
     side: str
     """``"probe"`` (we sent it), ``"peer"`` (the peer did) or ``"note"``."""
     data: bytes
-    """The bytes, as sent (a note's text, for a note): the first :data:`KEPT_BYTES` of
+    """The bytes, as sent (a note's text, for a note): the first ``KEPT_BYTES`` of
     them."""
     size: int = attrs.field(default=attrs.Factory(lambda line: len(line.data), takes_self=True))
     """How many bytes were sent (``data`` may keep fewer)."""
@@ -376,10 +376,10 @@ class Conversation:
         (the probe sets it when it is interrupted).
 
     What one conversation keeps is bounded: its channel reads at most
-    :data:`~mcp_sansio.testing._targets.MAX_MESSAGES` messages and
-    :data:`~mcp_sansio.testing._targets.MAX_RECEIVED` bytes, and its exchange
-    (:attr:`lines`) keeps :data:`KEPT_BYTES` of each line, :data:`MAX_EXCHANGE` in all. A
-    peer that sends more, or :data:`MAX_UNREADABLE` lines that are not JSON-RPC messages, is
+    ``MAX_MESSAGES`` messages and
+    ``MAX_RECEIVED`` bytes, and its exchange
+    (:attr:`lines`) keeps ``KEPT_BYTES`` of each line, ``MAX_EXCHANGE`` in all. A
+    peer that sends more, or ``MAX_UNREADABLE`` lines that are not JSON-RPC messages, is
     cut off (:attr:`cut`): the conversation ends there, as if the peer had stopped answering.
     A rule broken again in the same conversation is not recorded again (the first
     exchange that shows it is the shortest).
@@ -510,7 +510,7 @@ class Conversation:
         self.channel.send(data)
 
     def _record(self, side: str, data: bytes) -> None:
-        """Keep a line of the exchange, within :data:`KEPT_BYTES` and :data:`MAX_EXCHANGE`."""
+        """Keep a line of the exchange, within ``KEPT_BYTES`` and ``MAX_EXCHANGE``."""
         keep = min(len(data), KEPT_BYTES, max(0, MAX_EXCHANGE - self._kept))
         self._kept += keep
         self.lines.append(WireLine(side, data[:keep], len(data)))

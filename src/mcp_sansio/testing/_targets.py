@@ -122,7 +122,7 @@ class Incoming:
     the transport's answer to that message."""
     overflow: bool = False
     """A note that the channel stopped reading here: the peer sent more than
-    :data:`MAX_MESSAGES` messages or :data:`MAX_RECEIVED` bytes. Nothing comes after it
+    ``MAX_MESSAGES`` messages or ``MAX_RECEIVED`` bytes. Nothing comes after it
     (not even the end of the peer's output)."""
 
 
@@ -137,7 +137,7 @@ class Channel:
     """``"stdio"``, ``"http"`` or ``"in-process"``."""
 
     opened: float
-    """When the peer was started (:func:`time.monotonic`): a fresh peer's first answer is
+    """When the peer was started (``time.monotonic()``): a fresh peer's first answer is
     timed from here (a subclass that starts it before calling ``Channel.__init__`` sets
     it first)."""
 
@@ -226,7 +226,7 @@ class Channel:
 
     def _read_bytes(self, size: int) -> bool:
         """Count ``size`` bytes read from the peer; ``False`` once that passes
-        :data:`MAX_RECEIVED` (then the caller stops reading)."""
+        ``MAX_RECEIVED`` (then the caller stops reading)."""
         with self._lock:
             if self._full:
                 return False
