@@ -58,7 +58,8 @@ import sys
 from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping, Sequence
 from typing import IO, Any, Protocol
 
-from . import requests
+from . import _backpressure, requests
+from ._backpressure import stalled, write_options
 from ._errors import ErrorCode
 from ._events import Notification, RequestId
 from .server import Server
@@ -90,7 +91,9 @@ from .session import (
 )
 
 __all__ = [
+    "DEFAULT_MAX_WRITE_BUFFER",
     "DEFAULT_SHUTDOWN_TIMEOUT",
+    "DEFAULT_WRITE_TIMEOUT",
     "Client",
     "ConnectionLost",
     "Context",
@@ -107,10 +110,23 @@ __all__ = [
 #: stdin is closed, and again after ``SIGTERM``, before ``SIGKILL``.
 DEFAULT_SHUTDOWN_TIMEOUT = 2.0
 
+#: The bound, in bytes, on what waits to be written to one peer (1 MiB; the
+#: ``max_write_buffer`` option): past it, nothing more is read from that peer until it is
+#: down to half (see ``docs/errors.rst``, "Writing to a peer that does not read").
+DEFAULT_MAX_WRITE_BUFFER = _backpressure.DEFAULT_MAX_WRITE_BUFFER
+
+#: How long, in seconds, what waits to be written may wait with the peer taking none of it
+#: (the ``write_timeout`` option) before the connection is closed as broken.
+DEFAULT_WRITE_TIMEOUT = _backpressure.DEFAULT_WRITE_TIMEOUT
+
 _READ_SIZE = 1 << 16
 #: Unread bytes past which a writer's ``drain()`` on an in-memory pipe waits (1 MiB).
 _PIPE_LIMIT = 1 << 20
 _OPENING = frozenset({"initialize", "server/discover"})
+#: How often, in seconds, a peer whose writes wait in asyncio's buffer is looked at: to
+#: resume reading once the buffer is down to half of ``max_write_buffer``, and to see
+#: whether the peer took anything within ``write_timeout``.
+_WATCH_INTERVAL = 0.05
 _log = logging.getLogger(__name__)
 
 Streams = tuple["_Reader", "_Writer"]
@@ -159,7 +175,9 @@ class _MemoryPipe:
 
     A :class:`_Peer` reads it with :meth:`deliver_to`: each write is then handed to the
     reading side's ``feed`` at once, within the writer's call (no read task to wake, no turn
-    of the event loop), and ``close()`` hands it ``b""``. When it is read with :meth:`read`
+    of the event loop), and ``close()`` hands it ``b""``. Its :attr:`source`, when a
+    protocol writes into it, is the transport read from: the peer pauses that transport
+    while too much waits to be written (backpressure). When it is read with :meth:`read`
     instead, :meth:`drain` waits while more than :data:`_PIPE_LIMIT` bytes are unread (or
     until the pipe is closed), so a writer that outruns its reader is held back, as by a
     socket.
@@ -172,6 +190,7 @@ class _MemoryPipe:
         self._readable: asyncio.Future[None] | None = None
         self._writable: asyncio.Future[None] | None = None
         self._deliver: Callable[[bytes], None] | None = None
+        self.source: asyncio.ReadTransport | None = None
 
     async def deliver_to(self, feed: Callable[[bytes], None]) -> None:
         """Hand what was written so far, then every later write, to ``feed``; return once
@@ -267,6 +286,10 @@ class _InboxProtocol(asyncio.StreamReaderProtocol):
         super().__init__(None, callback, loop=asyncio.get_running_loop())  # type: ignore[arg-type]
         self.inbox = inbox
 
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.inbox.source = transport  # type: ignore[assignment]
+        super().connection_made(transport)
+
     def data_received(self, data: bytes) -> None:
         self.inbox.push(data)
 
@@ -287,6 +310,11 @@ class _ProcessProtocol(asyncio.subprocess.SubprocessStreamProtocol):
         super().__init__(limit=_READ_SIZE, loop=loop)
         self.inbox = inbox
 
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        super().connection_made(transport)
+        stdout = transport.get_pipe_transport(1)  # type: ignore[attr-defined]
+        self.inbox.source = stdout
+
     def pipe_data_received(self, fd: int, data: bytes | str) -> None:
         if fd == 1:
             self.inbox.push(data)  # type: ignore[arg-type]
@@ -305,7 +333,13 @@ def _wake(waiter: asyncio.Future[None] | None) -> None:
 
 
 class _Peer:
-    """The loop around one session: reads, carries out actions, keeps the timer, runs jobs."""
+    """The loop around one session: reads, carries out actions, keeps the timer, runs jobs.
+
+    What the writer's transport cannot send at once waits in its buffer: past
+    ``max_write_buffer`` bytes there, the peer stops reading (the reader's transport is
+    paused, or the read loop waits) until it is down to half; when the peer takes none of
+    it for ``write_timeout`` seconds, the connection is closed as broken (:meth:`_break`).
+    """
 
     def __init__(
         self,
@@ -313,6 +347,9 @@ class _Peer:
         reader: _Reader,
         writer: _Writer,
         on_notification: Callable[[Notification], Any] | None = None,
+        *,
+        max_write_buffer: int = DEFAULT_MAX_WRITE_BUFFER,
+        write_timeout: float | None = DEFAULT_WRITE_TIMEOUT,
     ) -> None:
         self.session = session
         self.reader = reader
@@ -326,8 +363,25 @@ class _Peer:
         self._tasks: dict[asyncio.Task[Any], Job | None] = {}
         self._read_task: asyncio.Task[None] | None = None
         self.dead = False
+        self.failure: str | None = None
+        """Why the connection broke, once it has (the message of the calls' error)."""
         self._write_failed = False
         self.route: Callable[[bytes, RequestId | None], None] | None = None
+        # Backpressure: the writer's transport (None for in-memory pipes and files), the
+        # bytes handed to it, and how many of them had gone out at the last look (when).
+        self.max_write_buffer = max_write_buffer
+        self.write_timeout = write_timeout
+        transport = getattr(writer, "transport", None)
+        if not callable(getattr(transport, "get_write_buffer_size", None)):
+            transport = None  # not an asyncio transport (Streamable HTTP's)
+        self._transport: asyncio.WriteTransport | None = transport
+        self._written = 0
+        self._sent = 0
+        self._sent_at = 0.0
+        self._watch: asyncio.TimerHandle | None = None
+        self._paused = False
+        self._room = asyncio.Event()  # set while reading is not paused
+        self._room.set()
 
     def now(self) -> float:
         return self.loop.time()
@@ -357,6 +411,85 @@ class _Peer:
                 writer.write(data)
             except (RuntimeError, OSError):  # closing, or closed under us
                 self._write_failed = True
+                return
+            transport = self._transport
+            if transport is not None:
+                self._written += len(data)
+                size = transport.get_write_buffer_size()
+                if size:  # the peer is not keeping up
+                    if size > self.max_write_buffer and not self._paused:
+                        self._pause()
+                    if self._watch is None:
+                        self._sent, self._sent_at = self._written - size, self.now()
+                        self._watch = self.loop.call_later(_WATCH_INTERVAL, self._check_writes)
+
+    def _check_writes(self) -> None:
+        """Look at what still waits to be written: resume reading once it is down to half
+        of the bound, break the connection if nothing went out for ``write_timeout``."""
+        self._watch = None
+        transport = self._transport
+        if self.dead or transport is None:
+            return
+        size = transport.get_write_buffer_size()
+        if not size:
+            self._resume()
+            return
+        now = self.now()
+        sent = self._written - size
+        if sent != self._sent:
+            self._sent, self._sent_at = sent, now
+        if self._paused and size <= self.max_write_buffer // 2:
+            self._resume()
+        if self.write_timeout is not None and now - self._sent_at >= self.write_timeout:
+            self._break(stalled(self.session, size, self.write_timeout))
+            return
+        self._watch = self.loop.call_later(_WATCH_INTERVAL, self._check_writes)
+
+    def _pause(self) -> None:
+        """Stop reading from the peer (until :meth:`_resume`)."""
+        self._paused = True
+        self._room.clear()
+        source = getattr(self.reader, "source", None)
+        if source is not None:
+            source.pause_reading()
+
+    def _resume(self) -> None:
+        if self._paused:
+            self._paused = False
+            self._room.set()
+            source = getattr(self.reader, "source", None)
+            if source is not None:
+                source.resume_reading()
+
+    def _break(self, message: str) -> None:
+        """The peer stopped reading: every call fails with ``message``, what waits to be
+        written is dropped, and both directions are closed (a stdio server then sees its
+        stdout closed; :meth:`Client.aclose` stops it as ever)."""
+        self._die(message)
+        self._write_failed = True
+        if self._read_task is not None:
+            self._read_task.cancel()
+        source = getattr(self.reader, "source", None)
+        if source is not None:
+            source.close()
+        if self._transport is not None:
+            self._transport.abort()
+
+    async def flush(self) -> None:
+        """At the end, after ``writer.close()``: wait while what is buffered goes out, as
+        long as the peer takes some of it within ``write_timeout``; else drop it."""
+        transport = self._transport
+        if transport is None:
+            return
+        last, since = -1, self.now()
+        while size := transport.get_write_buffer_size():
+            now = self.now()
+            if size != last:
+                last, since = size, now
+            elif self.write_timeout is not None and now - since >= self.write_timeout:
+                transport.abort()
+                return
+            await asyncio.sleep(_WATCH_INTERVAL)
 
     async def drain(self) -> None:
         try:
@@ -367,6 +500,8 @@ class _Peer:
     async def _read_loop(self) -> None:
         read = self.reader.read
         while True:
+            if self._paused:
+                await self._room.wait()
             try:
                 data = await read(_READ_SIZE)
             except OSError:
@@ -389,18 +524,28 @@ class _Peer:
         """The connection broke beyond repair: fail every call, cancel every job, stop."""
         if self.dead:
             return
-        self.dead = True
         if not isinstance(exc, Exception) or type(exc).__module__.startswith("mcp_sansio"):
             _log.debug("connection aborted: %r", exc)
         else:
             _log.error("connection aborted by an unexpected error", exc_info=exc)
+        self._die(f"the connection broke: {exc}")
+
+    def _die(self, message: str) -> None:
+        """Fail every call with ``ConnectionLost(message)``, cancel every job, stop."""
+        if self.dead:
+            return
+        self.dead = True
+        self.failure = message
+        if self._watch is not None:
+            self._watch.cancel()
+            self._watch = None
         for call in self.session.calls:
             if not call.done:
-                call.error = ConnectionLost(f"the connection broke: {exc}")
+                call.error = ConnectionLost(message)
                 self._wake(call)
         for task in list(self._tasks):
             task.cancel()
-        self._fail_opening(ConnectionLost(f"the connection broke: {exc}"))
+        self._fail_opening(ConnectionLost(message))
         self.closed.set()
 
     # ------------------------------------------------------------------ actions
@@ -504,7 +649,16 @@ class _Peer:
         self.write(data)
         self.arm()
         try:
-            await self.drain()
+            transport = self._transport
+            if transport is not None and not call.done and transport.get_write_buffer_size():
+                # The peer is slow: its drain may outlast the call (its answer, its timeout).
+                drain = self.loop.create_task(self.drain())
+                try:
+                    await asyncio.wait((waiter, drain), return_when=asyncio.FIRST_COMPLETED)
+                finally:
+                    drain.cancel()
+            else:
+                await self.drain()
             if call.done:
                 # Answered already, within a write (connect_server delivers bytes at once;
                 # a request of a handler's Context was written before this wait): still
@@ -591,6 +745,9 @@ class _Peer:
                 await task
         self.feed(b"")  # the session fails our calls and cancels its jobs
         self.dead = True
+        if self._watch is not None:
+            self._watch.cancel()
+            self._watch = None
         if self._timer is not None:
             self._timer.cancel()
             self._timer = self._timer_at = None
@@ -680,6 +837,13 @@ class Client(ClientView):
         ``handler(context, params) -> result`` (plain or ``async``). They also answer the
         ``input_required`` requests of 2026-07-28.
     :param timeout: the default timeout of a request, in seconds (``None``: none).
+    :param max_write_buffer: the bound, in bytes, on what waits to be written to the server
+        (:data:`DEFAULT_MAX_WRITE_BUFFER`, 1 MiB): past it, the client stops reading the
+        server's messages until it is down to half.
+    :param write_timeout: when the server takes none of what waits to be written for this
+        many seconds (:data:`DEFAULT_WRITE_TIMEOUT`, 30 s; ``None``: no limit), the
+        connection is closed as broken: every call fails with :class:`ConnectionLost`
+        (``"the server stopped reading: N bytes unwritten for T s ..."``).
     :param options: other keywords of ``mcp_sansio.session.ClientSession``
         (``capabilities=``, ``client_info=``, ``probe_timeout=``, ``max_input_rounds=``,
         ``max_message_size=``, …).
@@ -700,6 +864,7 @@ class Client(ClientView):
         max_input_rounds: int = DEFAULT_MAX_INPUT_ROUNDS,
         **options: Any,
     ) -> None:
+        self._max_write_buffer, self._write_timeout = write_options(options)
         self.session = ClientSession(
             versions=versions,
             handlers=handlers,
@@ -891,7 +1056,12 @@ class Client(ClientView):
             if self._reader is None or self._writer is None:
                 raise RuntimeError("a Client needs a reader and a writer, or a connect_*()")
             peer = self._peer = _Peer(
-                self.session, self._reader, self._writer, self.on_notification
+                self.session,
+                self._reader,
+                self._writer,
+                self.on_notification,
+                max_write_buffer=self._max_write_buffer,
+                write_timeout=self._write_timeout,
             )
             peer.opened = peer.loop.create_future()
             peer.start()
@@ -940,6 +1110,8 @@ class Client(ClientView):
             if transport is not None:
                 transport.close()
         if writer is not None:
+            if peer is not None:
+                await peer.flush()
             with contextlib.suppress(OSError, RuntimeError):
                 await writer.wait_closed()
 
@@ -959,8 +1131,9 @@ class Client(ClientView):
 
     @property
     def closed(self) -> bool:
-        """Whether the connection is closed (by us or by the server)."""
-        return self._closed or self.session.closed
+        """Whether the connection is closed (by us or by the server), or broken."""
+        peer = self._peer
+        return self._closed or self.session.closed or (peer is not None and peer.dead)
 
     # ------------------------------------------------------------------ calls
 
@@ -990,7 +1163,7 @@ class Client(ClientView):
         """
         peer = self._require()
         if peer.dead:
-            raise ConnectionLost("the connection broke")
+            raise ConnectionLost(peer.failure or "the connection broke")
         callback = None
         if on_progress is not None:
 
@@ -1160,7 +1333,9 @@ async def serve_stream(
 
     :param session_options: keywords of ``mcp_sansio.session.ServerSession``
         (``versions=``, ``timeout=`` for requests to the client, ``state_keys=``,
-        ``max_message_size=``, …).
+        ``max_message_size=``, …), and ``max_write_buffer=`` and ``write_timeout=`` as for
+        :class:`Client` (a client that stops reading stops being read, then is
+        disconnected).
     """
     await _serve(server, reader, writer, session_options)
 
@@ -1168,7 +1343,15 @@ async def serve_stream(
 async def _serve(
     server: Server, reader: _Reader, writer: _Writer, session_options: Mapping[str, Any]
 ) -> None:
-    peer = _Peer(ServerSession(server, **session_options), reader, writer)
+    options = dict(session_options)
+    limit, timeout = write_options(options)
+    peer = _Peer(
+        ServerSession(server, **options),
+        reader,
+        writer,
+        max_write_buffer=limit,
+        write_timeout=timeout,
+    )
     peer.start()
     try:
         await peer.closed.wait()
@@ -1176,6 +1359,7 @@ async def _serve(
     finally:
         await peer.stop()
         writer.close()
+        await peer.flush()
         with contextlib.suppress(OSError, RuntimeError):
             await writer.wait_closed()
 
