@@ -11,6 +11,7 @@ the tests: :func:`make_server` on stdin and stdout.
 
 from __future__ import annotations
 
+import functools
 import os
 import signal
 import subprocess
@@ -795,10 +796,7 @@ def test_garbage_to_the_server_gets_a_parse_error() -> None:
     run(test)
 
 
-def test_the_server_stops_reading_while_its_answers_pile_up(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    monkeypatch.setattr(mcp_trio, "_HIGH_WATER", 1000)
+def test_the_server_stops_reading_while_its_answers_pile_up() -> None:
     lines = 100  # more than one read's worth (64 KiB): a parse error to answer on each
 
     async def test() -> None:
@@ -806,7 +804,11 @@ def test_the_server_stops_reading_while_its_answers_pile_up(
         sent = trio.Event()
         answers = 0
         async with trio.open_nursery() as nursery:
-            nursery.start_soon(serve_stream, make_server(State()), there)
+            nursery.start_soon(
+                functools.partial(serve_stream, max_write_buffer=1000),
+                make_server(State()),
+                there,
+            )
 
             async def flood() -> None:
                 await here.send_all((b"x" * 1000 + b"\n") * lines)

@@ -4,9 +4,11 @@ and a server over Streamable HTTP (:func:`serve_http`).
 All protocol work is done by ``mcp_sansio.session``; this module moves bytes, owns the
 clock (``trio.current_time``) and runs handlers in tasks. One connection is a small
 nursery: a reader task, a writer task (writes are buffered and go out in order, so the
-synchronous :class:`Context` methods can write too) and a timer task that sleeps until
-the session's next deadline. Each handler runs in its own task and cancel scope; the peer's
-``notifications/cancelled`` cancels it.
+synchronous :class:`Context` methods can write too), a timer task that sleeps until
+the session's next deadline, and a watchdog that closes the connection as broken when the
+peer stops reading (``write_timeout``). While more than ``max_write_buffer`` bytes wait to
+be written, the reader reads nothing. Each handler runs in its own task and cancel scope;
+the peer's ``notifications/cancelled`` cancels it.
 
 A complete example: a server with one tool, and a client that starts it as a subprocess
 (save it as ``demo.py`` and run ``python demo.py``)::
@@ -70,7 +72,8 @@ from typing import IO, Any, NoReturn
 
 import trio
 
-from . import requests
+from . import _backpressure, requests
+from ._backpressure import stalled, write_options
 from ._events import Notification, RequestId
 from .server import Server
 from .session import (
@@ -99,7 +102,9 @@ from .session import (
 )
 
 __all__ = [
+    "DEFAULT_MAX_WRITE_BUFFER",
     "DEFAULT_SHUTDOWN_TIMEOUT",
+    "DEFAULT_WRITE_TIMEOUT",
     "Client",
     "ConnectionLost",
     "Context",
@@ -117,9 +122,17 @@ __all__ = [
 #: after ``SIGTERM``, before ``SIGKILL``.
 DEFAULT_SHUTDOWN_TIMEOUT = 2.0
 
+#: The bound, in bytes, on what waits to be written to one peer (1 MiB; the
+#: ``max_write_buffer`` option): past it, nothing more is read from that peer until it is
+#: down to half (see ``docs/errors.rst``, "Writing to a peer that does not read").
+DEFAULT_MAX_WRITE_BUFFER = _backpressure.DEFAULT_MAX_WRITE_BUFFER
+
+#: How long, in seconds, a chunk of what waits to be written (at most 64 KiB) may take to
+#: go out (the ``write_timeout`` option) before the connection is closed as broken.
+DEFAULT_WRITE_TIMEOUT = _backpressure.DEFAULT_WRITE_TIMEOUT
+
+# The most the writer hands the stream at once: the deadline is per chunk.
 _CHUNK = 1 << 16
-# The reader stops reading while this much output is queued (the peer is not reading).
-_HIGH_WATER = 1 << 20
 _STDERR_TAIL = 1 << 16
 _GONE = (trio.BrokenResourceError, trio.ClosedResourceError, trio.BusyResourceError)
 
@@ -134,6 +147,8 @@ class _Loop:
         on_notification: Callable[[Notification], Any] | None = None,
         *,
         shield: bool = False,
+        max_write_buffer: int = DEFAULT_MAX_WRITE_BUFFER,
+        write_timeout: float | None = DEFAULT_WRITE_TIMEOUT,
     ) -> None:
         self.session = session
         self.stream = stream
@@ -148,6 +163,19 @@ class _Loop:
         self._wake = trio.Event()  # the writer has something to do
         self._idle = trio.Event()  # the writer has nothing left to write
         self._broken = False  # the writer is gone (a write failed, or the end)
+        # Backpressure: the reader waits for _room while more than max_write_buffer bytes
+        # are queued or being sent; the watchdog cancels _write_scope when a chunk
+        # (_sending bytes, handed to the stream at _send_at) is not taken in write_timeout.
+        self.max_write_buffer = max_write_buffer
+        self.write_timeout = write_timeout
+        self.failure: str | None = None
+        """Why the connection broke, once it has (the message of the calls' error)."""
+        self._room = trio.Event()
+        self._sending = 0
+        self._send_at = 0.0
+        self._poke = trio.Event()  # a send started while the watchdog was idle
+        self._dog_idle = True
+        self._write_scope = trio.CancelScope()
         self._jobs: trio.Nursery | None = None
         self._input_jobs: dict[Call, set[Job]] = {}  # 2026: a call's input handlers
         self._read_scope = trio.CancelScope()
@@ -163,6 +191,7 @@ class _Loop:
             async with trio.open_nursery() as tasks:
                 tasks.start_soon(self._writer)
                 tasks.start_soon(self._timer)
+                tasks.start_soon(self._watchdog)
                 async with trio.open_nursery() as jobs:
                     self._jobs = jobs
                     task_status.started()
@@ -176,43 +205,106 @@ class _Loop:
         with self._read_scope:
             try:
                 while not self.session.closed:
-                    while len(self._out) > _HIGH_WATER:
-                        await self._idle.wait()
+                    while len(self._out) + self._sending > self.max_write_buffer:
+                        self._room = trio.Event()  # the writer sets it at half the bound
+                        await self._room.wait()
                     data = await self.stream.receive_some(_CHUNK)
                     self.feed(bytes(data))
             except _GONE:
                 pass
+        if self.failure is not None:  # broken: close both ways (a server sees its stdout go)
+            with trio.CancelScope(shield=True), contextlib.suppress(*_GONE, OSError):
+                await self.stream.aclose()
         self.feed(b"")
         self.reader_done.set()
 
     async def _writer(self) -> None:
-        try:
+        out = self._out
+        with self._write_scope:  # cancelled by the watchdog: the peer stopped reading
+            try:
+                while True:
+                    if not out:
+                        self._idle.set()
+                        await self._wake.wait()
+                        self._wake = trio.Event()
+                        continue
+                    if len(out) <= _CHUNK:
+                        data = bytes(out)
+                        out.clear()
+                    else:
+                        data = bytes(out[:_CHUNK])
+                        del out[:_CHUNK]
+                    self._sending = len(data)
+                    self._send_at = trio.current_time()
+                    if self._dog_idle:
+                        self._dog_idle = False
+                        self._poke.set()
+                    await self.stream.send_all(data)
+                    self._sending = 0
+                    if len(out) <= self.max_write_buffer // 2:
+                        self._room.set()
+            except _GONE:
+                # The peer is gone for good: nothing the handlers produce can reach it.
+                self.feed(b"")
+                self._read_scope.cancel()
+                for job in self.session.jobs:
+                    job.task.cancel()
+            finally:
+                unwritten = len(out) + self._sending
+                self._broken = True
+                self._sending = 0
+                out.clear()
+                self._idle.set()
+                self._room.set()
+        if self._write_scope.cancelled_caught:
+            assert self.write_timeout is not None
+            self._break(stalled(self.session, unwritten, self.write_timeout))
+
+    async def _watchdog(self) -> None:
+        """Cancel the writer when a chunk it is sending has not gone in ``write_timeout``."""
+        timeout = self.write_timeout
+        if timeout is None:
+            return
+        while True:
+            await self._poke.wait()
+            self._poke = trio.Event()
+            # Sleep until the deadline of the newest chunk (not woken by each send: the
+            # writer pokes only an idle watchdog); idle again once nothing is being sent.
             while True:
-                if not self._out:
-                    self._idle.set()
-                    await self._wake.wait()
-                    self._wake = trio.Event()
-                    continue
-                data = bytes(self._out)
-                del self._out[:]
-                await self.stream.send_all(data)
-        except _GONE:
-            # The peer is gone for good: nothing the handlers produce can reach it.
-            self.feed(b"")
-            self._read_scope.cancel()
-            for job in self.session.jobs:
-                job.task.cancel()
-        finally:
-            self._broken = True
-            self._out.clear()
-            self._idle.set()
+                left = self._send_at + timeout - trio.current_time()
+                if left > 0:
+                    await trio.sleep(left)
+                elif self._sending:
+                    self._write_scope.cancel()
+                    return
+                else:
+                    break
+            self._dog_idle = True
+
+    def _break(self, message: str) -> None:
+        """The peer stopped reading: every call fails with ``ConnectionLost(message)``, the
+        reader stops and the handlers are cancelled; the loop then ends (a client's
+        ``async with`` closes the stream, and stops a stdio server, as ever)."""
+        self.failure = message
+        for call in self.session.calls:
+            if not call.done:
+                call.error = ConnectionLost(message)
+                self._finished(call)
+        if not self.opened.is_set():
+            self.open_error = ConnectionLost(message)
+            self.opened.set()
+        self._read_scope.cancel()
+        self._timer_scope.cancel()
+        for job in self.session.jobs:
+            job.task.cancel()
 
     async def _timer(self) -> None:
-        while True:
+        while self.failure is None:
             with trio.CancelScope() as self._timer_scope:
                 self.arm()
                 await trio.sleep_forever()
-            self.run_actions(self.session.expire(trio.current_time()))
+            if self.failure is None:
+                self.run_actions(self.session.expire(trio.current_time()))
 
     # -------------------------------------------------------------- writing, time, reading
 
@@ -244,8 +336,10 @@ class _Loop:
             scope.deadline = deadline
 
     def feed(self, data: bytes) -> None:
-        """Pass bytes from the peer (``b""``: it closed) to the session and act on them."""
-        self.run_actions(self.session.receive_data(data, trio.current_time()))
+        """Pass bytes from the peer (``b""``: it closed) to the session and act on them
+        (none once the connection broke)."""
+        if self.failure is None:
+            self.run_actions(self.session.receive_data(data, trio.current_time()))
 
     def run_actions(self, actions: list[Action]) -> None:
         """Carry out the session's actions."""
@@ -435,6 +529,14 @@ class Client(ClientView):
         server (logs, list changes, resource updates); a coroutine function runs as a task.
         What a plain function raises tears the client down.
     :param shutdown_timeout: see :data:`DEFAULT_SHUTDOWN_TIMEOUT`.
+    :param max_write_buffer: the bound, in bytes, on what waits to be written to the server
+        (:data:`DEFAULT_MAX_WRITE_BUFFER`, 1 MiB): past it, the client stops reading the
+        server's messages until it is down to half.
+    :param write_timeout: when a chunk of what waits to be written (at most 64 KiB) is not
+        taken by the server within this many seconds (:data:`DEFAULT_WRITE_TIMEOUT`, 30 s;
+        ``None``: no limit), the connection is closed as broken: every call fails with
+        ``mcp_sansio.session.ConnectionLost`` (``"the server stopped reading: N bytes
+        unwritten for T s ..."``).
     :param session_options: the keywords of ``mcp_sansio.session.ClientSession``:
         ``versions=`` (the protocol versions to speak, newest first; default: all),
         ``handlers=`` (the server's requests this client answers, by method:
@@ -454,6 +556,7 @@ class Client(ClientView):
         shutdown_timeout: float = DEFAULT_SHUTDOWN_TIMEOUT,
         **session_options: Any,
     ) -> None:
+        self._max_write_buffer, self._write_timeout = write_options(session_options)
         self.session = ClientSession(**session_options)
         """The sans-IO session underneath."""
         self.process: trio.Process | None = None
@@ -619,7 +722,14 @@ class Client(ClientView):
         if self._connect is not None:
             self._stream = await self._connect()
         assert self._stream is not None
-        self._loop = loop = _Loop(self.session, self._stream, self._on_notification, shield=True)
+        self._loop = loop = _Loop(
+            self.session,
+            self._stream,
+            self._on_notification,
+            shield=True,
+            max_write_buffer=self._max_write_buffer,
+            write_timeout=self._write_timeout,
+        )
         self._nursery_cm = trio.open_nursery()
         self._nursery = nursery = await self._nursery_cm.__aenter__()
         try:
@@ -717,8 +827,11 @@ class Client(ClientView):
 
     @property
     def closed(self) -> bool:
-        """Whether the connection is closed (by us or by the server)."""
-        return self._closed or self.session.closed
+        """Whether the connection is closed (by us or by the server), or broken."""
+        loop = self._loop
+        return (
+            self._closed or self.session.closed or (loop is not None and loop.failure is not None)
+        )
 
     # -------------------------------------------------------------- requests
 
@@ -754,6 +867,8 @@ class Client(ClientView):
             raise RuntimeError("enter the Client (async with) before making requests")
         if self._closed:
             raise ConnectionLost("the client is closed")
+        if loop.failure is not None:
+            raise ConnectionLost(loop.failure)
         call, data = self.session.call(
             method,
             params,
@@ -878,8 +993,16 @@ async def serve_stream(server: Server, stream: trio.abc.Stream, **session_option
     side and the handlers are done (their answers still go out). Each request's handler
     runs in its own task; the client's ``notifications/cancelled`` cancels it.
     ``session_options`` go to ``mcp_sansio.session.ServerSession`` (``versions=``,
-    ``timeout=``, ``state_keys=``, …)."""
-    loop = _Loop(ServerSession(server, **session_options), stream)
+    ``timeout=``, ``state_keys=``, …), but ``max_write_buffer=`` and ``write_timeout=``,
+    as for :class:`Client` (a client that stops reading stops being read, then is
+    disconnected)."""
+    limit, timeout = write_options(session_options)
+    loop = _Loop(
+        ServerSession(server, **session_options),
+        stream,
+        max_write_buffer=limit,
+        write_timeout=timeout,
+    )
     try:
         await loop.run()
     finally:
