@@ -58,7 +58,12 @@ What to know:
   A client's cancellation cannot interrupt a running handler: :attr:`Context.cancelled`
   turns true (during :meth:`Context.elicit`, :meth:`Context.sleep`, …) and the session
   drops its answer.
-- **Writes block** until the peer takes the bytes; deadlines are honoured while reading.
+- **Writes never block the reader** on pipes and sockets: what the peer does not take at
+  once waits in a buffer and goes out while the connection is pumped. Past
+  ``max_write_buffer`` bytes (1 MiB), nothing is read until it is down to half; when the
+  peer takes none of it for ``write_timeout`` seconds (30 s), the connection is closed as
+  broken (:class:`ConnectionLost`). A :class:`Stream` without ``write_some`` and
+  ``wait_ready`` is written to blocking, as before. Deadlines are honoured while waiting.
 - **POSIX only** for pipes: waiting with a timeout uses ``selectors`` on the pipe's file
   descriptor, which Windows does not support (sockets work everywhere).
 """
@@ -67,6 +72,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import select
 import selectors
 import socket
 import subprocess
@@ -78,7 +84,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import TracebackType
 from typing import IO, Any, ClassVar, Protocol
 
-from . import requests
+from . import _backpressure, requests
+from ._backpressure import stalled, write_options
 from ._errors import RemoteProtocolError
 from ._events import Notification, RequestId
 from .server import Server
@@ -107,7 +114,9 @@ from .session import (
 )
 
 __all__ = [
+    "DEFAULT_MAX_WRITE_BUFFER",
     "DEFAULT_SHUTDOWN_TIMEOUT",
+    "DEFAULT_WRITE_TIMEOUT",
     "Client",
     "ConnectionLost",
     "Context",
@@ -129,8 +138,21 @@ __all__ = [
 #: stdin is closed, and again after ``SIGTERM``, before ``SIGKILL``.
 DEFAULT_SHUTDOWN_TIMEOUT = 2.0
 
+#: The bound, in bytes, on what waits to be written to one peer (1 MiB; the
+#: ``max_write_buffer`` option): past it, the connection is only written to (nothing is
+#: read, no handler runs) until it is down to half (see ``docs/errors.rst``, "Writing to
+#: a peer that does not read").
+DEFAULT_MAX_WRITE_BUFFER = _backpressure.DEFAULT_MAX_WRITE_BUFFER
+
+#: How long, in seconds, what waits to be written may wait with the peer taking none of it
+#: (the ``write_timeout`` option) before the connection is closed as broken.
+DEFAULT_WRITE_TIMEOUT = _backpressure.DEFAULT_WRITE_TIMEOUT
+
 _CHUNK = 65536
 _clock = time.monotonic
+# A write of at most this many bytes to a writable pipe does not block (POSIX).
+_PIPE_BUF = getattr(select, "PIPE_BUF", 512)
+_DONTWAIT = getattr(socket, "MSG_DONTWAIT", 0)
 
 #: A request's timeout: seconds, ``None`` (no limit) or ``DEFAULT`` (the client's).
 Timeout = float | None | DefaultType
@@ -142,7 +164,13 @@ NotificationCallback = Callable[[Notification], Any]
 
 
 class Stream(Protocol):
-    """A duplex byte stream, what the adapter needs of a pipe or a socket."""
+    """A duplex byte stream, what the adapter needs of a pipe or a socket.
+
+    A stream may also have ``write_some(data) -> int`` (write what it takes now, without
+    blocking) and ``wait_ready(timeout, *, read, write) -> (readable, writable)``, as
+    :class:`PipeStream` and :class:`SocketStream` do: the adapter then never blocks in a
+    write, and bounds what waits to be written (``max_write_buffer``, ``write_timeout``).
+    """
 
     def read_some(self, timeout: float | None) -> bytes | None:
         """Some bytes (any amount); ``b""`` once the peer closed; ``None`` when nothing
@@ -159,19 +187,64 @@ class Stream(Protocol):
 
 
 class _Waiting:
-    """Waiting for a file descriptor to be readable, with a timeout."""
+    """Waiting for a file descriptor to be readable, or the other to be writable (the same
+    one for a socket), with a timeout."""
 
-    def __init__(self, fileobj: int | socket.socket) -> None:
+    def __init__(self, fileobj: int | socket.socket, write_obj: int | socket.socket) -> None:
         self._selector = selectors.DefaultSelector()
         self._selector.register(fileobj, selectors.EVENT_READ)
+        self._read_obj = fileobj
+        self._write_obj = write_obj
+        # Made on first use: writable; readable or writable. None: the descriptor written
+        # to cannot be waited for (a regular file), so writing to it never waits.
+        self._selectors: dict[bool, selectors.BaseSelector | None] = {}
 
     def _readable(self, timeout: float | None) -> bool:
         if timeout is not None and timeout < 0:
             timeout = 0
         return bool(self._selector.select(timeout))
 
+    def _writing(self, read: bool) -> selectors.BaseSelector | None:
+        if read not in self._selectors:
+            selector: selectors.BaseSelector | None = selectors.DefaultSelector()
+            assert selector is not None
+            try:
+                if read and self._read_obj == self._write_obj:
+                    selector.register(self._write_obj, selectors.EVENT_READ | selectors.EVENT_WRITE)
+                else:
+                    selector.register(self._write_obj, selectors.EVENT_WRITE)
+                    if read:
+                        selector.register(self._read_obj, selectors.EVENT_READ)
+            except (OSError, ValueError):  # epoll refuses regular files: they never block
+                selector.close()
+                selector = None
+            self._selectors[read] = selector
+        return self._selectors[read]
+
+    def wait_ready(
+        self, timeout: float | None, *, read: bool = True, write: bool = True
+    ) -> tuple[bool, bool]:
+        """Wait at most ``timeout`` seconds (``None``: as long as it takes) until the stream
+        can be read (if ``read``) or written to (if ``write``) without blocking; return
+        ``(readable, writable)``."""
+        if timeout is not None and timeout < 0:
+            timeout = 0
+        if not write:
+            return self._readable(timeout), False
+        selector = self._writing(read)
+        if selector is None:
+            return (self._readable(0) if read else False), True
+        readable = writable = False
+        for _, events in selector.select(timeout):
+            readable = readable or bool(read and events & selectors.EVENT_READ)
+            writable = writable or bool(events & selectors.EVENT_WRITE)
+        return readable, writable
+
     def _close_selector(self) -> None:
         self._selector.close()
+        for selector in self._selectors.values():
+            if selector is not None:
+                selector.close()
 
 
 class PipeStream(_Waiting):
@@ -184,13 +257,17 @@ class PipeStream(_Waiting):
     """
 
     def __init__(self, read_fd: int, write_fd: int, *, close_fds: bool = True) -> None:
-        super().__init__(read_fd)
+        super().__init__(read_fd, write_fd)
         self.read_fd = read_fd
         """The descriptor read from."""
         self.write_fd = write_fd
         """The descriptor written to."""
         self._close_fds = close_fds
         self._closed = False
+        try:
+            self._nonblocking = not os.get_blocking(write_fd)
+        except OSError:
+            self._nonblocking = False
 
     def read_some(self, timeout: float | None) -> bytes | None:
         """See :meth:`Stream.read_some`; a read error counts as the peer closing."""
@@ -205,7 +282,25 @@ class PipeStream(_Waiting):
         """See :meth:`Stream.write`."""
         view = memoryview(data)
         while view:
-            view = view[os.write(self.write_fd, view) :]
+            try:
+                view = view[os.write(self.write_fd, view) :]
+            except BlockingIOError:  # a descriptor in non-blocking mode
+                self.wait_ready(None, read=False)
+
+    def write_some(self, data: bytes | bytearray) -> int:
+        """Write what the pipe takes now, without blocking; return how many bytes (0: none).
+        Raise :class:`OSError` when the peer is gone. A descriptor in blocking mode (this
+        process's stdout, shared with others) gets at most ``PIPE_BUF`` bytes at a time,
+        once it is writable: that much never blocks."""
+        fd = self.write_fd
+        if self._nonblocking:
+            try:
+                return os.write(fd, data)
+            except BlockingIOError:
+                return 0
+        if not self.wait_ready(0, read=False)[1]:
+            return 0
+        return os.write(fd, data if self._writing(False) is None else data[:_PIPE_BUF])
 
     def close(self) -> None:
         """Close the selector, and the descriptors if they are ours."""
@@ -227,7 +322,7 @@ class SocketStream(_Waiting):
 
     def __init__(self, sock: socket.socket) -> None:
         sock.setblocking(True)
-        super().__init__(sock)
+        super().__init__(sock, sock)
         self.socket = sock
         """The socket."""
         self._closed = False
@@ -244,6 +339,18 @@ class SocketStream(_Waiting):
     def write(self, data: bytes) -> None:
         """See :meth:`Stream.write`."""
         self.socket.sendall(data)
+
+    def write_some(self, data: bytes | bytearray) -> int:
+        """Write what the socket takes now, without blocking; return how many bytes (0:
+        none). Raise :class:`OSError` when the peer is gone."""
+        if _DONTWAIT:
+            try:
+                return self.socket.send(data, _DONTWAIT)
+            except BlockingIOError:
+                return 0
+        if not self.wait_ready(0, read=False)[1]:  # pragma: no cover - no MSG_DONTWAIT
+            return 0
+        return self.socket.send(data[:_PIPE_BUF])  # pragma: no cover
 
     def close(self) -> None:
         """Close the socket."""
@@ -272,6 +379,8 @@ class ProcessStream(PipeStream):
         assert process.stdin is not None
         assert process.stdout is not None
         super().__init__(process.stdout.fileno(), process.stdin.fileno(), close_fds=False)
+        os.set_blocking(self.write_fd, False)  # our end of its stdin: ours alone
+        self._nonblocking = True
         self.process = process
         """The child process."""
         self.shutdown_timeout = shutdown_timeout
@@ -313,12 +422,29 @@ class _Endpoint:
         session: SessionBase,
         stream: Stream,
         on_notification: NotificationCallback | None,
+        *,
+        max_write_buffer: int = DEFAULT_MAX_WRITE_BUFFER,
+        write_timeout: float | None = DEFAULT_WRITE_TIMEOUT,
     ) -> None:
         self.session = session
         self.stream = stream
         self._on_notification = on_notification
         self._eof = False  # the end has been fed to the session: read no more
         self._write_failed = False
+        # Backpressure, for a stream that can write without blocking (PipeStream,
+        # SocketStream): what it has not taken yet, and since when it has taken none.
+        self.max_write_buffer = max_write_buffer
+        self.write_timeout = write_timeout
+        self._write_some: Callable[[bytes | bytearray], int] | None = getattr(
+            stream, "write_some", None
+        )
+        self._wait_ready: Callable[..., tuple[bool, bool]] | None = getattr(
+            stream, "wait_ready", None
+        )
+        if self._wait_ready is None:
+            self._write_some = None
+        self._outbox = bytearray()
+        self._stalled_at: float | None = None
         self._failure: ConnectionLost | None = None
         self._busy = False
         self._backlog: deque[Job] = deque()
@@ -332,22 +458,110 @@ class _Endpoint:
             self.route(data, None if job is None else job.id)
             return
         if data and not self._write_failed:
-            try:
-                self.stream.write(data)
-            except (OSError, ValueError):  # the peer is gone (ValueError: a closed file)
-                self._write_failed = True
+            if self._write_some is None:  # a stream that can only block
+                try:
+                    self.stream.write(data)
+                except (OSError, ValueError):  # the peer is gone (ValueError: a closed file)
+                    self._write_failed = True
+                return
+            outbox = self._outbox
+            if not outbox:  # the usual case: the stream takes it all at once
+                try:
+                    n = self._write_some(data)
+                except (OSError, ValueError):
+                    self._write_failed = True
+                    return
+                if n == len(data):
+                    return
+                outbox += memoryview(data)[n:]
+                self._flush()
+            else:
+                outbox += data
+                self._flush()
+            if len(outbox) > self.max_write_buffer:
+                # Past the bound: nothing more is read (nor done) until it is down to half.
+                self._drain(self.max_write_buffer // 2)
+
+    def _flush(self) -> None:
+        """Write what the stream takes now, without blocking."""
+        outbox, write_some = self._outbox, self._write_some
+        assert write_some is not None
+        progressed = False
+        try:
+            while outbox:
+                n = write_some(outbox)
+                if not n:
+                    break
+                del outbox[:n]
+                progressed = True
+        except (OSError, ValueError):  # the peer is gone (ValueError: a closed file)
+            self._write_failed = True
+            outbox.clear()
+        if not outbox:
+            self._stalled_at = None
+        elif progressed or self._stalled_at is None:
+            self._stalled_at = _clock()
+
+    def _write_deadline(self) -> float | None:
+        """When the connection breaks if the peer takes none of what waits (or ``None``)."""
+        if self._stalled_at is None or self.write_timeout is None:
+            return None
+        return self._stalled_at + self.write_timeout
+
+    def _drain(self, low: int, until: float | None = None) -> None:
+        """Write, without reading, until at most ``low`` bytes wait; past the write deadline
+        the connection is broken, at ``until`` (when closing) what is left is dropped."""
+        wait_ready = self._wait_ready
+        assert wait_ready is not None
+        while len(self._outbox) > low and not self._write_failed:
+            deadline = self._write_deadline()
+            end = deadline if until is None else until if deadline is None else min(deadline, until)
+            now = _clock()
+            if end is not None and now >= end:
+                if end == deadline:
+                    self._stall()
+                else:
+                    self._outbox.clear()
+                return
+            if wait_ready(None if end is None else end - now, read=False, write=True)[1]:
+                self._flush()
+
+    def _stall(self) -> None:
+        """The peer stopped reading: the connection is closed as broken."""
+        assert self.write_timeout is not None
+        message = stalled(self.session, len(self._outbox), self.write_timeout)
+        self._failure = ConnectionLost(message)
+        self._eof = self._write_failed = True
+        self._outbox.clear()
+        self._stalled_at = None
 
     def _pump(self, until: float | None = None) -> bool:
         """Wait for the peer's bytes until the session's next deadline (or ``until``), then
-        carry out what follows. Returns whether anything arrived (bytes or the end)."""
+        carry out what follows; meanwhile write what waits, as the stream takes it. Returns
+        whether anything arrived (bytes or the end)."""
         if self._eof:
             return False
         session = self.session
         deadline = session.next_deadline()
         if until is not None:
             deadline = until if deadline is None else min(deadline, until)
+        data: bytes | None = None
         if self._write_failed:
-            data: bytes | None = b""
+            data = b""
+        elif self._outbox:
+            assert self._wait_ready is not None
+            stall = self._write_deadline()
+            end = deadline if stall is None else stall if deadline is None else min(deadline, stall)
+            now = _clock()
+            readable, writable = self._wait_ready(None if end is None else end - now)
+            if writable:
+                self._flush()
+            stall = self._write_deadline()
+            if stall is not None and _clock() >= stall:
+                self._stall()
+                return True
+            if readable:
+                data = self.stream.read_some(0)
         else:
             now = _clock()
             data = self.stream.read_some(None if deadline is None else deadline - now)
@@ -509,6 +723,13 @@ class Client(_Endpoint, ClientView):
     :param max_input_rounds: the bound on ``input_required`` rounds of one call.
     :param on_notification: called with each notification from the server (logs, list
         changes, resource updates, …), while the client pumps the connection.
+    :param max_write_buffer: the bound, in bytes, on what waits to be written to the server
+        (:data:`DEFAULT_MAX_WRITE_BUFFER`, 1 MiB): past it, the client only writes (reads
+        nothing) until it is down to half.
+    :param write_timeout: when the server takes none of what waits to be written for this
+        many seconds (:data:`DEFAULT_WRITE_TIMEOUT`, 30 s; ``None``: no limit), the
+        connection is closed as broken: the call fails with :class:`ConnectionLost`
+        (``"the server stopped reading: N bytes unwritten for T s ..."``).
     :param config: more :class:`~mcp_sansio.Connection` options (``max_message_size=``, …).
     """
 
@@ -530,6 +751,7 @@ class Client(_Endpoint, ClientView):
         **config: Any,
     ) -> None:
         try:
+            limit, write_timeout = write_options(config)
             session = ClientSession(
                 versions=versions,
                 handlers=handlers,
@@ -540,7 +762,13 @@ class Client(_Endpoint, ClientView):
                 max_input_rounds=max_input_rounds,
                 **config,
             )
-            super().__init__(session, stream, on_notification)
+            super().__init__(
+                session,
+                stream,
+                on_notification,
+                max_write_buffer=limit,
+                write_timeout=write_timeout,
+            )
             self._closed = False
             self._acknowledged: dict[Any, dict[str, Any]] = {}
             self._open()
@@ -660,10 +888,17 @@ class Client(_Endpoint, ClientView):
     # ------------------------------------------------------------------ lifetime
 
     def close(self) -> None:
-        """Close the connection (for a stdio server: its shutdown sequence). Idempotent."""
+        """Close the connection (for a stdio server: its shutdown sequence), after writing
+        what waits to be written (for at most the stream's ``shutdown_timeout``, 2 s by
+        default). Idempotent."""
         if not self._closed:
             self._closed = True
-            self.stream.close()
+            try:
+                if self._outbox:
+                    timeout = getattr(self.stream, "shutdown_timeout", DEFAULT_SHUTDOWN_TIMEOUT)
+                    self._drain(0, until=_clock() + timeout)
+            finally:
+                self.stream.close()
 
     def __enter__(self) -> Client:
         return self
@@ -861,6 +1096,8 @@ class _ServerEndpoint(_Endpoint):
     def run(self) -> None:
         while not self._eof:
             self._pump()
+        if self._outbox:  # the last answers, as long as the client takes them
+            self._drain(0)
 
 
 def serve_stream(
@@ -877,10 +1114,19 @@ def serve_stream(
     :param on_notification: called with each notification from the client (for example
         ``notifications/roots/list_changed``).
     :param session_options: the keywords of ``mcp_sansio.session.ServerSession``
-        (``versions=``, ``timeout=`` for asking the client, ``state_keys=``, …).
+        (``versions=``, ``timeout=`` for asking the client, ``state_keys=``, …), and
+        ``max_write_buffer=`` and ``write_timeout=`` as for :class:`Client` (a client that
+        stops reading stops being read, then is disconnected).
     """
     try:
-        _ServerEndpoint(ServerSession(server, **session_options), stream, on_notification).run()
+        limit, timeout = write_options(session_options)
+        _ServerEndpoint(
+            ServerSession(server, **session_options),
+            stream,
+            on_notification,
+            max_write_buffer=limit,
+            write_timeout=timeout,
+        ).run()
     finally:
         stream.close()
 
@@ -891,6 +1137,9 @@ class _Quiet:
     def __init__(self, stream: Stream) -> None:
         self.read_some = stream.read_some
         self.write = stream.write
+        for name in ("write_some", "wait_ready"):  # writing without blocking, if it can
+            if hasattr(stream, name):
+                setattr(self, name, getattr(stream, name))
 
     def close(self) -> None:
         pass
