@@ -43,8 +43,11 @@ RUNTIMES = ["blocking", "asyncio", "trio"]
 LIMIT = 60.0
 #: Far longer than the 2 s write_timeout, far shorter than the 60 s it used to take or more.
 BOUND = 30.0
-#: Peak memory a client may gain in one run (the adapters' bound is 1 MiB of writes).
-GROWTH_MIB = 48.0
+#: Peak memory a client (or server) may gain in one run. The adapters' bound is 1 MiB of
+#: writes; the rest is the interpreter's own churn under a flood (an asyncio server on Python
+#: 3.13 gained 52 MiB in a fresh-clone run). Before the bound, the same runs grew by 281 MiB
+#: (asyncio client) and 455 MiB (asyncio server).
+GROWTH_MIB = 128.0
 SRC = str(Path(__file__).resolve().parent.parent / "src")
 
 # ---------------------------------------------------------------------- the servers
