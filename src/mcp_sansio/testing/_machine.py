@@ -60,6 +60,7 @@ from mcp_sansio._sentinels import NEED_DATA
 from mcp_sansio._state import Role
 from mcp_sansio._version import __version__
 from mcp_sansio._versions import ALL_VERSIONS, VERSIONS, Direction, Era, Kind, capability_met
+from mcp_sansio.testing._rules import OTHER_RULE
 from mcp_sansio.testing._targets import MAX_LINE, Channel, Incoming, Target
 
 __all__ = [
@@ -329,8 +330,6 @@ _CLASSES: Final = (
     ("Invalid request: a JSON-RPC", "envelope.invalid-request"),
     ("jsonrpc", "envelope.invalid-request"),
 )
-#: The rule of anything else our Connection refuses in what the peer sent.
-OTHER_RULE: Final = "peer.invalid-message"
 
 
 def classify(message: str, *, notification: str | None = None) -> str:

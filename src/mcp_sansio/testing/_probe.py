@@ -54,7 +54,6 @@ from mcp_sansio._versions import ALL_VERSIONS, VERSIONS, Era, capability_met
 from mcp_sansio.testing._machine import (
     DEFAULT_STARTUP,
     DEFAULT_TIMEOUT,
-    OTHER_RULE,
     Conversation,
     Demand,
     PeerMachine,
@@ -67,7 +66,7 @@ from mcp_sansio.testing._machine import (
     sampled_message,
     shot_builders,
 )
-from mcp_sansio.testing._rules import RULES, Rule
+from mcp_sansio.testing._rules import OTHER_RULE, PROBE_RULES, RULES, Rule
 from mcp_sansio.testing._targets import StdioTarget, Target, TargetError
 
 __all__ = [
@@ -100,42 +99,6 @@ SHRINK_SECONDS: Final = 60
 MAX_SHRINKS: Final = 200
 #: Steps per fuzz example.
 STEPS: Final = 8
-
-_ALL_CASES: Final = frozenset((v, r) for v in VERSIONS for r in Role)
-
-#: The probe's own rules, beside the catalog's.
-PROBE_RULES: Final[Mapping[str, Rule]] = {
-    r.name: r
-    for r in (
-        Rule(
-            name="response.missing",
-            summary="Every request gets exactly one answer, in time (the probe's --timeout) "
-            "and before the peer exits; over HTTP, as a JSON body or an event stream.",
-            code=None,
-            reply="result",
-            level="MUST",
-            cases=_ALL_CASES,
-        ),
-        Rule(
-            name="envelope.batch-accepted",
-            summary="2025-03-26: a batch of requests MUST be accepted: each member is "
-            "answered under its own id.",
-            code=None,
-            reply="result",
-            level="MUST",
-            cases=frozenset((v, r) for v, spec in VERSIONS.items() if spec.batches for r in Role),
-        ),
-        Rule(
-            name=OTHER_RULE,
-            summary="Anything else our Connection refuses in what the peer sent (a malformed "
-            "initialize result, a log message below the level set, ...).",
-            code=None,
-            reply="none",
-            level="implied",
-            cases=_ALL_CASES,
-        ),
-    )
-}
 
 
 def all_rules() -> Mapping[str, Rule]:

@@ -30,17 +30,55 @@ from mcp_sansio._errors import ErrorCode
 from mcp_sansio._state import Role
 from mcp_sansio._versions import VERSIONS, Direction, Era, Kind, VersionSpec
 
-__all__ = ["RULES", "Level", "Reply", "Rule", "rule", "rules_for"]
+__all__ = [
+    "OTHER_RULE",
+    "PROBE_RULES",
+    "RULES",
+    "Binds",
+    "Citation",
+    "Level",
+    "Reply",
+    "Rule",
+    "Severity",
+    "rule",
+    "rules_for",
+]
 
 #: What the receiver must send back: ``"error"`` (an error response), ``"none"`` (nothing:
 #: the message is dropped or ignored), ``"result"`` (a normal answer: the message is
 #: valid and must be processed), ``"close"`` (the receiver gives up the session).
 Reply = Literal["error", "none", "result", "close"]
 
-#: How strongly the specification states the rule: ``"MUST"`` / ``"SHOULD"`` (stated),
-#: ``"implied"`` (follows from the specification or the schema without being stated),
-#: ``"ours"`` (the specification is silent; this is what our Connection does).
-Level = Literal["MUST", "SHOULD", "implied", "ours"]
+#: How strongly the text states the rule: ``"MUST"`` / ``"MUST NOT"`` / ``"SHOULD"`` /
+#: ``"SHOULD NOT"`` (the keyword of the sentence cited), ``"implied"`` (follows from the
+#: schema or from JSON-RPC 2.0 without a sentence that states it), ``"ours"`` (the text is
+#: silent; this is what our Connection does).
+Level = Literal["MUST", "MUST NOT", "SHOULD", "SHOULD NOT", "implied", "ours"]
+
+#: Whose duty the cited sentence states: the ``"receiver"``'s (the side judged: what it
+#: answers is what the text asks of it), or the ``"sender"``'s (the probe breaks it on
+#: purpose; how the receiver reacts is its own choice, reported but never charged to it).
+Binds = Literal["receiver", "sender"]
+
+#: What a finding of a rule counts as (see :attr:`Rule.severity`): ``"failure"`` (the
+#: receiver broke a MUST or MUST NOT of its own), ``"warning"`` (a SHOULD, SHOULD NOT or
+#: an implied rule; a failure only under ``--strict``), ``"note"`` (never charged: the
+#: duty was the sender's, or the text is silent).
+Severity = Literal["failure", "warning", "note"]
+
+
+@attrs.frozen
+class Citation:
+    """Where a rule's text is: a document, its section, and the sentence itself."""
+
+    document: str
+    """``"MCP"`` (the Model Context Protocol specification) or ``"JSON-RPC 2.0"``."""
+    versions: tuple[str, ...]
+    """The MCP versions whose text has the sentence (newest first); ``()`` for JSON-RPC."""
+    section: str
+    """The section, as its headings read (``"Basic > Lifecycle > Initialization"``)."""
+    text: str
+    """The sentence, quoted as the text has it."""
 
 
 @attrs.frozen
@@ -62,6 +100,21 @@ class Rule:
     cases: frozenset[tuple[str, Role]]
     """Every ``(protocol version, receiver role)`` the rule applies to; the receiver is
     the side that must enforce it."""
+    binds: Binds = "receiver"
+    """Whose duty the cited sentence states (see :data:`Binds`)."""
+    citations: tuple[Citation, ...] = ()
+    """The sentences the rule rests on (none for ``level="ours"``)."""
+
+    @property
+    def severity(self) -> Severity:
+        """What a finding counts as: a ``"failure"`` for a MUST or MUST NOT of the
+        receiver's, a ``"warning"`` for a SHOULD, SHOULD NOT or implied rule of the
+        receiver's, a ``"note"`` when the duty is the sender's or the text is silent."""
+        if self.binds == "sender" or self.level == "ours":
+            return "note"
+        if self.level in ("MUST", "MUST NOT"):
+            return "failure"
+        return "warning"
 
     @property
     def eras(self) -> frozenset[Era]:
@@ -610,6 +663,49 @@ _CATALOG: Final = (
         """Initialize era: ``notifications/resources/updated`` only for a subscribed URI
         (or one under it); any other is dropped, unanswered.""",
     ),
+)
+
+_ALL_CASES: Final = frozenset((v, r) for v in VERSIONS for r in Role)
+
+#: The rule of anything else our Connection refuses in what the peer sent.
+OTHER_RULE: Final = "peer.invalid-message"
+
+#: The probe's own rules, beside the catalog's.
+PROBE_RULES: Final[Mapping[str, Rule]] = MappingProxyType(
+    {
+        r.name: r
+        for r in (
+            Rule(
+                name="response.missing",
+                summary="Every request gets exactly one answer, in time (the probe's --timeout) "
+                "and before the peer exits; over HTTP, as a JSON body or an event stream.",
+                code=None,
+                reply="result",
+                level="MUST",
+                cases=_ALL_CASES,
+            ),
+            Rule(
+                name="envelope.batch-accepted",
+                summary="2025-03-26: a batch of requests MUST be accepted: each member is "
+                "answered under its own id.",
+                code=None,
+                reply="result",
+                level="MUST",
+                cases=frozenset(
+                    (v, r) for v, spec in VERSIONS.items() if spec.batches for r in Role
+                ),
+            ),
+            Rule(
+                name=OTHER_RULE,
+                summary="Anything else our Connection refuses in what the peer sent (a malformed "
+                "initialize result, a log message below the level set, ...).",
+                code=None,
+                reply="none",
+                level="implied",
+                cases=_ALL_CASES,
+            ),
+        )
+    }
 )
 
 #: Every rule, by name, in catalog order.
