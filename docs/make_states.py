@@ -9,7 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from mcp_sansio._state import (
-    ANY,
+    Allowed,
+    Every,
     NOTIFICATIONS_ALLOWED,
     REQUESTS_ALLOWED,
     TRANSITIONS,
@@ -34,11 +35,15 @@ def _diagram() -> list[str]:
     return lines
 
 
-def _allowed(value: object) -> str:
-    if value is ANY:
-        return "every method the version and the declared capabilities allow"
-    names = sorted(value)  # type: ignore[call-overload]
-    return ", ".join(f"``{n}``" for n in names) if names else "none"
+def _names(names: frozenset[str]) -> str:
+    return ", ".join(f"``{n}``" for n in sorted(names))
+
+
+def _allowed(value: Allowed) -> str:
+    if isinstance(value, Every):
+        text = "every method the version and the declared capabilities allow"
+        return f"{text}, and {_names(value.also)}" if value.also else text
+    return _names(value) if value else "none"
 
 
 def render() -> str:

@@ -334,16 +334,46 @@ def test_initialize_result_is_checked_both_ways(version: str, result: dict[str, 
 # ---------------------------------------------------------------------------- INITIALIZED
 
 
-def test_client_must_send_initialized_before_other_requests(version: str) -> None:
+def test_client_requests_in_the_initialize_window(version: str) -> None:
+    """After the initialize result and before ``notifications/initialized``, the client may
+    send any request ("The client SHOULD NOT send requests other than pings before the
+    server has responded to the initialize request": the window is after that) and the
+    server serves it; over HTTP the two POSTs can arrive in either order."""
     pair = _initialized(version)
     assert pair.states() == (State.INITIALIZED, State.INITIALIZED)
-    _refused(pair.client, Request(id=1, method="tools/list"), INVALID)
+    pair.roundtrip(Role.CLIENT, "tools/list", result={"tools": []})
     event = feed(pair.server, {"jsonrpc": "2.0", "id": "raw-1", "method": "tools/list"})
-    expect_invalid(event, INVALID, reply_id="raw-1")
+    assert isinstance(event, Request) and event.id == "raw-1"
     pair.roundtrip(Role.CLIENT, "ping")
     pair.roundtrip(Role.SERVER, "ping")
+    assert pair.states() == (State.INITIALIZED, State.INITIALIZED)
     pair.send(Role.CLIENT, Notification(method="notifications/initialized"))
+    assert pair.states() == (State.OPERATING, State.OPERATING)
     pair.roundtrip(Role.CLIENT, "tools/list", result={"tools": []})
+
+
+def test_the_initialize_window_still_gates_capabilities_and_lifecycle(version: str) -> None:
+    """The window opens what the capabilities allow, nothing more: a second ``initialize``
+    and an undeclared feature are refused as after the handshake."""
+    pair = _initialized(version)
+    event = feed(pair.server, {"jsonrpc": "2.0", "id": 5, "method": "prompts/list"})
+    expect_invalid(event, NOT_FOUND, reply_id=5)
+    event = feed(
+        pair.server,
+        {"jsonrpc": "2.0", "id": 6, "method": "initialize", "params": initialize_params(version)},
+    )
+    expect_invalid(event, INVALID, reply_id=6)
+    assert pair.states() == (State.INITIALIZED, State.INITIALIZED)
+
+
+def test_client_notifications_in_the_initialize_window(version: str) -> None:
+    """The client's notifications are open in the window too (the text restricts only
+    requests); the server takes ``roots/list_changed`` before ``initialized``."""
+    pair = ConnectionPair(versions=LEGACY)
+    pair.handshake(version, client_capabilities={"roots": {"listChanged": True}}, initialized=False)
+    pair.send(Role.CLIENT, Notification(method="notifications/roots/list_changed"))
+    pair.send(Role.CLIENT, Notification(method="notifications/initialized"))
+    assert pair.states() == (State.OPERATING, State.OPERATING)
 
 
 def test_server_sends_no_request_before_initialized_arrives(version: str) -> None:

@@ -10,6 +10,7 @@ import pytest
 
 from mcp_sansio._state import (
     ANY,
+    Every,
     LIFECYCLE_METHODS,
     NOTIFICATIONS_ALLOWED,
     REQUESTS_ALLOWED,
@@ -75,15 +76,25 @@ def test_final_states() -> None:
 @pytest.mark.parametrize("table", [REQUESTS_ALLOWED, NOTIFICATIONS_ALLOWED])
 def test_explicit_sets_name_real_methods(table: dict[tuple[State, Role], object]) -> None:
     for allowed in table.values():
-        if allowed is not ANY:
-            assert isinstance(allowed, frozenset)
-            assert allowed <= EVERY_METHOD
+        names = allowed.also if isinstance(allowed, Every) else allowed
+        assert isinstance(names, frozenset)
+        assert names <= EVERY_METHOD
+        if isinstance(allowed, Every):  # ANY never needs to name a method that is not lifecycle
+            assert names <= LIFECYCLE_METHODS
 
 
-def test_any_only_after_the_handshake() -> None:
+def test_any_once_the_server_has_answered_initialize() -> None:
+    """Everything is open once the handshake is done; in the initialize window (the result
+    is out, notifications/initialized is not in), the client's side is open already and
+    the server's is not: "The client SHOULD NOT send requests other than pings before the
+    server has responded to the initialize request"; "The server SHOULD NOT send requests
+    other than pings and logging before receiving the initialized notification"."""
     for table in (REQUESTS_ALLOWED, NOTIFICATIONS_ALLOWED):
-        for (state, _role), allowed in table.items():
-            assert (allowed is ANY) == (state in (State.OPERATING, State.STATELESS))
+        for (state, role), allowed in table.items():
+            window = state is State.INITIALIZED and role is Role.CLIENT
+            assert isinstance(allowed, Every) == (
+                state in (State.OPERATING, State.STATELESS) or window
+            ), (state, role)
 
 
 def test_lifecycle_methods() -> None:
@@ -94,35 +105,33 @@ def test_lifecycle_methods() -> None:
 @pytest.mark.parametrize("state", [State.IDLE, State.INITIALIZING, State.INITIALIZED])
 def test_ping_both_ways_before_the_handshake_is_done(role: Role, state: State) -> None:
     allowed = REQUESTS_ALLOWED[(state, role)]
-    assert allowed is not ANY
-    assert "ping" in allowed
+    assert isinstance(allowed, Every) or "ping" in allowed
 
 
-def test_before_operating_only_ping_and_the_first_initialize() -> None:
+def test_before_the_initialize_result_only_ping_and_the_first_initialize() -> None:
     assert REQUESTS_ALLOWED[(State.IDLE, Role.CLIENT)] == frozenset({"initialize", "ping"})
-    for state in (State.INITIALIZING, State.INITIALIZED):
-        for role in Role:
-            assert REQUESTS_ALLOWED[(state, role)] == frozenset({"ping"})
+    for role in Role:
+        assert REQUESTS_ALLOWED[(State.INITIALIZING, role)] == frozenset({"ping"})
     assert REQUESTS_ALLOWED[(State.IDLE, Role.SERVER)] == frozenset({"ping"})
+    assert REQUESTS_ALLOWED[(State.INITIALIZED, Role.SERVER)] == frozenset({"ping"})
+    assert REQUESTS_ALLOWED[(State.INITIALIZED, Role.CLIENT)] == ANY
 
 
 def test_initialized_only_from_the_client_after_the_result() -> None:
     for (state, role), allowed in NOTIFICATIONS_ALLOWED.items():
-        if allowed is ANY:
-            continue
-        assert isinstance(allowed, frozenset)
-        has = "notifications/initialized" in allowed
+        names = allowed.also if isinstance(allowed, Every) else allowed
+        has = "notifications/initialized" in names
         assert has == (state is State.INITIALIZED and role is Role.CLIENT), (state, role)
 
 
 def test_server_may_log_before_initialized() -> None:
     for state in (State.INITIALIZING, State.INITIALIZED):
         allowed = NOTIFICATIONS_ALLOWED[(state, Role.SERVER)]
-        assert allowed is not ANY
+        assert not isinstance(allowed, Every)
         assert "notifications/message" in allowed
-        client = NOTIFICATIONS_ALLOWED[(state, Role.CLIENT)]
-        assert client is not ANY
-        assert "notifications/message" not in client
+    client = NOTIFICATIONS_ALLOWED[(State.INITIALIZING, Role.CLIENT)]
+    assert not isinstance(client, Every)
+    assert "notifications/message" not in client
 
 
 def test_no_new_request_while_probing() -> None:
@@ -138,5 +147,7 @@ def test_cancel_and_progress_before_the_handshake() -> None:
     for state in (State.IDLE, State.PROBING, State.INITIALIZING, State.INITIALIZED):
         for role in Role:
             allowed = NOTIFICATIONS_ALLOWED[(state, role)]
-            assert allowed is not ANY
+            if isinstance(allowed, Every):  # the client's initialize window: all of them
+                assert (state, role) == (State.INITIALIZED, Role.CLIENT)
+                continue
             assert {"notifications/cancelled", "notifications/progress"} <= allowed

@@ -63,11 +63,11 @@ from ._jsonrpc import (
 )
 from ._sentinels import NEED_DATA, NeedData
 from ._state import (
-    ANY,
     LIFECYCLE_METHODS,
     NOTIFICATIONS_ALLOWED,
     REQUESTS_ALLOWED,
     TRANSITIONS,
+    Every,
     Role,
     State,
     Trigger,
@@ -1148,8 +1148,8 @@ class Connection:
         def allowed(sender: Role, kind: Kind) -> frozenset[str]:
             table = REQUESTS_ALLOWED if kind is _KIND_REQUEST else NOTIFICATIONS_ALLOWED
             value = table[(state, sender)]
-            if value is ANY:
-                return self._gated[(sender, kind)]
+            if isinstance(value, Every):
+                return self._gated[(sender, kind)] | value.also
             gated = self._gated.get((sender, kind))
             if gated is not None:  # capabilities known: they gate the lifecycle's set too
                 return value & (gated | LIFECYCLE_METHODS)
@@ -1215,7 +1215,7 @@ class Connection:
             return _INVALID, "Invalid request: notifications/initialized is not expected now"
         table = REQUESTS_ALLOWED if kind is _KIND_REQUEST else NOTIFICATIONS_ALLOWED
         allowed = table[(self._state, sender)]
-        if allowed is not ANY and method not in allowed:
+        if not isinstance(allowed, Every) and method not in allowed:
             names = ", ".join(sorted(allowed)) or "none"
             return _INVALID, (
                 f"Invalid request: {method!r} is not allowed from the {sender.value} in state "

@@ -27,7 +27,7 @@ __all__ = [
     "REQUESTS_ALLOWED",
     "LIFECYCLE_METHODS",
     "TRANSITIONS",
-    "Any_",
+    "Every",
     "Role",
     "State",
     "Trigger",
@@ -56,7 +56,8 @@ class State(enum.Enum):
     INITIALIZING = "INITIALIZING"
     """``initialize`` is in flight; only ``ping`` (and server logging) may pass."""
     INITIALIZED = "INITIALIZED"
-    """The ``initialize`` result is out; the client owes ``notifications/initialized``."""
+    """The ``initialize`` result is out; the client owes ``notifications/initialized``.
+    The client may send anything now; the server only pings and logs until it arrives."""
     OPERATING = "OPERATING"
     """Initialize era, handshake done: everything the capabilities allow."""
     STATELESS = "STATELESS"
@@ -76,16 +77,33 @@ class Trigger(enum.Enum):
     STATELESS_REQUEST = "stateless request"
 
 
-class Any_(enum.Enum):
-    """The type of :data:`ANY`."""
+class Every:
+    """The type of :data:`ANY`: every method the negotiated version and the declared
+    capabilities allow, and the lifecycle methods in :attr:`also` besides (``ANY`` alone
+    never includes those). ``ANY | {"notifications/initialized"}`` adds one."""
 
-    ANY = "ANY"
+    __slots__ = ("also",)
+
+    def __init__(self, also: frozenset[str] = frozenset()) -> None:
+        self.also: Final = also
+
+    def __or__(self, names: frozenset[str]) -> Every:
+        return Every(self.also | names)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Every) and other.also == self.also
+
+    def __hash__(self) -> int:
+        return hash(("Every", self.also))
+
+    def __repr__(self) -> str:
+        return f"ANY | {set(self.also)}" if self.also else "ANY"
 
 
 #: Every method the version and the negotiated capabilities allow.
-ANY: Final = Any_.ANY
+ANY: Final = Every()
 
-Allowed = frozenset[str] | Any_
+Allowed = frozenset[str] | Every
 
 TRANSITIONS: Final[Mapping[State, Mapping[Trigger, State]]] = {
     State.IDLE: {
@@ -121,7 +139,13 @@ REQUESTS_ALLOWED: Final[Mapping[tuple[State, Role], Allowed]] = {
     (State.PROBING, Role.SERVER): _PING,  # a legacy server may ping before it sees the probe
     (State.INITIALIZING, Role.CLIENT): _PING,
     (State.INITIALIZING, Role.SERVER): _PING,
-    (State.INITIALIZED, Role.CLIENT): _PING,
+    # The initialize window: once the server has answered initialize, the client's requests
+    # are open ("The client SHOULD NOT send requests other than pings before the server has
+    # responded to the initialize request", every initialize-era version, Basic >
+    # Lifecycle > Initialization); only the server waits for notifications/initialized.
+    (State.INITIALIZED, Role.CLIENT): ANY,
+    # "The server SHOULD NOT send requests other than pings and logging before receiving
+    # the initialized notification" (ibid.).
     (State.INITIALIZED, Role.SERVER): _PING,
     (State.OPERATING, Role.CLIENT): ANY,
     (State.OPERATING, Role.SERVER): ANY,
@@ -138,7 +162,7 @@ NOTIFICATIONS_ALLOWED: Final[Mapping[tuple[State, Role], Allowed]] = {
     (State.PROBING, Role.SERVER): _CANCEL_PROGRESS,
     (State.INITIALIZING, Role.CLIENT): _CANCEL_PROGRESS,
     (State.INITIALIZING, Role.SERVER): _CANCEL_PROGRESS | {"notifications/message"},
-    (State.INITIALIZED, Role.CLIENT): _CANCEL_PROGRESS | {"notifications/initialized"},
+    (State.INITIALIZED, Role.CLIENT): ANY | frozenset({"notifications/initialized"}),
     (State.INITIALIZED, Role.SERVER): _CANCEL_PROGRESS | {"notifications/message"},
     (State.OPERATING, Role.CLIENT): ANY,
     (State.OPERATING, Role.SERVER): ANY,
