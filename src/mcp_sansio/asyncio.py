@@ -719,11 +719,12 @@ class _Peer:
     # ------------------------------------------------------------------ the end
 
     async def wait_read(self, timeout: float | None) -> None:
-        """Wait (at most ``timeout`` seconds) until the read loop has seen the end."""
+        """Wait (at most ``timeout`` seconds) until the read loop has seen the end, or was
+        stopped (a connection broken on ``write_timeout`` cancels it: that is no error of
+        the caller's, so its ``CancelledError`` is not raised here)."""
         task = self._read_task
         if task is not None and not task.done():
-            with contextlib.suppress(asyncio.TimeoutError):
-                await asyncio.wait_for(asyncio.shield(task), timeout)
+            await asyncio.wait((task,), timeout=timeout)
 
     def end_reading(self) -> None:
         """Stop reading and tell the session the peer is gone."""
