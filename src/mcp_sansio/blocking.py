@@ -1094,7 +1094,9 @@ class _ServerEndpoint(_Endpoint):
     _nested_jobs = False  # a request arriving while a handler waits is queued
 
     def run(self) -> None:
-        while not self._eof:
+        # Until the end, or until the session closed (as broken, after max_unreadable
+        # unreadable messages in a row): then the connection is let go, not read on.
+        while not self._eof and not self.session.closed:
             self._pump()
         if self._outbox:  # the last answers, as long as the client takes them
             self._drain(0)
