@@ -45,9 +45,11 @@ import mcp_sansio
 
 # Pages include tables generated from the code at every build (never stale).
 sys.path.insert(0, str(Path(__file__).parent))
+import make_rules
 import make_states
 
 make_states.main()
+make_rules.main()
 
 project = "mcp-sansio"
 author = "mcp-sansio developers"
