@@ -343,7 +343,8 @@ def test_client_requests_in_the_initialize_window(version: str) -> None:
     assert pair.states() == (State.INITIALIZED, State.INITIALIZED)
     pair.roundtrip(Role.CLIENT, "tools/list", result={"tools": []})
     event = feed(pair.server, {"jsonrpc": "2.0", "id": "raw-1", "method": "tools/list"})
-    assert isinstance(event, Request) and event.id == "raw-1"
+    assert isinstance(event, Request)
+    assert event.id == "raw-1"
     pair.roundtrip(Role.CLIENT, "ping")
     pair.roundtrip(Role.SERVER, "ping")
     assert pair.states() == (State.INITIALIZED, State.INITIALIZED)

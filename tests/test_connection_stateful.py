@@ -1410,15 +1410,15 @@ class LegacyMachine(PairMachine):
         ]
 
     def _illegal_before_initialize(self, data: st.DataObject) -> Illegal | None:
-        if (
-            self.state[C] not in (State.IDLE, State.INITIALIZING, State.INITIALIZED)
-            or not self.probed
-        ):
+        # Before the server has answered initialize, on both sides (once the result is out,
+        # the client's requests are open: the initialize window).
+        early = (State.IDLE, State.INITIALIZING)
+        if self.state[C] not in early or self.state[S] not in early or not self.probed:
             return None
         rid = self._raw_id()
         method = data.draw(st.sampled_from(("tools/list", "resources/list", "prompts/list")))
         return Illegal(
-            "request before the handshake is done",
+            "request before the initialize result",
             C,
             Request(id=rid, method=method, params={}),
             ExpectInvalid(INVALID_REQUEST, reply=True, reply_id=rid),

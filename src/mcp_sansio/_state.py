@@ -163,7 +163,9 @@ NOTIFICATIONS_ALLOWED: Final[Mapping[tuple[State, Role], Allowed]] = {
     (State.INITIALIZING, Role.CLIENT): _CANCEL_PROGRESS,
     (State.INITIALIZING, Role.SERVER): _CANCEL_PROGRESS | {"notifications/message"},
     (State.INITIALIZED, Role.CLIENT): ANY | frozenset({"notifications/initialized"}),
-    (State.INITIALIZED, Role.SERVER): _CANCEL_PROGRESS | {"notifications/message"},
+    # The text restricts only requests in the window: the server's notifications that its
+    # capabilities allow (list changes, logging, ...) are open once its result is out.
+    (State.INITIALIZED, Role.SERVER): ANY,
     (State.OPERATING, Role.CLIENT): ANY,
     (State.OPERATING, Role.SERVER): ANY,
     (State.STATELESS, Role.CLIENT): ANY,
