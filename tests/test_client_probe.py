@@ -123,24 +123,31 @@ def planted_report(planted: Path) -> tuple[int, dict[str, Any]]:
 
 
 @pytest.mark.parametrize(
-    ("rule", "found"),
+    ("rule", "verdict", "found"),
     [
-        ("envelope.parse-error", "no answer"),
-        ("envelope.invalid-request", "the rule wants an error"),
-        ("method.unknown", "no answer"),
-        ("method.wrong-direction", "no answer"),
-        ("capability.undeclared-client-capability", "no answer"),
-        ("lifecycle.unsupported-version-result", "the client went on (notifications/initialized"),
+        ("envelope.parse-error", "fail", "no answer"),
+        ("envelope.invalid-request", "fail", "the rule wants an error"),
+        ("method.unknown", "fail", "no answer"),
+        # The code is implied or a SHOULD: a warning; leaving the request unanswered is
+        # JSON-RPC's MUST, charged as response.missing.
+        ("method.wrong-direction", "warn", "no answer"),
+        ("capability.undeclared-client-capability", "warn", "no answer"),
+        ("response.missing", "fail", "the request got no answer"),
+        (
+            "lifecycle.unsupported-version-result",
+            "warn",
+            "the client went on (notifications/initialized",
+        ),
     ],
 )
 def test_planted_violations_are_reported(
-    planted_report: tuple[int, dict[str, Any]], rule: str, found: str
+    planted_report: tuple[int, dict[str, Any]], rule: str, verdict: str, found: str
 ) -> None:
     status, report = planted_report
     assert status == 1
     assert report["answers"]["initialize"] == "asked for 2025-06-18, got 2025-06-18"
     row = rows(report)[rule]
-    assert row["status"] == "fail", row
+    assert row["status"] == verdict, row
     assert found in row["detail"]
     sent = [line for line in row["exchange"] if line["side"] == "probe"]
     assert sent, row  # the exchange shows what the probe sent
@@ -153,7 +160,8 @@ def test_what_the_planted_client_gets_right_passes(
 ) -> None:
     _, report = planted_report
     by_rule = rows(report)
-    for name in ("envelope.invalid-response", "response.unknown-id", "response.missing"):
+    # (It leaves some of the probe's requests unanswered: response.missing fails, above.)
+    for name in ("envelope.invalid-response", "response.unknown-id"):
         assert by_rule[name]["status"] == "pass", by_rule[name]
     # It declares no capability, so no request of ours has params to break; what it sent
     # itself had valid params.

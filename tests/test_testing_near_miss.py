@@ -275,7 +275,7 @@ def test_every_rule_has_cases_and_a_documented_code() -> None:
     for r in RULES.values():
         assert r.cases, r.name
         assert r.summary
-        assert r.level in ("MUST", "SHOULD", "implied", "ours")
+        assert r.level in ("MUST", "MUST NOT", "SHOULD", "SHOULD NOT", "implied", "ours")
         if r.reply != "error":
             assert r.code is None, r.name
         assert r.eras

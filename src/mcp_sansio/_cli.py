@@ -295,6 +295,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     probe.add_argument("--json", action="store_true", help="print the report as JSON")
     probe.add_argument(
+        "--strict",
+        action="store_true",
+        help="warnings fail too: SHOULD, SHOULD NOT and implied rules the peer broke (by "
+        "default only MUST and MUST NOT rules fail; exit status 1)",
+    )
+    probe.add_argument(
         "--examples",
         type=_count,
         default=20,
@@ -506,6 +512,7 @@ def _probe(args: argparse.Namespace, command: list[str] | None, out: TextIO, err
         jobs=max(1, args.jobs),
         out=out,
         err=err,
+        strict=args.strict,
     )
 
 

@@ -53,8 +53,18 @@ from mcp_sansio.testing._near_miss import (
     full_capabilities,
     near_misses,
 )
-from mcp_sansio.testing._probe import PROBE_RULES, Report, Row, all_rules, run_probe
-from mcp_sansio.testing._rules import RULES, Level, Reply, Rule, rule, rules_for
+from mcp_sansio.testing._probe import PROBE_RULES, Report, Row, all_rules, charge, run_probe
+from mcp_sansio.testing._rules import (
+    RULES,
+    Binds,
+    Citation,
+    Level,
+    Reply,
+    Rule,
+    Severity,
+    rule,
+    rules_for,
+)
 from mcp_sansio.testing._schema_strategies import (
     EXTRA_KEYS,
     definition_names,
@@ -108,6 +118,7 @@ __all__ = [
     "WireLine",
     "agrees",
     "all_rules",
+    "charge",
     "classify",
     "client_shot_builders",
     "replay",
@@ -116,6 +127,8 @@ __all__ = [
     "shot_builders",
     "MIN_MESSAGE_SIZE",
     "RULES",
+    "Binds",
+    "Citation",
     "Expect",
     "Level",
     "Line",
@@ -123,6 +136,7 @@ __all__ = [
     "Reply",
     "Rule",
     "Scenario",
+    "Severity",
     "full_capabilities",
     "near_misses",
     "rule",

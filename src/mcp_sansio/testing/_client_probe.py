@@ -201,6 +201,7 @@ def run_client_probe(
     seed: int | None = None,
     jobs: int = DEFAULT_JOBS,
     progress: TextIO | None = None,
+    strict: bool = False,
 ) -> Report:
     """Probe the client ``target`` (see the module; a
     :class:`~mcp_sansio.testing.ClientTarget`, or our own client in this process, a
@@ -212,6 +213,7 @@ def run_client_probe(
     :param seed: the fuzz phase's seed (default: a random one, given in the report).
     :param jobs: checks run at once (each with its own client process).
     :param progress: where the progress bar goes (e.g. ``sys.stderr``), or nowhere.
+    :param strict: count warnings (SHOULD, SHOULD NOT and implied rules) as failures.
     :raises TargetError: the client cannot be started at all.
 
     A client that opens no session (it sends nothing, no ``initialize``, or never
@@ -257,10 +259,11 @@ def run_client_probe(
         transport=target.transport,
         offered=tuple(probe.offered),
         answers=dict(probe.answers),
-        rows=_rows(outcomes, probe.offered, Role.CLIENT),
+        rows=_rows(outcomes, probe.offered, Role.CLIENT, strict),
         seed=seed_value,
         examples=examples if probe.offered else 0,
         notes=tuple(notes),
         unusable=None if unusable is None else unusable[0],
         evidence=() if unusable is None else unusable[2],
+        strict=strict,
     )

@@ -91,6 +91,7 @@ __all__ = [
     "canonical",
     "client_shot_builders",
     "classify",
+    "refusal",
     "collapse",
     "legal_methods",
     "replay",
@@ -227,6 +228,9 @@ class Violation:
     """What went wrong."""
     exchange: tuple[WireLine, ...]
     """Everything each side sent in the conversation, up to the violation."""
+    part: str = "receiver"
+    """The peer's part in it: ``"receiver"`` (it answered a message of the machine's
+    wrongly) or ``"sender"`` (what it sent of its own breaks the rule)."""
 
 
 class PeerViolation(AssertionError):
@@ -266,6 +270,19 @@ class Demand:
     """The ids an answer may carry (``None`` for ``"id": null``)."""
     check: Callable[[Mapping[str, Any]], str | None] | None = attrs.field(default=None, eq=False)
     """A further check of the answer (the whole message): a complaint, or ``None``."""
+
+
+def refusal(
+    rule_name: str,
+    ids: tuple[RequestId | None, ...],
+    check: Callable[[Mapping[str, Any]], str | None] | None = None,
+) -> Demand:
+    """The error ``rule_name`` is due, with the code the rule table names for it (any
+    code, where the text names none)."""
+    from mcp_sansio.testing._rules import RULES
+
+    code = RULES[rule_name].code
+    return Demand("error", () if code is None else (code,), ids, check)
 
 
 @attrs.frozen
@@ -314,7 +331,7 @@ _CLASSES: Final = (
     ("a 2026-07-28 server never sends", "stateless.server-request"),
     ("is not sent by the server", "method.wrong-direction"),
     ("Method not found", "method.unknown"),
-    ("is not allowed from the server in state", "lifecycle.request-before-initialized"),
+    ("is not allowed from the server in state", "lifecycle.server-request-before-initialized"),
     ("chose protocol version", "lifecycle.initialize-version"),
     (
         "but the request did not declare the client capability",
@@ -437,6 +454,9 @@ class Conversation:
         self.lines: list[WireLine] = []
         """Everything sent and received so far."""
         self.violations: list[Violation] = []
+        #: What the peer answered to the last near miss (for reports: "error -32601 under
+        #: id 3", "no answer", ...).
+        self.last_answer = ""
         """The rules the peer broke so far."""
         self.notifications: list[Notification] = []
         """The notifications the peer sent that the mirror accepted."""
@@ -748,6 +768,7 @@ class Conversation:
         finally:
             self._shooting = False
         self.forget_raw(watch)
+        self.last_answer = "; ".join(_describe(m) for m in got) or "no answer"
         header_level = self.transport == "http" and self.era is Era.STATELESS
         problem = _judge(expect, got, self.transport, header_level and _headerless(shot.data))
         if problem is None and not alive:
@@ -887,7 +908,7 @@ class Conversation:
                 event = mirror.next_event()
             except RemoteProtocolError as exc:
                 self._mirror_broken = True
-                self._violate(classify(exc.message), exc.message)
+                self._violate(classify(exc.message), exc.message, "sender")
                 return
             if event is NEED_DATA:
                 return
@@ -906,7 +927,8 @@ class Conversation:
                 assert isinstance(event, InvalidMessage)
                 method = _notification_method(event.raw)
                 if not self._discovering(event):
-                    self._violate(classify(event.message, notification=method), event.message)
+                    rule_name = classify(event.message, notification=method)
+                    self._violate(rule_name, event.message, "sender")
                 if event.reply is not None:
                     self._send_reply(event.reply)
             elif cls is ConnectionClosed:
@@ -979,10 +1001,10 @@ class Conversation:
         if data:
             self._write(data)
 
-    def _violate(self, rule_name: str, message: str) -> None:
+    def _violate(self, rule_name: str, message: str, part: str = "receiver") -> None:
         if any(v.rule == rule_name for v in self.violations):
             return  # the first exchange that shows it is the shortest
-        self.violations.append(Violation(rule_name, message, tuple(self.lines)))
+        self.violations.append(Violation(rule_name, message, tuple(self.lines), part))
 
     def _die(self, why: str) -> None:
         if not self.dead:
@@ -1195,7 +1217,7 @@ def _parse_error(conv: Conversation, draw: Draw) -> Shot | str:
     return Shot(
         "envelope.parse-error",
         data,
-        Demand("error", (int(ErrorCode.PARSE_ERROR),), (None,)),
+        refusal("envelope.parse-error", (None,)),
         "a line that is not JSON",
     )
 
@@ -1242,7 +1264,7 @@ def _invalid_request(conv: Conversation, draw: Draw) -> Shot | str:
     return Shot(
         "envelope.invalid-request",
         _dumps(message),
-        Demand("error", (_INVALID,), ids),
+        refusal("envelope.invalid-request", ids),
         f"a bad envelope ({fault})",
     )
 
@@ -1255,7 +1277,7 @@ def _batch_not_allowed(conv: Conversation, draw: Draw) -> Shot | str:
     return Shot(
         "envelope.batch-not-allowed",
         _dumps(members),
-        Demand("error", (_INVALID,), (None,)),
+        refusal("envelope.batch-not-allowed", (None,)),
         "a JSON array (a batch) where the version has none",
     )
 
@@ -1264,7 +1286,7 @@ def _empty_batch(conv: Conversation, draw: Draw) -> Shot | str:
     if not VERSIONS[conv.version].batches:
         return f"{conv.version} has no batches"
     return Shot(
-        "envelope.empty-batch", b"[]", Demand("error", (_INVALID,), (None,)), "an empty batch"
+        "envelope.empty-batch", b"[]", refusal("envelope.empty-batch", (None,)), "an empty batch"
     )
 
 
@@ -1279,7 +1301,7 @@ def _batch_mixed(conv: Conversation, draw: Draw) -> Shot | str:
     return Shot(
         "envelope.batch-mixed",
         _dumps(draw(st.permutations(members), members)),
-        Demand("error", (_INVALID,), (None,)),
+        refusal("envelope.batch-mixed", (None,)),
         "a batch mixing a request and a response",
     )
 
@@ -1310,7 +1332,7 @@ def _second_initialize(conv: Conversation, draw: Draw) -> Shot | str:
     return Shot(
         "lifecycle.second-initialize",
         _dumps(message),
-        Demand("error", (_INVALID,), (rid,)),
+        refusal("lifecycle.second-initialize", (rid,)),
         "initialize again, in an initialized session",
     )
 
@@ -1325,7 +1347,7 @@ def _duplicate_id(conv: Conversation, draw: Draw) -> Shot | str:
     return Shot(
         "ids.duplicate-request-id",
         _dumps(_request(conv, rid, "ping")),
-        Demand("error", (_INVALID,), (rid,)),
+        refusal("ids.duplicate-request-id", (rid,)),
         f"ping reusing id {rid!r} of an answered request",
     )
 
@@ -1413,7 +1435,7 @@ def _undeclared(conv: Conversation, draw: Draw) -> Shot | str:
     return Shot(
         f"capability.undeclared-{peer}-capability",
         _dumps(_request(conv, rid, method, dict(_PLAUSIBLE.get(method, {})))),
-        Demand("error", (_NOT_FOUND,), (rid,)),
+        refusal(f"capability.undeclared-{peer}-capability", (rid,)),
         f"{method}, whose capability the {peer} did not declare",
     )
 
@@ -1428,7 +1450,7 @@ def _unknown_method(conv: Conversation, draw: Draw) -> Shot | str:
     return Shot(
         "method.unknown",
         _dumps(_request(conv, rid, method)),
-        Demand("error", (_NOT_FOUND,), (rid,)),
+        refusal("method.unknown", (rid,)),
         f"a request for an unknown method {method!r}",
     )
 
@@ -1460,7 +1482,7 @@ def _wrong_direction(conv: Conversation, draw: Draw) -> Shot | str:
     return Shot(
         "method.wrong-direction",
         _dumps(_request(conv, rid, method, dict(_PLAUSIBLE.get(method, {})) or None)),
-        Demand("error", (_NOT_FOUND,), (rid,)),
+        refusal("method.wrong-direction", (rid,)),
         f"{method}, a request only a {conv.peer.value} sends",
     )
 
@@ -1474,7 +1496,7 @@ def _invalid_params(conv: Conversation, draw: Draw) -> Shot | str:
     return Shot(
         "params.invalid",
         _dumps(_request(conv, rid, method, params)),
-        Demand("error", (_PARAMS,), (rid,)),
+        refusal("params.invalid", (rid,)),
         f"{method} with invalid params",
     )
 
@@ -1601,7 +1623,7 @@ def _missing_meta(conv: Conversation, draw: Draw) -> Shot | str:
     return Shot(
         "meta.missing",
         _dumps(message),
-        Demand("error", (_PARAMS,), (rid,)),
+        refusal("meta.missing", (rid,)),
         f"server/discover with {variant}",
     )
 
@@ -1631,7 +1653,7 @@ def _unsupported_version(conv: Conversation, draw: Draw) -> Shot | str:
     return Shot(
         "meta.unsupported-version",
         _dumps(message),
-        Demand("error", (int(ErrorCode.UNSUPPORTED_PROTOCOL_VERSION),), (rid,), check),
+        refusal("meta.unsupported-version", (rid,), check),
         f"a request for protocol version {version!r}",
     )
 
@@ -1650,7 +1672,7 @@ def _missing_capabilities(conv: Conversation, draw: Draw) -> Shot | str:
         _dumps(
             {"jsonrpc": "2.0", "id": rid, "method": "server/discover", "params": {"_meta": meta}}
         ),
-        Demand("error", (_PARAMS,), (rid,)),
+        refusal("meta.capabilities-missing", (rid,)),
         "a request without clientCapabilities in _meta",
     )
 
@@ -1714,7 +1736,7 @@ def _undeclared_subcapability(conv: Conversation, draw: Draw) -> Shot | str:
     return Shot(
         "capability.undeclared-client-subcapability",
         _dumps(_request(conv, rid, method, params)),
-        Demand("error", (_PARAMS,), (rid,)),
+        refusal("capability.undeclared-client-subcapability", (rid,)),
         f"{what}, which the client did not declare",
     )
 

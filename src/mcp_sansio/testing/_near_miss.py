@@ -1147,14 +1147,34 @@ def _request_before_initialize(draw: st.DrawFn, ctx: _Ctx) -> NearMiss:
     )
 
 
-@_generator("lifecycle.request-before-initialized")
+@_generator("lifecycle.request-in-initialize-window")
 @st.composite
-def _request_before_initialized(draw: st.DrawFn, ctx: _Ctx) -> NearMiss:
+def _request_in_initialize_window(draw: st.DrawFn, ctx: _Ctx) -> NearMiss:
+    """A client request after the initialize result, before notifications/initialized:
+    valid (the client waits only for the server's answer to initialize), so served."""
     s = _Script(draw, ctx)
-    stages = ["initializing", "initialized"]
-    if s.sender is Role.SERVER:
-        stages.insert(0, "idle")
-    stage = draw(st.sampled_from(stages))
+    s.handshake("initialized")
+    s.filler()
+    methods = [
+        m for m in _methods(s.spec, s.sender, Kind.REQUEST, caps=s.caps[s.receiver]) if m != "ping"
+    ]
+    message = _sender_request(s, draw(st.sampled_from(methods)))
+    return s.near(
+        "lifecycle.request-in-initialize-window",
+        message,
+        Expect(reply="result", id=message["id"]),
+        s.scenario(message),
+        f"{message['method']} before notifications/initialized",
+    )
+
+
+@_generator("lifecycle.server-request-before-initialized")
+@st.composite
+def _server_request_before_initialized(draw: st.DrawFn, ctx: _Ctx) -> NearMiss:
+    """A server request other than ping before notifications/initialized: the server's
+    SHOULD NOT; our client refuses it (the receiver's choice, never charged to it)."""
+    s = _Script(draw, ctx)
+    stage = draw(st.sampled_from(["idle", "initializing", "initialized"]))
     s.handshake(stage)
     s.filler()
     methods = [
@@ -1164,19 +1184,21 @@ def _request_before_initialized(draw: st.DrawFn, ctx: _Ctx) -> NearMiss:
     repaired = s.fork()
     repaired.handshake()
     return s.near(
-        "lifecycle.request-before-initialized",
+        "lifecycle.server-request-before-initialized",
         message,
-        _error_expect("lifecycle.request-before-initialized", message["id"]),
+        _error_expect("lifecycle.server-request-before-initialized", message["id"]),
         repaired.scenario(message),
-        f"{message['method']} from the {s.sender.value} in stage {stage}",
+        f"{message['method']} from the server in stage {stage}",
     )
 
 
 @_generator("lifecycle.notification-before-initialized")
 @st.composite
 def _notification_before_initialized(draw: st.DrawFn, ctx: _Ctx) -> NearMiss:
+    # Before the initialize result: once it is out, the notifications the capabilities
+    # allow are open to both sides (the text restricts only requests in the window).
     s = _Script(draw, ctx)
-    stage = draw(st.sampled_from(["idle", "initializing", "initialized"]))
+    stage = draw(st.sampled_from(["idle", "initializing"]))
     s.handshake(stage)
     methods = [
         m

@@ -63,10 +63,11 @@ from mcp_sansio.testing._machine import (
     WireLine,
     canonical,
     collapse,
+    refusal,
     sampled_message,
     shot_builders,
 )
-from mcp_sansio.testing._rules import OTHER_RULE, PROBE_RULES, RULES, Rule
+from mcp_sansio.testing._rules import OTHER_RULE, PROBE_RULES, RULES, Rule, Severity
 from mcp_sansio.testing._targets import StdioTarget, Target, TargetError
 
 __all__ = [
@@ -125,6 +126,29 @@ class Outcome:
     """A failure: the bytes each side sent."""
     phase: str = "checks"
     """``"versions"``, ``"checks"`` or ``"fuzz"``."""
+    part: str = "receiver"
+    """The peer's part in a failure: ``"receiver"`` (it answered the probe's message
+    wrongly) or ``"sender"`` (what it sent of its own breaks the rule)."""
+
+
+def charge(r: Rule, part: str = "receiver", version: str | None = None) -> Severity:
+    """What a finding against ``r`` counts as, the peer having played ``part``:
+
+    - ``"receiver"`` (it answered the probe's message wrongly): :attr:`Rule.severity`, a
+      ``"failure"`` for a MUST or MUST NOT of the receiver's, a ``"warning"`` for a SHOULD,
+      SHOULD NOT or implied one, a ``"note"`` when the duty was the sender's (the probe
+      broke it on purpose: the peer's reaction is its own choice);
+    - ``"sender"`` (what it sent of its own breaks the rule):
+      :meth:`Rule.sent_severity` for ``version``, from the sentences that forbid sending
+      it (a warning where none does: the schema or JSON-RPC is broken, no sentence).
+
+    A rule of ``level="ours"`` (the text is silent) is only ever a note."""
+    if part == "sender" and r.name != "response.missing":
+        return r.sent_severity(version or r.versions[0])
+    return r.severity
+
+
+_SEVERITY_RANK: Final[Mapping[str, int]] = {"failure": 0, "warning": 1, "note": 2}
 
 
 @attrs.frozen
@@ -134,27 +158,51 @@ class Row:
     rule: Rule
     """The rule."""
     status: str
-    """``"pass"``, ``"fail"`` or ``"n/a"``."""
+    """The verdict: ``"pass"``; ``"fail"`` (a MUST or MUST NOT of the peer's broken, or,
+    under ``strict``, any finding charged to it); ``"warn"`` (a SHOULD, SHOULD NOT or
+    implied rule broken: a failure only under ``strict``); ``"note"`` (something the text
+    does not charge to the peer: the duty was the probe's, or the text is silent); or
+    ``"n/a"``."""
     detail: str
-    """For a failure, what went wrong; else what was checked, or why it does not apply."""
+    """For a finding, what went wrong; else what was checked, or why it does not apply."""
     versions: tuple[str, ...] = ()
     """The versions the rule was checked in."""
     exchange: tuple[WireLine, ...] = ()
     """For a failure, the shortest exchange that shows it."""
     phase: str = ""
-    """Where that failure was found (``"checks"``, ``"versions"`` or ``"fuzz"``)."""
+    """Where that finding was found (``"checks"``, ``"versions"`` or ``"fuzz"``)."""
+    part: str = ""
+    """The peer's part in the finding (``"receiver"`` or ``"sender"``; see
+    :func:`charge`)."""
+
+    @property
+    def found(self) -> bool:
+        """Whether the peer did not do what the rule says (a failure, warning or note)."""
+        return self.status in ("fail", "warn", "note")
 
     def to_json(self) -> dict[str, Any]:
         """The row as JSON."""
         out: dict[str, Any] = {
             "rule": self.rule.name,
             "level": self.rule.level,
+            "binds": self.rule.binds,
             "status": self.status,
             "detail": self.detail,
             "versions": list(self.versions),
         }
-        if self.status == "fail":
+        if self.found:
             out["phase"] = self.phase
+            out["part"] = self.part
+            cited = self.rule.sent_citations if self.part == "sender" else ()
+            out["text"] = [
+                {
+                    "document": c.document,
+                    "versions": list(c.versions),
+                    "section": c.section,
+                    "text": c.text,
+                }
+                for c in cited or self.rule.citations
+            ]
             out["exchange"] = [line.to_json() for line in collapse(self.exchange)]
         return out
 
@@ -187,11 +235,23 @@ class Report:
     :attr:`notes` say what each conversation of the first phase saw."""
     evidence: tuple[WireLine, ...] = ()
     """For an unusable peer, the exchange of one of those conversations."""
+    strict: bool = False
+    """Whether warnings count as failures (``--strict``)."""
 
     @property
     def failures(self) -> tuple[Row, ...]:
-        """The rows that failed."""
+        """The rows that failed (what makes the probe exit 1)."""
         return tuple(r for r in self.rows if r.status == "fail")
+
+    @property
+    def warnings(self) -> tuple[Row, ...]:
+        """The rows that warn: SHOULD, SHOULD NOT and implied rules the peer broke."""
+        return tuple(r for r in self.rows if r.status == "warn")
+
+    @property
+    def noted(self) -> tuple[Row, ...]:
+        """The findings not charged to the peer."""
+        return tuple(r for r in self.rows if r.status == "note")
 
     @property
     def ok(self) -> bool:
@@ -199,8 +259,8 @@ class Report:
         return self.unusable is None and not self.failures
 
     def counts(self) -> dict[str, int]:
-        """How many rows passed, failed, did not apply."""
-        out = {"pass": 0, "fail": 0, "n/a": 0}
+        """How many rows passed, failed, warned, were noted, did not apply."""
+        out = {"pass": 0, "fail": 0, "warn": 0, "note": 0, "n/a": 0}
         for r in self.rows:
             out[r.status] += 1
         return out
@@ -215,6 +275,7 @@ class Report:
             "seed": self.seed,
             "examples": self.examples,
             "ok": self.ok,
+            "strict": self.strict,
             "counts": self.counts(),
             "rules": [r.to_json() for r in self.rows],
             "notes": list(self.notes),
@@ -248,23 +309,58 @@ class Report:
         out.append("")
         width = max(len(r.rule.name) for r in self.rows) + 2
         for r in self.rows:
-            status = {"pass": "pass", "fail": "FAIL", "n/a": "n/a"}[r.status]
+            status = _LABELS[r.status]
             detail = r.detail if len(r.detail) <= 90 else r.detail[:87] + "..."
             out.append(f"{r.rule.name:<{width}}{status:<6}{detail}")
         counts = self.counts()
         out.append("")
         out.append(
-            f"{counts['fail']} rules failed, {counts['pass']} passed, "
-            f"{counts['n/a']} not applicable."
+            f"{counts['fail']} rules failed, {counts['pass']} passed, {counts['warn']} "
+            f"warned, {counts['note']} noted, {counts['n/a']} not applicable"
+            + (" (--strict: warnings fail)." if self.strict else ".")
         )
-        for r in self.failures:
+        for r in (*self.failures, *self.warnings, *self.noted):
             out.append("")
             versions = ", ".join(r.versions)
-            out.append(f"FAIL {r.rule.name} ({r.rule.level}; {versions}; {r.phase})")
+            head = (
+                f"{_LABELS[r.status].upper()} {r.rule.name} ({r.rule.level}; {versions}; {r.phase})"
+            )
+            out.append(head)
             out.append(f"  rule: {r.rule.summary}")
+            cited = r.rule.sent_citations if r.part == "sender" else ()
+            for c in cited or r.rule.citations:
+                where = f"{c.document} {', '.join(c.versions)}".rstrip()
+                out.append(f'  text ({where}, {c.section}): "{c.text}"')
             out.append(f"  found: {r.detail}")
+            if r.status != "fail":
+                out.append(f"  counts as: {_why_not_failed(r)}")
             out.extend("    " + line.render() for line in collapse(r.exchange))
         return "\n".join(out) + "\n"
+
+
+_LABELS: Final[Mapping[str, str]] = {
+    "pass": "pass",
+    "fail": "FAIL",
+    "warn": "warn",
+    "note": "note",
+    "n/a": "n/a",
+}
+
+
+def _why_not_failed(r: Row) -> str:
+    """Why a finding is a warning or a note, not a failure."""
+    if r.status == "warn":
+        if r.part == "sender":
+            level = r.rule.sent_level(r.versions[0]) if r.versions else r.rule.level
+            said = "no sentence forbids sending it" if level == "implied" else f"{level}"
+            return f"a warning: {said}, not MUST (fails under --strict)"
+        return f"a warning: the text says {r.rule.level}, not MUST (fails under --strict)"
+    if r.rule.level == "ours":
+        return "a note: the text is silent; this is what our Connection does"
+    return (
+        "a note: the duty is the sender's (the probe broke it on purpose); the answer is"
+        " the peer's choice"
+    )
 
 
 # ---------------------------------------------------------------------- progress
@@ -350,7 +446,9 @@ class _Check:
         finally:
             conv.close()
             for v in conv.violations:
-                self.outcomes.append(Outcome(v.rule, "fail", v.message, conv.version, v.exchange))
+                self.outcomes.append(
+                    Outcome(v.rule, "fail", v.message, conv.version, v.exchange, part=v.part)
+                )
 
     def passed(self, rule_name: str, detail: str) -> None:
         self.outcomes.append(Outcome(rule_name, "pass", detail, self.version))
@@ -362,12 +460,20 @@ class _Check:
         self.outcomes.append(Outcome(rule_name, "n/a", detail, self.version))
 
     def fire(self, conv: Conversation, shot: Shot) -> bool:
-        """Fire a shot; record its outcome. ``True`` when it passed."""
+        """Fire a shot; record its outcome. ``True`` when it passed. Where the rule accepts
+        any error (the text names no code), the detail says which one came."""
         problem = conv.shoot(shot)
         if problem is None:
-            self.passed(shot.rule, shot.why)
+            due = shot.expect
+            any_error = due.reply == "error" and not due.codes
+            self.passed(shot.rule, f"{shot.why}: {conv.last_answer}" if any_error else shot.why)
             return True
         self.failed(shot.rule, f"{shot.why}: {problem}", conv)
+        request = any(rid is not None for rid in shot.expect.ids)
+        if problem == "no answer" and shot.expect.reply != "none" and request:
+            # Whatever the rule's own level, a request left unanswered breaks JSON-RPC's
+            # MUST ("When a rpc call is made, the Server MUST reply with a Response").
+            self.failed("response.missing", f"{shot.why}: the request got no answer", conv)
         return False
 
 
@@ -638,8 +744,9 @@ class _Probe:
         method = next(
             (m for m, gate in _LISTS if capability_met(caps, gate)), "completion/complete"
         )
-        codes: tuple[int, ...] = (int(ErrorCode.INVALID_REQUEST),)
-        if self.speaks_modern:
+        due = refusal("lifecycle.request-before-initialize", ())
+        codes = due.codes
+        if codes and self.speaks_modern:
             # A server of both eras may read it as a 2026-07-28 request without _meta
             # (over HTTP: without the standard headers).
             codes += (int(ErrorCode.INVALID_PARAMS),)
@@ -740,12 +847,15 @@ def _also_legacy(check: _Check) -> None:
 
 
 def _handshake(check: _Check) -> None:
-    """Between the initialize result and notifications/initialized: a notification is
-    dropped, a request other than ping refused."""
+    """The initialize window, between the initialize result and notifications/initialized:
+    a notification gets no reply, and a request (a list the server offers) is served: the
+    client may send it once initialize is answered; only the server waits for
+    notifications/initialized."""
+    window = "lifecycle.request-in-initialize-window"
     with check.talk() as conv:
         answer = conv.request("initialize", conv.initialize_params(check.version))
         if not isinstance(answer, Response):
-            check.not_applicable("lifecycle.request-before-initialized", "initialize failed")
+            check.not_applicable(window, "initialize failed")
             return
         caps = conv.mirror.server_capabilities or {}
         check.fire(
@@ -759,17 +869,15 @@ def _handshake(check: _Check) -> None:
         )
         method = next((m for m, gate in _LISTS if capability_met(caps, gate)), None)
         if method is None:
-            check.not_applicable(
-                "lifecycle.request-before-initialized", "the server offers no list to ask for"
-            )
+            check.not_applicable(window, "the server offers no list to ask for")
             return
         rid = conv.fresh_id()
         check.fire(
             conv,
             Shot(
-                "lifecycle.request-before-initialized",
+                window,
                 orjson.dumps({"jsonrpc": "2.0", "id": rid, "method": method}),
-                Demand("error", (int(ErrorCode.INVALID_REQUEST),), (rid,)),
+                Demand("result", (), (rid,)),
                 f"{method} after the initialize result, before notifications/initialized",
             ),
         )
@@ -1135,7 +1243,9 @@ def fuzz(
             for leaf in _leaves(exc):
                 if isinstance(leaf, PeerViolation):
                     v = leaf.violation
-                    outcomes.append(Outcome(v.rule, "fail", v.message, version, v.exchange, "fuzz"))
+                    outcomes.append(
+                        Outcome(v.rule, "fail", v.message, version, v.exchange, "fuzz", v.part)
+                    )
                 elif isinstance(leaf, (SessionRefused, TargetError)):
                     notes.append(f"fuzz {version}: {leaf}")
                 else:
@@ -1160,7 +1270,10 @@ def fuzz_phase(
 
 
 def _rows(
-    outcomes: Sequence[Outcome], probed: Sequence[str], peer: Role = Role.SERVER
+    outcomes: Sequence[Outcome],
+    probed: Sequence[str],
+    peer: Role = Role.SERVER,
+    strict: bool = False,
 ) -> tuple[Row, ...]:
     rules = all_rules()
     by_rule: dict[str, list[Outcome]] = {}
@@ -1174,8 +1287,20 @@ def _rows(
         decisive = fails or passes or found
         versions = tuple(sorted({o.version for o in decisive if o.version}, reverse=True))
         if fails:
-            best = min(fails, key=lambda o: (len(o.exchange), sum(x.size for x in o.exchange)))
-            rows.append(Row(r, "fail", best.detail, versions, best.exchange, best.phase))
+            # The worst finding, and of those the shortest exchange that shows it.
+            best = min(
+                fails,
+                key=lambda o: (
+                    _SEVERITY_RANK[charge(r, o.part, o.version)],
+                    len(o.exchange),
+                    sum(x.size for x in o.exchange),
+                ),
+            )
+            severity = charge(r, best.part, best.version)
+            status = {"failure": "fail", "warning": "fail" if strict else "warn"}.get(
+                severity, "note"
+            )
+            rows.append(Row(r, status, best.detail, versions, best.exchange, best.phase, best.part))
         elif passes:
             rows.append(Row(r, "pass", passes[0].detail, versions))
         else:
@@ -1198,7 +1323,7 @@ _SENDER_RULES: Final[Mapping[Role, frozenset[str]]] = {
             "capability.undeclared-notification",
             "method.unknown",
             "stateless.server-request",
-            "lifecycle.request-before-initialized",
+            "lifecycle.server-request-before-initialized",
             "resources.updated-not-subscribed",
             "response.missing",
             OTHER_RULE,
@@ -1266,6 +1391,7 @@ def run_probe(
     seed: int | None = None,
     jobs: int = DEFAULT_JOBS,
     progress: TextIO | None = None,
+    strict: bool = False,
 ) -> Report:
     """Probe the server ``target`` (default: the example server over stdio,
     ``python -m mcp_sansio serve``) and return the :class:`Report`.
@@ -1277,6 +1403,7 @@ def run_probe(
     :param seed: the fuzz phase's seed (default: a random one, given in the report).
     :param jobs: checks run at once.
     :param progress: where the progress bar goes (e.g. ``sys.stderr``), or nowhere.
+    :param strict: count warnings (SHOULD, SHOULD NOT and implied rules) as failures.
     :raises TargetError: the target cannot be used at all.
 
     A server that offers none of the versions probed (it never answers, echoes what it is
@@ -1332,12 +1459,13 @@ def run_probe(
         transport=target.transport,
         offered=tuple(probe.offered),
         answers=dict(sorted(probe.answers.items(), key=lambda kv: kv[0], reverse=True)),
-        rows=_rows(outcomes, probe.offered),
+        rows=_rows(outcomes, probe.offered, strict=strict),
         seed=seed_value,
         examples=examples if probe.offered else 0,
         notes=tuple(notes),
         unusable=None if unusable is None else unusable[0],
         evidence=() if unusable is None else unusable[2],
+        strict=strict,
     )
 
 
@@ -1362,9 +1490,11 @@ def probe_command(
     out: TextIO,
     err: TextIO,
     client: bool = False,
+    strict: bool = False,
 ) -> int:
     """``mcp-sansio probe``: run the probe, print the report (JSON with ``json_output``).
-    Returns the exit status: 0 when no rule failed, 1 when one did, 2 when the target
+    Returns the exit status: 0 when no rule failed (warnings and notes do not fail,
+    warnings do under ``strict``), 1 when one did, 2 when the target
     cannot be used (it cannot be started or reached, or it offers no version: then the
     report says why), 130 when interrupted (the conversations in progress are shut down
     first; no report). With ``client``, ``command`` is a client to probe (see
@@ -1384,6 +1514,7 @@ def probe_command(
                 seed=seed,
                 jobs=jobs,
                 progress=err,
+                strict=strict,
             )
         else:
             if http is not None:
@@ -1401,6 +1532,7 @@ def probe_command(
                 seed=seed,
                 jobs=jobs,
                 progress=err,
+                strict=strict,
             )
     except TargetError as exc:
         err.write(f"mcp-sansio probe: {exc}\n")

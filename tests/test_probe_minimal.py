@@ -1,0 +1,72 @@
+"""The probe on a server that does what the specification's text asks and nothing more
+(tests/spec_minimal_server.py, raw JSON lines, no mcp_sansio): no rule fails, whatever the
+fuzz seed, with or without ``--strict``. And how levels drive the verdict: the same server
+breaking one implied rule gets a warning (a failure only under ``--strict``), breaking one
+MUST gets a failure (exit status 1).
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+from mcp_sansio.testing import StdioTarget, run_probe
+from mcp_sansio.testing._probe import probe_command
+
+SERVER = [sys.executable, str(Path(__file__).with_name("spec_minimal_server.py"))]
+OFFERED = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_a_server_that_does_what_the_text_asks_fails_no_rule(seed: int) -> None:
+    report = run_probe(StdioTarget(SERVER), examples=5, seed=seed, strict=True)
+    assert report.unusable is None
+    assert report.offered == OFFERED
+    assert report.failures == (), report.render()
+    assert report.warnings == (), report.render()
+    counts = report.counts()
+    assert counts["pass"] >= 25, report.render()
+    # What the text leaves to the server is accepted and said: -32002 before initialize.
+    (row,) = [r for r in report.rows if r.rule.name == "lifecycle.request-before-initialize"]
+    assert row.status == "pass"
+    assert "-32002" in row.detail
+
+
+def _probe(args: list[str], *, strict: bool) -> tuple[int, str]:
+    out, err = io.StringIO(), io.StringIO()
+    status = probe_command(
+        http=None,
+        command=[*SERVER, *args],
+        json_output=False,
+        examples=0,
+        seed=1,
+        timeout=5.0,
+        versions=["2025-11-25"],
+        jobs=4,
+        out=out,
+        err=err,
+        strict=strict,
+    )
+    return status, out.getvalue()
+
+
+def test_an_implied_rule_broken_is_a_warning_and_fails_only_under_strict() -> None:
+    status, text = _probe(["--answer-responses"], strict=False)
+    assert status == 0, text
+    assert re.search(r"^envelope\.invalid-response +warn ", text, re.MULTILINE), text
+    assert "\nWARN envelope.invalid-response (implied; 2025-11-25; checks)\n" in text
+    assert "0 rules failed" in text
+    status, text = _probe(["--answer-responses"], strict=True)
+    assert status == 1, text
+    assert "\nFAIL envelope.invalid-response (implied; 2025-11-25; checks)\n" in text
+
+
+def test_a_must_broken_is_a_failure() -> None:
+    status, text = _probe(["--parse-error-code", "-32600"], strict=False)
+    assert status == 1, text
+    assert "\nFAIL envelope.parse-error (MUST; 2025-11-25; checks)\n" in text
+    assert "answered error -32600; the rule wants -32700" in text
