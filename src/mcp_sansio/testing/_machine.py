@@ -1261,12 +1261,12 @@ def _invalid_request(conv: Conversation, draw: Draw) -> Shot | str:
         else:
             message = draw(st.sampled_from([42, "ping", None, True]), 42)
     ids: tuple[RequestId | None, ...] = (rid, None) if readable else (None,)
-    return Shot(
-        "envelope.invalid-request",
-        _dumps(message),
-        refusal("envelope.invalid-request", ids),
-        f"a bad envelope ({fault})",
-    )
+    due = refusal("envelope.invalid-request", ids)
+    if fault == "params an array":
+        # JSON-RPC 2.0 allows params by position; MCP's schema has an object: the request
+        # is refused, with a code neither text names (-32600 or -32602 are both fair).
+        due = attrs.evolve(due, codes=())
+    return Shot("envelope.invalid-request", _dumps(message), due, f"a bad envelope ({fault})")
 
 
 def _batch_not_allowed(conv: Conversation, draw: Draw) -> Shot | str:
@@ -1733,10 +1733,15 @@ def _undeclared_subcapability(conv: Conversation, draw: Draw) -> Shot | str:
         return "the client declares every sub-capability the probe can ask for"
     method, params, what = draw(st.sampled_from(options), options[0])
     rid = conv.fresh_id()
+    due = refusal("capability.undeclared-client-subcapability", (rid,))
+    if method == "sampling/createMessage":
+        # The -32602 sentence is elicitation's; for sampling with tools the text asks for
+        # an error without naming its code.
+        due = attrs.evolve(due, codes=())
     return Shot(
         "capability.undeclared-client-subcapability",
         _dumps(_request(conv, rid, method, params)),
-        refusal("capability.undeclared-client-subcapability", (rid,)),
+        due,
         f"{what}, which the client did not declare",
     )
 
