@@ -12,9 +12,8 @@ from typing import Any
 
 import pytest
 
-from mcp_sansio import Config, RequestStateSeal
+from mcp_sansio import Config, RequestStateSeal, blocking, session
 from mcp_sansio import asyncio as mcp_asyncio
-from mcp_sansio import blocking, session
 from mcp_sansio._framing import DEFAULT_CLIENT_MAX_MESSAGE_SIZE, DEFAULT_MAX_MESSAGE_SIZE
 from mcp_sansio._request_state import MAX_SEALED_DEPTH, MAX_SEALED_LENGTH
 from mcp_sansio.http import _blocking_client, _blocking_server, _client, _h11client, _server
