@@ -450,6 +450,30 @@ def test_requests_get_json_when_the_answer_is_ready_first() -> None:
     assert reply.json()["result"]["content"][0]["text"] == "hi"
 
 
+@pytest.mark.parametrize("version", ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"])
+def test_a_request_posted_before_initialized_is_served(version: str) -> None:
+    """The initialize window over HTTP: the client may POST a request once initialize is
+    answered, and the POST of notifications/initialized may come after it (MCP, Basic >
+    Lifecycle: "The client SHOULD NOT send requests other than pings before the server has
+    responded to the initialize request")."""
+    client = Client()
+    hello = {
+        "protocolVersion": version,
+        "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"},
+    }
+    reply = client.send(body={"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": hello})
+    assert reply.status == 200
+    client.session_id = reply.header("mcp-session-id")
+    client.version = version
+    answer = client.call(1, "echo", {"m": "early"})
+    assert answer.status == 200
+    assert answer.json()["result"]["content"][0]["text"] == "early"
+    note = client.send(body={"jsonrpc": "2.0", "method": "notifications/initialized"})
+    assert note.status == 202
+    assert client.call(2, "echo", {"m": "late"}).json()["result"]["content"][0]["text"] == "late"
+
+
 def test_notifications_and_responses_get_202() -> None:
     client = Client()
     client.initialize()
