@@ -313,6 +313,7 @@ class _Stream:
 
     __slots__ = (
         "_exchange",
+        "batched",
         "cancels",
         "kept",
         "no",
@@ -333,6 +334,9 @@ class _Stream:
         self.replay: deque[tuple[int, bytes]] = deque()
         self.kept = 0  # what the events in replay count in the session's replay budget
         self.cancels: tuple[RequestId, ...] = ()  # the requests its POST cancels
+        # A batch's POST: the answers that came while the JSON answer waits for the rest
+        # (``json_response=True``); None for a POST of one message.
+        self.batched: list[bytes] | None = None
 
     @property
     def done(self) -> bool:
@@ -870,6 +874,8 @@ class HttpServer:
                 return out
             seen.add(rid)
         stream = hs._new_stream()
+        if isinstance(message, list):
+            stream.batched = []
         stream.owed.update(requests)
         stream.cancels = tuple(
             rid
@@ -981,7 +987,10 @@ class HttpServer:
                 hs.by_request.pop(rid, None)
             ex = stream.exchange
             if ex is not None and ex.mode is None and stream.done:
-                ex.respond(202)
+                if stream.batched:  # the rest of the batch was refused or cancelled
+                    self._answer_batch(stream, ex, None)
+                else:
+                    ex.respond(202)
                 touched.append(ex)
             touched.extend(e for e in self._reap(hs, (stream,)) if e not in touched)
             if stream.cancels:
@@ -1007,7 +1016,10 @@ class HttpServer:
         touched = []
         for stream in ended:
             ex = stream.exchange
-            if stream.done and ex is not None and ex.mode is None:
+            if stream.done and ex is not None and ex.mode is None and stream.batched:
+                self._answer_batch(stream, ex, None)  # the answers that came before
+                touched.append(ex)
+            elif stream.done and ex is not None and ex.mode is None:
                 # No answer is owed for a cancelled request (Cancellation: the receiver
                 # "SHOULD NOT send a response"): an event stream with nothing on it ends.
                 ex._start_sse(self._session_headers(hs))
@@ -1080,6 +1092,18 @@ class HttpServer:
         ex = stream.exchange
         resumable = not stream.session.stateless
         if ex is not None and ex.mode is None:
+            batched = stream.batched
+            if batched is not None and b'"id":null' not in line:
+                # A batch answered in JSON gets "an Array containing the corresponding
+                # Response objects" (JSON-RPC 2.0, Batch), once all have come; with JSON
+                # only, the answers that come first wait for the last.
+                if self.json_response is True and not stream.done:
+                    if "method" not in orjson.loads(line):
+                        batched.append(line)
+                    return None
+                if self._json_now(ex, stream):
+                    self._answer_batch(stream, ex, line)
+                    return ex
             if self._json_now(ex, stream):
                 status = 200
                 if stream.session.stateless or b'"id":null' in line:
@@ -1101,6 +1125,15 @@ class HttpServer:
             return None
         ex._push(event)
         return ex
+
+    def _answer_batch(self, stream: _Stream, ex: Exchange, last: bytes | None) -> None:
+        """Answer a batch's POST with the JSON array of its answers (and ``last``)."""
+        answers = stream.batched or []
+        if last is not None:
+            answers.append(last)
+        stream.batched = None
+        body = b"[" + b",".join(answers) + b"]"
+        ex.respond(200, body=body, headers=self._session_headers(stream.session))
 
     def _json_now(self, ex: Exchange, stream: _Stream) -> bool:
         if self.json_response is False:
