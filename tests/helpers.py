@@ -95,6 +95,18 @@ def initialize_params(
     }
 
 
+def initialize_request(
+    version: str = "2025-11-25", request_id: Any = 0, capabilities: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """A whole ``initialize`` request asking for ``version``, as a raw peer writes it."""
+    return {
+        "jsonrpc": "2.0",
+        "id": request_id,
+        "method": "initialize",
+        "params": initialize_params(version, capabilities),
+    }
+
+
 def initialize_result(
     version: str, capabilities: Mapping[str, Any] | None = None
 ) -> dict[str, Any]:

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import initialize_request
 
 from mcp_sansio import blocking
 
@@ -362,16 +363,7 @@ else:
     trio.run(main)
 """
 
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 0,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-11-25",
-        "capabilities": {},
-        "clientInfo": {"name": "deaf", "version": "1"},
-    },
-}
+INITIALIZE = initialize_request()
 
 
 def _peak_mib(pid: int) -> float | None:

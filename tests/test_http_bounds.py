@@ -21,6 +21,7 @@ from typing import Any
 
 import orjson
 import pytest
+from helpers import initialize_request
 from test_http_client import learn
 from test_http_server import Client, build, modern
 
@@ -39,16 +40,7 @@ from mcp_sansio.server import Server
 
 MiB = 1024 * 1024
 SSE = {"accept": "text/event-stream"}
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 0,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-11-25",
-        "capabilities": {},
-        "clientInfo": {"name": "t", "version": "1"},
-    },
-}
+INITIALIZE = initialize_request()
 
 
 def grown(run: Callable[[], object]) -> float:

@@ -21,6 +21,7 @@ from typing import Any
 import h11
 import orjson
 import pytest
+from helpers import initialize_request
 from test_http_asgi import Call, body_messages, http_scope
 from test_http_idle import STARTS, serving
 from test_http_server import Client, build, modern
@@ -333,18 +334,7 @@ def test_when_every_session_has_an_open_stream_a_new_one_gets_503() -> None:
         client.initialize()
         streams.append(client.send("GET", headers={"accept": "text/event-stream"}))
     assert all(not s.ended for s in streams)
-    refused = Client(core).send(
-        body={
-            "jsonrpc": "2.0",
-            "id": 0,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-11-25",
-                "capabilities": {},
-                "clientInfo": {"name": "t", "version": "1"},
-            },
-        }
-    )
+    refused = Client(core).send(body=initialize_request())
     assert refused.status == 503
     assert refused.header("retry-after") == "1"
     assert refused.header("mcp-session-id") is None

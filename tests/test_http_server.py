@@ -10,6 +10,7 @@ from typing import Any
 
 import orjson
 import pytest
+from helpers import initialize_request
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -338,16 +339,7 @@ def test_a_loopback_origin_passes_and_the_checks_can_be_turned_off() -> None:
     )
     open_client = Client(allowed_hosts=None, allowed_origins=None)
     reply = open_client.send(
-        body={
-            "jsonrpc": "2.0",
-            "id": 0,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-11-25",
-                "capabilities": {},
-                "clientInfo": {"name": "t", "version": "1"},
-            },
-        },
+        body=initialize_request(),
         headers={"host": "mcp.example.com", "origin": "https://app.example.com"},
     )
     assert reply.status == 200

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import initialize_request
 
 pytest.importorskip("trio")
 
@@ -738,16 +739,7 @@ def test_a_broken_pipe_fails_the_calls() -> None:
     run(test)
 
 
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 0,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-11-25",
-        "capabilities": {},
-        "clientInfo": {"name": "raw", "version": "0"},
-    },
-}
+INITIALIZE = initialize_request()
 
 
 def test_a_client_gone_for_good_stops_the_handlers() -> None:
