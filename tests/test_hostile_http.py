@@ -73,6 +73,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import itertools
 import logging
 import os
@@ -92,6 +93,7 @@ from hypothesis import strategies as st
 from mcp_sansio import asyncio as mcp_asyncio
 from mcp_sansio import blocking
 from mcp_sansio import trio as mcp_trio
+from mcp_sansio.http import HttpServer
 from mcp_sansio.server import Server
 from mcp_sansio.session import McpError, RequestTimeout
 
@@ -323,6 +325,9 @@ class Seen:
     stalled: int = 0
 
 
+_SESSIONS = itertools.count()
+
+
 class Stop(Exception):
     """The example is over (or the peer went away): the connection's thread ends."""
 
@@ -407,6 +412,8 @@ class HostileServer:
         self.lock = threading.Lock()
         self.stopping = threading.Event()
         self.closed = threading.Event()
+        self.stray_go = threading.Event()  # (the stray act: send it now)
+        self.stray_sent = threading.Event()
         self.script: Script | None = None
         self.seen = Seen()
         self.conns: list[tuple[socket.socket, threading.Thread]] = []
@@ -468,6 +475,11 @@ class HostileServer:
                         self.seen.stalled += 1
                     conn.hold()
                 body = orjson.loads(conn.body(length)) if length else None
+                sid = headers.get("mcp-session-id")
+                if sid is not None and sid not in self.seen.sessions:
+                    # The closed client of an earlier example, its connection accepted late
+                    # (it waited in the listening socket's backlog).
+                    conn.close()
                 with self.lock:
                     self.seen.requests.append((method, headers, body))
                 if method == "GET":
@@ -495,7 +507,7 @@ class HostileServer:
     def _initialize(self, conn: Conn, body: dict[str, Any]) -> None:
         assert self.script is not None
         with self.lock:
-            session = f"hostile-{len(self.seen.sessions)}"
+            session = f"hostile-{next(_SESSIONS)}"  # (unique across examples)
             self.seen.sessions.append(session)
         result = {
             "protocolVersion": body["params"]["protocolVersion"],
@@ -528,7 +540,7 @@ class HostileServer:
         request_id = None
         with self.lock:
             for rid in self.seen.calls:
-                if last.startswith(f"c{rid!r}-"):
+                if last is not None and last.startswith(f"c{rid!r}-"):
                     request_id = rid
         if script.resume_answer == "405" or request_id is None:
             conn.send(_head(405, [("allow", "POST, DELETE")], 0))
@@ -601,9 +613,10 @@ class HostileServer:
         try:
             if kind == "json":
                 if act.framing in ("length", "then-close", "trailing"):
-                    conn.send(_head(200, json, len(answer)) + answer)
-                    if act.framing == "trailing":  # a second response nobody asked for
-                        conn.send(_head(200, json, 2) + b"{}")
+                    out = _head(200, json, len(answer)) + answer
+                    if act.framing == "trailing":  # a second response nobody asked for, with it
+                        out += _head(200, json, 2) + b"{}"
+                    conn.send(out)
                     if act.framing != "length":  # the connection is kept alive no more
                         written = result
                         done()
@@ -671,9 +684,17 @@ class HostileServer:
                     conn.send(_head(503, json, len(line)) + line)
                 else:
                     conn.send(_head(act.n, [], 0))
+            elif kind == "stray":  # the answer, then, on the idle connection, a 408
+                conn.send(_head(200, json, len(answer)) + answer)
+                written = result
+                done()
+                if self.stray_go.wait(SETTLE):
+                    conn.send(_head(408, [("connection", "close")], 0))
+                    self.stray_sent.set()
+                conn.close()
             elif kind == "huge-head":  # a response head past the client's 64 KiB
-                pad = [("x-pad", "p" * (64 * 1024 + act.n))]
-                conn.send(_head(200, [*json, *pad], len(answer)) + answer)
+                padded = [*json, ("x-pad", "p" * (64 * 1024 + act.n))]
+                conn.send(_head(200, padded, len(answer)) + answer)
             else:
                 assert kind == "cut-body"
                 conn.send(_head(200, json, len(answer)) + answer[: len(answer) // 2])
@@ -735,7 +756,9 @@ def _pings(flood: Flood) -> bool:
     return any(kind == "ping" for kind, _ in flood.items)
 
 
-def run_blocking(url: str, script: Script, answered: Callable[[], bool]) -> list[Outcome]:
+def run_blocking(
+    url: str, script: Script, answered: Callable[[], bool], after_call: Callable[[], Any] = list
+) -> list[Outcome]:
     outcomes = []
     with blocking.Client.connect_http(url, **client_options(script)) as client:
         for (method, _), timeout in zip(script.calls, timeouts(script, "blocking"), strict=True):
@@ -744,11 +767,14 @@ def run_blocking(url: str, script: Script, answered: Callable[[], bool]) -> list
                 outcomes.append(_outcome(started, None, client.request(method, timeout=timeout)))
             except Exception as exc:
                 outcomes.append(_outcome(started, exc))
+            after_call()
         settle(answered)
     return outcomes
 
 
-def run_asyncio(url: str, script: Script, answered: Callable[[], bool]) -> list[Outcome]:
+def run_asyncio(
+    url: str, script: Script, answered: Callable[[], bool], after_call: Callable[[], Any] = list
+) -> list[Outcome]:
     async def main() -> list[Outcome]:
         outcomes = []
         async with mcp_asyncio.Client.connect_http(url, **client_options(script)) as client:
@@ -759,6 +785,7 @@ def run_asyncio(url: str, script: Script, answered: Callable[[], bool]) -> list[
                     outcomes.append(_outcome(started, None, result))
                 except Exception as exc:
                     outcomes.append(_outcome(started, exc))
+                after_call()
             end = time.monotonic() + SETTLE
             while not answered() and time.monotonic() < end:
                 await asyncio.sleep(0.01)
@@ -767,7 +794,9 @@ def run_asyncio(url: str, script: Script, answered: Callable[[], bool]) -> list[
     return asyncio.run(main())
 
 
-def run_trio(url: str, script: Script, answered: Callable[[], bool]) -> list[Outcome]:
+def run_trio(
+    url: str, script: Script, answered: Callable[[], bool], after_call: Callable[[], Any] = list
+) -> list[Outcome]:
     async def main() -> list[Outcome]:
         outcomes = []
         async with mcp_trio.Client.connect_http(url, **client_options(script)) as client:
@@ -778,6 +807,7 @@ def run_trio(url: str, script: Script, answered: Callable[[], bool]) -> list[Out
                     outcomes.append(_outcome(started, None, result))
                 except Exception as exc:
                     outcomes.append(_outcome(started, exc))
+                after_call()
             end = time.monotonic() + SETTLE
             while not answered() and time.monotonic() < end:
                 await trio.sleep(0.01)
@@ -786,7 +816,7 @@ def run_trio(url: str, script: Script, answered: Callable[[], bool]) -> list[Out
     return trio.run(main)
 
 
-RUNNERS: dict[str, Callable[[str, Script, Callable[[], bool]], list[Outcome]]] = {
+RUNNERS: dict[str, Callable[..., list[Outcome]]] = {
     "blocking": run_blocking,
     "asyncio": run_asyncio,
     "trio": run_trio,
@@ -990,6 +1020,43 @@ def test_hostile_servers_against_each_client(runtime: str) -> None:
         example()
 
 
+@pytest.mark.parametrize("runtime", list(RUNNERS))
+def test_a_response_on_an_idle_connection_is_not_the_next_answer(runtime: str) -> None:
+    # A server may write on a kept-alive connection between requests (a 408 before it
+    # closes the connection; a response nobody asked for): the connection is not taken
+    # for the next request, which goes on another. Found by the hypothesis test above (a
+    # JSON answer followed by a second response): the next call's request was written on
+    # it, never reached the server, and failed with that response, HTTP 408 here.
+    script = Script(
+        version="2025-11-25",
+        max_message_size=64 * 1024,
+        init_sse=False,
+        listen=False,
+        listen_answer="405",
+        listen_flood=Flood(),
+        resume_answer="answer",
+        delete="200",
+        stall=False,
+        calls=(("ping", (Act("stray"),)), ("tools/list", (Act("json"),))),
+    )
+    with hostile_server() as server:
+        seen = server.begin(script)
+
+        def stray() -> None:  # after the first call, once its connection is idle
+            if not server.stray_go.is_set():
+                server.stray_go.set()
+                assert server.stray_sent.wait(SETTLE)
+
+        try:
+            run = RUNNERS[runtime]
+            outcomes = in_thread(lambda: run(server.url, script, lambda: True, stray))
+        finally:
+            server.end()
+    assert [kind for kind, _, _ in outcomes] == ["result", "result"], outcomes
+    assert outcomes[1][1] == {"tools": [{"name": "tool-2-0", "inputSchema": {"type": "object"}}]}
+    assert [seen.methods[rid] for rid in seen.calls] == ["ping", "tools/list"]
+
+
 #: The connections a client may hold for the follow-ups a server never answers (none of
 #: the runtimes documents one: the blocking client's max_workers, 8, is the only bound).
 FOLLOW_UP_BOUND = 64
@@ -1177,7 +1244,7 @@ def ping(request_id: Any) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": request_id, "method": "ping"}
 
 
-INITIALIZE = {
+INITIALIZE: dict[str, Any] = {
     "jsonrpc": "2.0",
     "id": 0,
     "method": "initialize",
@@ -1675,11 +1742,14 @@ class Attack:
         if raw is None:
             return
         raw.send(b"x" * (MAX_BODY + HEAD_LIMIT + act.n))  # (the server may close first)
-        if self.asgi:
+        del self.streams[session]
+        if self.asgi:  # uvicorn may close it, or not: we do, and the app sees it go
+            raw.close()
+            hs = self.core.sessions[session]
+            assert settle(lambda: not hs.attached), "the app never saw the client leave"
             return
         while raw._more():  # the stream's events, then the end
             pass
-        del self.streams[session]
 
     def act_bad_framing(self, act: Hostile) -> None:
         session = self.session(0)
@@ -1821,6 +1891,12 @@ def target_server() -> Server:
             ctx.progress(step, 100)
         return str(token)
 
+    @server.tool(input_schema={"type": "object"})
+    async def nap(ctx: Any, arguments: Any) -> str:
+        """(asyncio and trio only) Answers after 10 s, unless cancelled."""
+        await ctx.sleep(10)
+        return "rested"
+
     return server
 
 
@@ -1863,7 +1939,7 @@ def _trio_server() -> Iterator[tuple[int, Any]]:
 
     cores: list[Any] = []
 
-    class Recorded(served.HttpServer):  # type: ignore[misc, name-defined]
+    class Recorded(HttpServer):
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             super().__init__(*args, **kwargs)
             cores.append(self)
@@ -1889,15 +1965,15 @@ def _trio_server() -> Iterator[tuple[int, Any]]:
         finally:
             started.set()
 
-    original = served.HttpServer
-    served.HttpServer = Recorded  # to reach the core serve_http makes
+    original = served.HttpServer  # type: ignore[attr-defined]
+    served.HttpServer = Recorded  # type: ignore[attr-defined]  # to reach the core it makes
     try:
         thread = threading.Thread(target=run, name="served-trio")
         thread.start()
         started.wait(SETTLE)
         assert handles, "the trio server did not start"
     finally:
-        served.HttpServer = original
+        served.HttpServer = original  # type: ignore[attr-defined]
     port, token, scope = handles[0]
     try:
         yield port, cores[0]
@@ -1913,13 +1989,13 @@ def _blocking_server() -> Iterator[tuple[int, Any]]:
     ready: list[Any] = []
     started = threading.Event()
 
+    def listening(listener: Any) -> None:
+        ready.append(listener)
+        started.set()
+
     def run() -> None:
         try:
-            blocking.serve_http(
-                target_server(),
-                ready=lambda listener: (ready.append(listener), started.set()),
-                **SERVER_OPTIONS,
-            )
+            blocking.serve_http(target_server(), ready=listening, **SERVER_OPTIONS)
         finally:
             started.set()
 
@@ -2001,7 +2077,7 @@ def test_hostile_clients_against_each_server(binding: str) -> None:
             try:
                 for act in acts:
                     event(act.kind)
-                    in_thread(lambda act=act: attack.do(act))
+                    in_thread(functools.partial(attack.do, act))
                 # Served while the hostile connections are still held.
                 well_behaved(port, ["2026-07-28"])
             finally:
@@ -2025,3 +2101,30 @@ def test_a_batch_answered_in_json_is_an_array_of_all_its_answers(json_response: 
         attack = Attack(port, core, asgi=False)
         for size in (1, 2, 5):
             attack.act_batch(Hostile("batch", n=size))
+        # A member cancelled by a later POST: the batch gets the answers that came (with
+        # JSON only, the ping's answer was dropped, and the batch got an empty stream).
+        # (nap needs an event loop: the asyncio server only.)
+        session = attack.sessions[-1]
+        headers = [h for h in post_headers(session) if h[0] != "mcp-protocol-version"]
+        nap = {"jsonrpc": "2.0", "id": "nap", "method": "tools/call", "params": {"name": "nap"}}
+        raw = Raw(port)
+        try:
+            raw.send(request_bytes("POST", headers, orjson.dumps([ping("awake"), nap])))
+            assert settle(lambda: "nap" in core.sessions[session].by_request)
+            params = {"requestId": "nap"}
+            cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": params}
+            cancelled = attack.one(request_bytes("POST", headers, orjson.dumps(cancel)))
+            assert cancelled is not None
+            assert cancelled.status == 202
+            reply = raw.reply()
+        finally:
+            raw.close()
+        assert reply is not None
+        assert reply.status == 200, reply
+        awake = {"jsonrpc": "2.0", "id": "awake", "result": {}}
+        if json_response:
+            assert reply.headers["content-type"] == "application/json"
+            assert reply.json() == [awake]
+        else:  # the first answer, ready before the rest, went out in an event stream
+            assert reply.headers["content-type"] == "text/event-stream"
+            assert sse_messages(reply.body) == [awake]

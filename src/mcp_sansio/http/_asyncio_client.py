@@ -28,6 +28,7 @@ from ._h11client import (
     Endpoint,
     H11Exchange,
     parse_url,
+    readable,
 )
 
 __all__ = ["DEFAULT_CLOSE_TIMEOUT", "HTTP_OPTIONS", "HttpStreams", "Endpoint", "parse_url"]
@@ -47,6 +48,18 @@ class _Conn:
     def close(self) -> None:
         with contextlib.suppress(Exception):
             self.writer.close()
+
+    def dropped(self) -> bool:
+        """Whether the server wrote on this idle connection (bytes, or its end)."""
+        reader = self.reader
+        if reader.at_eof() or self.writer.is_closing():
+            return True
+        # What the transport read since waits in the reader's buffer (StreamReader tells
+        # it to no public method), what it has not read yet in the socket.
+        if getattr(reader, "_buffer", None):
+            return True
+        sock = self.writer.get_extra_info("socket")
+        return sock is not None and readable(sock)
 
 
 class HttpStreams(ClientBinding[_Conn]):
@@ -147,12 +160,11 @@ class HttpStreams(ClientBinding[_Conn]):
         )
         return _Conn(reader, writer)
 
-    def _idle(self) -> _Conn | None:
-        while (conn := self._pool.get(None)) is not None:
-            if not conn.reader.at_eof() and not conn.writer.is_closing():
-                return conn
-            conn.close()
-        return None
+    def _dropped(self, connection: _Conn) -> bool:
+        return connection.dropped()
+
+    def _discard(self, connection: _Conn) -> None:
+        connection.close()
 
     async def _exchange(self, request: HttpRequest) -> None:
         conn: _Conn | None = None

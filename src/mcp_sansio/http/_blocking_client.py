@@ -31,6 +31,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import socket
+import ssl
 import threading
 import time
 from collections import deque
@@ -40,7 +41,7 @@ import h11
 
 from ._client import HttpRequest
 from ._h11client import HTTP_OPTIONS as _SHARED_OPTIONS
-from ._h11client import ClientBinding, H11Exchange, parse_url
+from ._h11client import ClientBinding, H11Exchange, parse_url, readable
 
 __all__ = [
     "DEFAULT_CONNECT_TIMEOUT",
@@ -77,6 +78,13 @@ class _Conn:
     def close(self) -> None:
         with contextlib.suppress(OSError):
             self.sock.close()
+
+    def dropped(self) -> bool:
+        """Whether the server wrote on this idle connection (bytes, or its end)."""
+        sock = self.sock
+        if isinstance(sock, ssl.SSLSocket) and sock.pending():
+            return True
+        return readable(sock)
 
 
 class _Job:
@@ -179,6 +187,12 @@ class HttpStream(ClientBinding[_Conn]):
     def _wake(self) -> None:
         self._changed.notify_all()
 
+    def _dropped(self, connection: _Conn) -> bool:
+        return connection.dropped()
+
+    def _discard(self, connection: _Conn) -> None:
+        connection.close()
+
     def _start(self, request: HttpRequest) -> None:
         seq = 0
         if request.delay <= 0:
@@ -220,7 +234,7 @@ class HttpStream(ClientBinding[_Conn]):
                 # The requests take the idle connections in the order they were made, so
                 # that the first goes out first (``notifications/initialized`` before the
                 # calls that follow it).
-                conn = None if job.request.delay > 0 else self._pool.get(None)
+                conn = None if job.request.delay > 0 else self._idle()
             try:
                 self._exchange(job, conn)
             except Exception as exc:  # pragma: no cover - a bug: the next job still runs
@@ -267,7 +281,7 @@ class HttpStream(ClientBinding[_Conn]):
                 if job.wake.wait(request.delay):
                     return  # aborted while waiting
                 with self._lock:
-                    conn = self._pool.get(None)
+                    conn = self._idle()
             while True:
                 if conn is None:
                     try:

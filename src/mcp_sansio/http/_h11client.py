@@ -14,7 +14,10 @@ A runtime binding (asyncio, trio, blocking sockets) only moves bytes and keeps s
    otherwise close the socket.
 
 A connection carries one exchange at a time (no pipelining), and is reused only after its
-response ended cleanly with the connection kept alive.
+response ended cleanly with the connection kept alive, and only if the server wrote nothing on
+it since (:meth:`ClientBinding._idle`): bytes that come on an idle connection (a 408 that a
+server sends before it closes one, a response nobody asked for, the connection's end) would
+be read as the next request's answer, so such a connection is closed and another one used.
 
 What the bindings share beyond that is here too: :func:`parse_url` and :class:`Endpoint`,
 the keywords they take (:data:`HTTP_OPTIONS`), and :class:`ClientBinding`, their common base:
@@ -25,9 +28,10 @@ transport's actions, leaving a binding only its sockets, tasks or threads, and i
 from __future__ import annotations
 
 import logging
+import select
 import ssl as _ssl
 from collections.abc import Hashable, Iterable, Mapping
-from typing import Final, Generic, TypeVar
+from typing import Any, Final, Generic, TypeVar
 from urllib.parse import urlsplit
 
 import attrs
@@ -54,6 +58,7 @@ __all__ = [
     "H11Exchange",
     "host_header",
     "parse_url",
+    "readable",
 ]
 
 #: How many idle connections a pool keeps per host and port.
@@ -82,6 +87,19 @@ _USER_AGENT: Final = ("User-Agent", "mcp-sansio")
 T = TypeVar("T")
 
 _log = logging.getLogger("mcp_sansio.http")
+
+
+def readable(sock: Any) -> bool:
+    """Whether the socket ``sock`` (anything with a ``fileno()``) has bytes, or its end, to
+    read now (a closed one counts as readable); never blocks."""
+    try:
+        if hasattr(select, "poll"):  # (select() takes no descriptor past FD_SETSIZE)
+            poller = select.poll()
+            poller.register(sock, select.POLLIN)
+            return bool(poller.poll(0))
+        return bool(select.select([sock], [], [], 0)[0])
+    except (OSError, ValueError):  # closed: no descriptor
+        return True
 
 
 def host_header(host: str, port: int, default_port: int = 80) -> str:
@@ -350,6 +368,14 @@ class ClientBinding(Generic[T]):
         """Wake the session's reader: bytes (or the end) are there to read."""
         raise NotImplementedError
 
+    def _dropped(self, connection: T) -> bool:
+        """Whether the server wrote on the idle ``connection`` (bytes, or its end)."""
+        raise NotImplementedError
+
+    def _discard(self, connection: T) -> None:
+        """Close the idle ``connection`` at once (it is not used again)."""
+        raise NotImplementedError
+
     # ------------------------------------------------------------------ shared
 
     def _run(self, actions: list[ClientAction]) -> None:
@@ -365,6 +391,17 @@ class ClientBinding(Generic[T]):
                 self._abort(action.stream)
             else:
                 _log.warning("%s", action.message)
+
+    def _idle(self) -> T | None:
+        """An idle connection from the pool to carry a request, or ``None`` (open a new
+        one). Those the server wrote on meanwhile (:meth:`_dropped`) are closed instead:
+        what it wrote, a 408 before it closes the connection or a response nobody asked for,
+        would be read as the answer to the request written next."""
+        while (connection := self._pool.get(None)) is not None:
+            if not self._dropped(connection):
+                return connection
+            self._discard(connection)
+        return None
 
     def _take(self, n: int = -1) -> bytes:
         """The bytes waiting for the session (at most ``n`` when ``n > 0``), taken."""

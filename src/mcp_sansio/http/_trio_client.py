@@ -37,6 +37,23 @@ class _Conn:
         self.stream = stream
         self.h11: h11.Connection | None = None  # once an exchange made one
 
+    def _socket(self) -> Any:
+        stream: Any = self.stream
+        if isinstance(stream, trio.SSLStream):
+            stream = stream.transport_stream
+        return getattr(stream, "socket", None)
+
+    def dropped(self) -> bool:
+        """Whether the server wrote on this idle connection (bytes, or its end)."""
+        sock = self._socket()
+        return sock is not None and sock.is_readable()
+
+    def close_now(self) -> None:
+        """Close the connection's socket (without a checkpoint: from sync code)."""
+        sock = self._socket()
+        if sock is not None:
+            sock.close()
+
 
 class HttpStream(ClientBinding[_Conn], trio.abc.Stream):
     """The stream of a :class:`mcp_sansio.trio.Client` over Streamable HTTP.
@@ -111,7 +128,7 @@ class HttpStream(ClientBinding[_Conn], trio.abc.Stream):
         try:
             with trio.move_on_after(self.close_timeout):
                 for request in late:
-                    await self._exchange(request, trio.CancelScope(), self._pool.get(None))
+                    await self._exchange(request, trio.CancelScope(), self._idle())
         finally:
             self._run_scope.cancel()
             for conn in self._pool.drain():
@@ -123,6 +140,12 @@ class HttpStream(ClientBinding[_Conn], trio.abc.Stream):
     def _wake(self) -> None:
         self._ready.set()
 
+    def _dropped(self, connection: _Conn) -> bool:
+        return connection.dropped()
+
+    def _discard(self, connection: _Conn) -> None:
+        connection.close_now()
+
     def _start(self, request: HttpRequest) -> None:
         nursery = self._nursery
         if nursery is None or self._closing:  # aclose() or run() makes it
@@ -132,7 +155,7 @@ class HttpStream(ClientBinding[_Conn], trio.abc.Stream):
         # The requests take the idle connections in the order they were made (trio runs new
         # tasks in any order), so that the first goes out first: ``notifications/initialized``
         # before the calls that follow it.
-        conn = None if request.delay > 0 else self._pool.get(None)
+        conn = None if request.delay > 0 else self._idle()
         name = f"mcp http {request.stream}"
         nursery.start_soon(self._exchange, request, scope, conn, name=name)
 
@@ -162,7 +185,7 @@ class HttpStream(ClientBinding[_Conn], trio.abc.Stream):
             with scope:
                 if request.delay > 0:
                     await trio.sleep(request.delay)
-                    conn = self._pool.get(None)
+                    conn = self._idle()
                 while True:
                     if conn is None:
                         try:
