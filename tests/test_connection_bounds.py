@@ -146,7 +146,10 @@ def test_a_log_message_is_checked_against_the_levels_in_flight() -> None:
 
 
 def test_the_client_checks_a_log_message_against_its_requests_levels() -> None:
-    pair = stateless_pair(server_capabilities={"tools": {}, "logging": {}})
+    # Below the level: refused under strict=True only (no MUST NOT: "the server MAY send
+    # notifications/message notifications at or above the requested level", 2026-07-28,
+    # Server > Utilities > Logging; the default is in tests/test_connection_leniency.py).
+    pair = stateless_pair(server_capabilities={"tools": {}, "logging": {}}, strict=True)
     client = pair.client
     raw = {"jsonrpc": "2.0", "method": "notifications/message"}
     client.send(

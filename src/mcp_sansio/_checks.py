@@ -16,6 +16,7 @@ from ._versions import VersionSpec, capability_met
 __all__ = [
     "LOG_LEVELS",
     "LOG_RANK",
+    "NEGOTIATED_ONLY_SHOULD",
     "Fault",
     "elicitation_fault",
     "input_required_fault",
@@ -26,6 +27,7 @@ __all__ = [
     "progress_params_fault",
     "required_params_fault",
     "sampling_fault",
+    "undeclared_is_soft",
 ]
 
 #: A rule broken: the JSON-RPC code and a specific message.
@@ -73,17 +75,28 @@ def initialize_params_fault(params: Any) -> Fault | None:
     return None
 
 
-def sampling_fault(spec: VersionSpec, params: Any, caps: Mapping[str, Any]) -> Fault | None:
-    """Sampling with tools needs ``sampling.tools``; with context, ``sampling.context``
-    (2025-11-25 on)."""
+def sampling_fault(
+    spec: VersionSpec, params: Any, caps: Mapping[str, Any], *, strict: bool = True
+) -> Fault | None:
+    """Sampling with tools needs ``sampling.tools`` (2025-11-25 on: "The client MUST return
+    an error if this field is provided but ClientCapabilities.sampling.tools is not
+    declared", Schema > CreateMessageRequestParams, of ``tools`` and of ``toolChoice``).
+    With ``strict``, sampling with context needs ``sampling.context`` too: the text asks
+    that only of the server ("If not declared, servers SHOULD only use ``includeContext:
+    "none"`` (or omit it)", Schema > ClientCapabilities), and of the request it says "The
+    client MAY ignore this request" (Schema > CreateMessageRequestParams), so a client
+    receiving one may serve it: the Connection checks it on what it sends, and on what it
+    receives only under ``Config.strict``."""
     if not spec.sampling_tools:
         return None
     if ("tools" in params or "toolChoice" in params) and not capability_met(
         caps, ("sampling", "tools")
     ):
         return _PARAMS, "Invalid params: sampling with tools needs the capability sampling.tools"
-    if params.get("includeContext", "none") != "none" and not capability_met(
-        caps, ("sampling", "context")
+    if (
+        strict
+        and params.get("includeContext", "none") != "none"
+        and not capability_met(caps, ("sampling", "context"))
     ):
         return _PARAMS, "Invalid params: includeContext needs the capability sampling.context"
     return None
@@ -118,8 +131,12 @@ def listen_params_fault(params: Any) -> Fault | None:
     return None
 
 
-def progress_params_fault(spec: VersionSpec | None, params: Any) -> Fault | None:
-    """The shape of ``notifications/progress`` params."""
+def progress_params_fault(
+    spec: VersionSpec | None, params: Any, *, strict: bool = True
+) -> Fault | None:
+    """The shape of ``notifications/progress`` params. ``message`` exists from 2025-03-26;
+    in 2024-11-05 the schema does not forbid it (its params allow further properties), so
+    a received one is refused only with ``strict`` (what we send is always checked)."""
     if type(params) is not dict:
         return _PARAMS, "Invalid params: notifications/progress needs params"
     if not is_id(params.get("progressToken")):
@@ -131,10 +148,29 @@ def progress_params_fault(spec: VersionSpec | None, params: Any) -> Fault | None
         return _PARAMS, "Invalid params: total must be a number"
     if "message" in params:
         if spec is not None and not spec.progress_message:
-            return _PARAMS, f"Invalid params: progress has no message in {spec.version}"
-        if type(params["message"]) is not str:
+            if strict:
+                return _PARAMS, f"Invalid params: progress has no message in {spec.version}"
+        elif type(params["message"]) is not str:
             return _PARAMS, "Invalid params: message must be a string"
     return None
+
+
+#: The versions whose text says "Both parties SHOULD: … Only use capabilities that were
+#: successfully negotiated" (Basic > Lifecycle > Operation); from 2025-06-18 it says MUST.
+NEGOTIATED_ONLY_SHOULD: Final = frozenset({"2024-11-05", "2025-03-26"})
+
+
+def undeclared_is_soft(spec: VersionSpec, gate: tuple[str, ...], caps: Mapping[str, Any]) -> bool:
+    """Whether a notification whose sender did not declare its ``gate`` breaks only a
+    SHOULD: in the versions of :data:`NEGOTIATED_ONLY_SHOULD`, when the sender declared the
+    feature (the gate's first key) and lacks only the sub-capability (``listChanged``,
+    ``subscribe``). Declaring the feature itself is a MUST in every version ("Servers that
+    support tools MUST declare the tools capability", likewise prompts, resources and the
+    client's roots; "Servers that emit log message notifications MUST declare the logging
+    capability")."""
+    return (
+        spec.version in NEGOTIATED_ONLY_SHOULD and len(gate) > 1 and capability_met(caps, gate[:1])
+    )
 
 
 _INPUT_CAPABILITY: Final = {
@@ -145,11 +181,17 @@ _INPUT_CAPABILITY: Final = {
 
 
 def input_required_fault(
-    spec: VersionSpec, method: str, result: Mapping[str, Any], caps: Mapping[str, Any]
+    spec: VersionSpec,
+    method: str,
+    result: Mapping[str, Any],
+    caps: Mapping[str, Any],
+    *,
+    strict: bool = True,
 ) -> Fault | None:
     """An ``input_required`` result (2026-07-28): only for the methods that allow it; at
     least one of ``inputRequests`` (an object of known input requests, each for a client
-    capability in ``caps``, the request's) and ``requestState`` (a string)."""
+    capability in ``caps``, the request's) and ``requestState`` (a string). ``strict`` is
+    passed on to :func:`sampling_fault`."""
     rule = spec.methods.get(method)
     if rule is None or not rule.input_required:
         return ErrorCode.INVALID_REQUEST, f"{method} cannot answer input_required"
@@ -175,7 +217,7 @@ def input_required_fault(
         if inner == "elicitation/create":
             fault = elicitation_fault(spec, item.get("params"), caps)
         elif inner == "sampling/createMessage":
-            fault = sampling_fault(spec, item.get("params"), caps)
+            fault = sampling_fault(spec, item.get("params"), caps, strict=strict)
         else:
             fault = None
         if fault is not None:

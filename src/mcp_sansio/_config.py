@@ -131,6 +131,20 @@ class Config:
     for the official Python SDK's ``MCPServer`` (``mcp`` 2.3.0), which sends
     ``notifications/message`` without declaring ``logging``: a client that wants those log
     messages sets ``accept_undeclared={"notifications/message"}``."""
+    strict: bool = attrs.field(default=False, validator=attrs.validators.instance_of(bool))
+    """A strictness switch beyond the text (the default is the text's): also refuse what
+    the peer sends against only a SHOULD or SHOULD NOT of its own, or a lower-case "should"
+    of the schema, where the text leaves it to the receiver to serve. By default these
+    are accepted; with ``strict=True`` they are refused as before: a server's request
+    other than ``ping`` before ``notifications/initialized`` (-32600); sampling with
+    ``includeContext`` other than ``"none"`` without ``sampling.context``, in a request or
+    in an ``input_required`` result (-32602); and, dropped as notifications are, a log
+    message below the level set (``logging/setLevel``, or the lowest 2026 ``logLevel`` in
+    flight), an update of a resource not subscribed to, a notification of a
+    sub-capability not declared (``listChanged``, ``subscribe``) in 2024-11-05 and
+    2025-03-26, and a 2024-11-05 progress notification with ``message``. What we send is
+    checked as strictly either way. For test tools that want such peers refused; every
+    refusal is listed in docs/connection.rst, "Every refusal of the peer's messages"."""
     cancelled_memory: int = attrs.field(default=1024, validator=_positive)
     """How many of our cancelled requests are remembered so that their late answers are
     dropped (and as many of their progress tokens), each table also within

@@ -4,7 +4,10 @@ Bytes go in with :meth:`Connection.receive_data`; events come out of
 :meth:`Connection.next_event`; :meth:`Connection.send` checks an event against the protocol
 and returns the bytes to write. Every rule is enforced in both directions: what we send
 raises :class:`LocalProtocolError` (and changes nothing), what we receive comes out as an
-:class:`InvalidMessage` carrying the answer the protocol defines.
+:class:`InvalidMessage` carrying the answer the protocol defines. Where the text asks of
+the peer only a SHOULD (or a lower-case "should") and leaves the message to the receiver,
+what we receive is accepted unless ``Config.strict`` (docs/connection.rst, "Every refusal
+of the peer's messages"); what we send is held to it always.
 
 Speed: the methods each side may use are precomputed whenever the state changes (the
 negotiated capabilities cannot change within a session), so the common path of a message
@@ -32,6 +35,7 @@ from ._checks import (
     progress_params_fault,
     required_params_fault,
     sampling_fault,
+    undeclared_is_soft,
 )
 from ._config import Config
 from ._errors import ErrorCode, LocalProtocolError, RemoteProtocolError
@@ -63,10 +67,12 @@ from ._jsonrpc import (
 )
 from ._sentinels import NEED_DATA, NeedData
 from ._state import (
+    ANY,
     LIFECYCLE_METHODS,
     NOTIFICATIONS_ALLOWED,
     REQUESTS_ALLOWED,
     TRANSITIONS,
+    Allowed,
     Every,
     Role,
     State,
@@ -141,6 +147,16 @@ _CHECKED_NOTIFICATIONS: Final = frozenset(
         "notifications/resources/list_changed",
     }
 )
+# The rows of the lifecycle tables where the text states only a SHOULD NOT of the sender,
+# and the receiver may serve what it sends: what the peer may send there, unless
+# ``Config.strict``. (What we send keeps the tables' rows.)
+_LENIENT_REQUESTS: Final[Mapping[tuple[State, Role], Allowed]] = {
+    # "The server SHOULD NOT send requests other than pings and logging before receiving
+    # the initialized notification" (2024-11-05 to 2025-11-25, Basic > Lifecycle >
+    # Initialization): once its initialize result is out, the version and both sides'
+    # capabilities are agreed, and a client can check and serve the request.
+    (State.INITIALIZED, Role.SERVER): ANY,
+}
 # Requests whose successful answer changes the session (initialize era).
 _EFFECTFUL: Final = frozenset(
     {"initialize", "resources/subscribe", "resources/unsubscribe", "logging/setLevel"}
@@ -524,7 +540,7 @@ class Connection:
             if fault is not None:
                 return self._reject(req, *fault)
         if method in _CHECKED_REQUESTS:
-            fault = self._request_fault(method, params)
+            fault = self._request_fault(method, params, self.config.strict)
             if fault is not None:
                 return self._reject(req, *fault)
         theirs[rid] = (method, params, token, size)
@@ -600,7 +616,7 @@ class Connection:
         if "progressToken" in meta:
             fault, token = self._meta_fault(meta, self._their_tokens)
         if fault is None and method in _CHECKED_REQUESTS:
-            fault = self._request_fault(method, params)
+            fault = self._request_fault(method, params, self.config.strict)
         if fault is not None:
             return self._reject(req, *fault)
         self._theirs[rid] = (method, params, token, size)
@@ -751,7 +767,9 @@ class Connection:
         assert self._spec is not None
         meta = params.get("_meta") if params else None
         caps = meta.get(META_CAPABILITIES) if type(meta) is dict else None
-        fault = input_required_fault(self._spec, method, result, caps or {})
+        fault = input_required_fault(
+            self._spec, method, result, caps or {}, strict=self.config.strict
+        )
         if fault is not None:
             return InvalidMessage(
                 code=_INVALID, message=f"Invalid response: {fault[1]}", reply=None, id=rid
@@ -1146,8 +1164,7 @@ class Connection:
         role, peer = self.role, self._peer
 
         def allowed(sender: Role, kind: Kind) -> frozenset[str]:
-            table = REQUESTS_ALLOWED if kind is _KIND_REQUEST else NOTIFICATIONS_ALLOWED
-            value = table[(state, sender)]
+            value = self._allowed_in(state, sender, kind)
             if isinstance(value, Every):
                 return self._gated[(sender, kind)] | value.also
             gated = self._gated.get((sender, kind))
@@ -1160,16 +1177,28 @@ class Connection:
         self._peer_requests = allowed(peer, _KIND_REQUEST)
         self._peer_notes = allowed(peer, _KIND_NOTIFICATION)
 
+    def _allowed_in(self, state: State, sender: Role, kind: Kind) -> Allowed:
+        """The lifecycle table's row for ``sender`` in ``state``; for the peer's requests,
+        :data:`_LENIENT_REQUESTS` where it has the row (unless ``strict``)."""
+        if kind is _KIND_REQUEST:
+            value = REQUESTS_ALLOWED[(state, sender)]
+            if sender is self._peer and not self.config.strict:
+                return _LENIENT_REQUESTS.get((state, sender), value)
+            return value
+        return NOTIFICATIONS_ALLOWED[(state, sender)]
+
     def _compute_gates(self) -> None:
         """Precompute, per sender and kind, the methods the version and the declared
         capabilities allow (they cannot change during the session)."""
         spec = self._spec
         assert spec is not None
         lenient = self.config.accept_undeclared
+        strict = self.config.strict
         key = (
             spec.version,
             self._peer,
             lenient,
+            strict,
             _fingerprint(self._client_caps),
             _fingerprint(self._server_caps),
         )
@@ -1183,6 +1212,9 @@ class Connection:
                 holder = sender.peer if kind is _KIND_REQUEST else sender
                 caps = self._client_caps if holder is _ROLE_CLIENT else self._server_caps
                 waived = lenient if sender is self._peer else frozenset()
+                # The peer's notifications of a sub-capability it did not declare, where
+                # the text says only SHOULD (see undeclared_is_soft): served, unless strict.
+                soft = sender is self._peer and kind is _KIND_NOTIFICATION and not strict
                 gated[(sender, kind)] = frozenset(
                     name
                     for name, rule in spec.methods.items()
@@ -1194,6 +1226,7 @@ class Connection:
                         or caps is None
                         or name in waived
                         or capability_met(caps, rule.gate)
+                        or (soft and undeclared_is_soft(spec, rule.gate, caps))
                     )
                 )
         self._gated = gated
@@ -1213,8 +1246,7 @@ class Connection:
             return _INVALID, "Invalid request: initialize was already received in this session"
         if method == "notifications/initialized":
             return _INVALID, "Invalid request: notifications/initialized is not expected now"
-        table = REQUESTS_ALLOWED if kind is _KIND_REQUEST else NOTIFICATIONS_ALLOWED
-        allowed = table[(self._state, sender)]
+        allowed = self._allowed_in(self._state, sender, kind)
         if not isinstance(allowed, Every) and method not in allowed:
             names = ", ".join(sorted(allowed)) or "none"
             return _INVALID, (
@@ -1236,10 +1268,11 @@ class Connection:
             f"{'.'.join(rule.gate)!r}, which the {holder.value} did not declare"
         )
 
-    def _request_fault(self, method: str, params: Any) -> Fault | None:
+    def _request_fault(self, method: str, params: Any, strict: bool = True) -> Fault | None:
         """Params-level rules of the requests in ``_CHECKED_REQUESTS``: first the params
         the version's schema requires, then the rules of the methods the state machine
-        reads."""
+        reads. ``strict`` (what we send; what we receive under ``Config.strict``) adds the
+        rules the text states only as the sender's SHOULD (see :func:`sampling_fault`)."""
         spec = self._spec
         rows = spec.required_params.get(method) if spec is not None else None
         if rows is not None:
@@ -1263,7 +1296,7 @@ class Connection:
             return elicitation_fault(spec, params, self._client_caps or {})
         if method == "sampling/createMessage":
             assert spec is not None
-            return sampling_fault(spec, params, self._client_caps or {})
+            return sampling_fault(spec, params, self._client_caps or {}, strict=strict)
         if method == "resources/subscribe":
             return self._subscribe_fault(params) if self.role is _ROLE_SERVER else None
         return listen_params_fault(params)  # subscriptions/listen
@@ -1284,7 +1317,9 @@ class Connection:
         return None
 
     def _notification_fault(self, sender: Role, note: Notification) -> Fault | None:
-        """Rules of the notifications in ``_CHECKED_NOTIFICATIONS``."""
+        """Rules of the notifications in ``_CHECKED_NOTIFICATIONS``. What we send is held
+        to all of them; what the peer sends, to those the text states as a MUST (or that
+        the Connection needs), and to the rest only under ``Config.strict``."""
         params = note.params
         method = note.method
         if method == "notifications/progress":
@@ -1297,7 +1332,10 @@ class Connection:
             uri = params.get("uri") if params else None
             if type(uri) is not str:
                 return _PARAMS, "Invalid params: uri must be a string"
-            if not self._subscriptions.covers(uri):
+            # "This should only be sent if the client previously sent a resources/subscribe
+            # request" (Schema > ResourceUpdatedNotification): a lower-case "should", the
+            # server's; a client may read the resource again (refused under strict).
+            if not self._subscriptions.covers(uri) and (sender is self.role or self.config.strict):
                 return _INVALID, f"Invalid request: resource {uri!r} was not subscribed to"
         return None
 
@@ -1306,6 +1344,9 @@ class Connection:
         if type(level) is not str or level not in LOG_RANK:
             return _PARAMS, "Invalid params: notifications/message needs a known level"
         rank = LOG_RANK[level]
+        # Below the level set, the text is silent or says "should" (see below): the peer's
+        # log message is refused only under strict.
+        strict = sender is self.role or self.config.strict
         if self._era is _ERA_STATELESS:
             # Sending (server side): the peer's requests' logLevels; receiving (client
             # side): ours. n/message never goes on a listen stream (those are not counted).
@@ -1316,13 +1357,19 @@ class Connection:
                     lowest = i
                     break
             if lowest < 0:
+                # "The server MUST NOT emit notifications/message for a request that does
+                # not include this field" (2026-07-28, Server > Utilities > Logging).
                 return (
                     _INVALID,
                     "Invalid request: notifications/message, but no request set logLevel",
                 )
-            if rank < lowest:
+            # "When the field is present, the server MAY send notifications/message
+            # notifications at or above the requested level" (ibid.): no MUST NOT below.
+            if strict and rank < lowest:
                 return _INVALID, "Invalid request: log message below the requested logLevel"
-        elif self._log_level is not None and rank < LOG_RANK[self._log_level]:
+        # "The server should send all logs at this level and higher" (Schema >
+        # SetLevelRequest, lower case): nothing forbids a lower one.
+        elif strict and self._log_level is not None and rank < LOG_RANK[self._log_level]:
             return _INVALID, (
                 f"Invalid request: log message at {level!r} is below the level "
                 f"{self._log_level!r} the client set"
@@ -1330,7 +1377,8 @@ class Connection:
         return None
 
     def _progress_fault(self, sender: Role, params: Any) -> Fault | None:
-        fault = progress_params_fault(self._spec, params)
+        strict = sender is self.role or self.config.strict
+        fault = progress_params_fault(self._spec, params, strict=strict)
         if fault is not None:
             return fault
         token = params["progressToken"]
