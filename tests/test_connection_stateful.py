@@ -962,12 +962,14 @@ class LegacyMachine(PairMachine):
                 versions=client_versions,
                 capabilities=self.cc,
                 implementation={"name": "c", "version": "1"},
+                strict=True,
             ),
             S: Connection(
                 S,
                 versions=server_versions,
                 capabilities=self.sc,
                 implementation={"name": "s", "version": "1"},
+                strict=True,
             ),
         }
         self.probe: RequestId | None = None  # the server/discover probe, while in flight
@@ -1700,12 +1702,14 @@ class StatelessMachine(PairMachine):
                 versions=ALL if self.client_all else (MODERN,),
                 capabilities=self.cc,
                 implementation={"name": "c", "version": "1"},
+                strict=True,
             ),
             S: Connection(
                 S,
                 versions=ALL if server_all else (MODERN,),
                 capabilities=self.sc,
                 implementation={"name": "s", "version": "1"},
+                strict=True,
             ),
         }
         self.probe: RequestId | None = None

@@ -445,6 +445,9 @@ class Conversation:
             capabilities=self.capabilities,
             implementation=PROBE_INFO,
             max_message_size=MAX_LINE,
+            # Strict: what the peer sends against a SHOULD of its own is found too (and
+            # charged as a warning, by the sentence that says so).
+            strict=True,
         )
         """The judge: our Connection, in the role we play."""
         self.transport = target.transport

@@ -961,8 +961,9 @@ _CATALOG: Final = (
         binds="sender",
         summary="""Initialize era: the server does not send requests other than ``ping`` (and
         logging) before it has received ``notifications/initialized``. The duty is the
-        server's; a client may refuse such a request (our Connection does, with an error of
-        any code) or serve it.""",
+        server's; a client may refuse such a request (with an error of any code; our
+        Connection does under ``strict``) or serve it (our Connection does by default, once the
+        initialize result is out).""",
         probed="""*sent*: the server's requests before the probe's
         ``notifications/initialized``""",
         citations=(_SERVER_WAITS,),
@@ -1235,8 +1236,9 @@ _CATALOG: Final = (
         summary="""A notification gated by a capability its sender did not declare
         (``notifications/tools/list_changed`` without ``tools.listChanged``,
         ``notifications/message`` without ``logging``, ``notifications/roots/list_changed``
-        without ``roots.listChanged``) is never answered (our Connection drops it). Sending
-        it is a MUST NOT from 2025-06-18, a SHOULD NOT before.""",
+        without ``roots.listChanged``) is never answered (our Connection drops it; in
+        2024-11-05 and 2025-03-26, where only the sub-capability is missing, it takes it unless
+        ``strict``). Sending it is a MUST NOT from 2025-06-18, a SHOULD NOT before.""",
         probed="``notifications/roots/list_changed`` undeclared; *sent*: the peer's notifications",
         citations=_NO_RESPONSE,
         sent=_NEGOTIATED_ONLY,
@@ -1689,8 +1691,8 @@ _CATALOG: Final = (
         where=_legacy_subscriptions,
         binds="sender",
         summary="""Initialize era: ``notifications/resources/updated`` only for a subscribed URI
-        (or one under it): the server's duty, in a lower-case "should" of the schema. Any
-        other is never answered (our Connection drops it).""",
+        (or one under it): the server's duty, in a lower-case "should" of the schema. Any other
+        is never answered (our Connection delivers it, or drops it under ``strict``).""",
         probed="*sent*: updates only for subscribed resources",
         citations=(
             _mcp(
@@ -1773,8 +1775,8 @@ PROBE_RULES: Final[Mapping[str, Rule]] = MappingProxyType(
                 where=_ALL_CASES,
                 binds="sender",
                 summary="""Anything else our Connection refuses in what the peer sent (a
-                malformed initialize result, a log message below the level set, ...): the
-                schema is the source of truth for every message.""",
+                malformed initialize result, a log message below the level set under
+                ``strict``, ...): the schema is the source of truth for every message.""",
                 probed="(the probe's own) *sent*: anything else our Connection refuses",
                 citations=(_SOURCE_OF_TRUTH,),
             ),
