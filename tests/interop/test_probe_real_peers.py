@@ -36,7 +36,6 @@ COMMON_FAILS = {
     "envelope.invalid-request",
     "envelope.empty-batch",
     "envelope.batch-accepted",
-    "response.missing",
 }
 COMMON_WARNS = {
     "envelope.batch-not-allowed",
@@ -46,11 +45,11 @@ COMMON_WARNS = {
 COMMON_NOTES = {"ids.duplicate-request-id"}
 
 EVERYTHING = {
-    # It serves tools/list before initialize (the probe's MUST verdict; see the table).
-    "fail": COMMON_FAILS | {"lifecycle.request-before-initialize"},
     # logging/setLevel with a bad level gets -32603, not -32602.
     "warn": COMMON_WARNS | {"params.invalid"},
-    "note": COMMON_NOTES,
+    # It serves tools/list before initialize: the client's MUST the probe broke, a note.
+    "fail": COMMON_FAILS,
+    "note": COMMON_NOTES | {"lifecycle.request-before-initialize"},
 }
 PYTHON_SDK = {
     # It refuses a request before initialize (-32602), and serves 2026-07-28 as the text asks.

@@ -1142,6 +1142,10 @@ def _judge(
             return None  # the HTTP layer refused it, without a JSON-RPC body: allowed
         return f"no JSON-RPC answer ({answer['transport']})"
     rid = answer.get("id")
+    if http and expect.reply in ("error", "answer") and rid is None and "error" in answer:
+        # The HTTP layer refused the POST with an id-less JSON-RPC error (400 "Missing
+        # session ID", ...): as good as a bare 4xx, which the transport allows.
+        return None
     if expect.ids and not any(rid == want and type(rid) is type(want) for want in expect.ids):
         wanted = " or ".join("null" if i is None else repr(i) for i in expect.ids)
         return f"{_describe(answer)}; the answer must carry id {wanted}"
@@ -1623,10 +1627,16 @@ def _missing_meta(conv: Conversation, draw: Draw) -> Shot | str:
         message["params"] = {"_meta": conv.meta(version=None)}
     elif variant == "version 42":
         message["params"] = {"_meta": conv.meta(version=42)}
+    due = refusal("meta.missing", (rid,))
+    if variant in ("no params", "no _meta"):
+        # Without _meta the request names no era: a server that speaks the initialize era
+        # too may take it as that era's request before initialize, which it may refuse with
+        # any error.
+        due = attrs.evolve(due, codes=())
     return Shot(
         "meta.missing",
         _dumps(message),
-        refusal("meta.missing", (rid,)),
+        due,
         f"server/discover with {variant}",
     )
 

@@ -322,10 +322,9 @@ class Report:
         for r in (*self.failures, *self.warnings, *self.noted):
             out.append("")
             versions = ", ".join(r.versions)
-            head = (
-                f"{_LABELS[r.status].upper()} {r.rule.name} ({r.rule.level}; {versions}; {r.phase})"
-            )
-            out.append(head)
+            label = _LABELS[r.status].upper()
+            level = _level_charged(r)
+            out.append(f"{label} {r.rule.name} ({level}; {versions}; {r.phase})")
             out.append(f"  rule: {r.rule.summary}")
             cited = r.rule.sent_citations if r.part == "sender" else ()
             for c in cited or r.rule.citations:
@@ -345,6 +344,14 @@ _LABELS: Final[Mapping[str, str]] = {
     "note": "note",
     "n/a": "n/a",
 }
+
+
+def _level_charged(r: Row) -> str:
+    """The level that decided a finding: for what the peer sent of its own, that of the
+    sentences forbidding the sending (see :func:`charge`), else the rule's."""
+    if r.part == "sender" and r.rule.name != "response.missing" and r.versions:
+        return r.rule.sent_level(r.versions[0])
+    return r.rule.level
 
 
 def _why_not_failed(r: Row) -> str:
@@ -892,7 +899,9 @@ def _cancel_initialize(check: _Check) -> None:
             {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": rid}}
         )
         mark = conv.send_raw(cancel)
-        answer = conv.wait_answer(rid)
+        # Not response.missing when none comes: the receiver of a cancel SHOULD "Not send a
+        # response for the cancelled request" (the probe broke the client's MUST NOT).
+        answer = conv.wait_answer(rid, blame=False)
         stray = conv.raw_answers(mark, ())
         if not isinstance(answer, Response):
             check.failed(

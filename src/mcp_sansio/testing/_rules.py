@@ -922,12 +922,13 @@ _CATALOG: Final = (
         reply="error",
         level="MUST",
         where=_legacy(Role.SERVER),
-        summary="""Initialize era: the initialization phase is the first interaction; a request
-        other than ``ping`` before ``initialize`` is refused with an error (the text names no
-        code: any JSON-RPC error).""",
+        binds="sender",
+        summary="""Initialize era: the initialization phase is the first interaction, and the
+        client MUST begin it: a request other than ``ping`` before ``initialize`` breaks the
+        client's duty, not the server's. A server may refuse it with any error (the text names
+        no code; our Connection answers -32600) or serve it: a note, never charged to it.""",
         probed="a list request before ``initialize``; *sent*: the client's first request",
-        citations=(_INIT_FIRST, _CLIENT_WAITS),
-        sent=(
+        citations=(
             _INIT_FIRST,
             _mcp(
                 _LEGACY,
@@ -935,6 +936,7 @@ _CATALOG: Final = (
                 "The client MUST initiate this phase by sending an `initialize` request "
                 "containing:",
             ),
+            _CLIENT_WAITS,
         ),
     ),
     _rule(

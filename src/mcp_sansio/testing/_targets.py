@@ -1019,6 +1019,7 @@ class _HttpChannel(Channel):
         sockets.append(sock)
         messages = 0
         status = 0
+        ctype = ""
         try:
             conn = h11.Connection(h11.CLIENT)
             request = h11.Request(
@@ -1081,7 +1082,9 @@ class _HttpChannel(Channel):
             if decoder is not None:
                 for sse in decoder.close():
                     messages += self._message(sse.data.encode(), status, initialize)
-            elif parts:
+            elif parts and (status < 400 or "json" in ctype):
+                # (An error status with a body that is not JSON, "Request body too large" as
+                # text, is the transport's answer, not a message of the server's.)
                 messages += self._message(b"".join(parts), status, initialize)
         except (OSError, h11.ProtocolError) as exc:
             if not self._closed:
