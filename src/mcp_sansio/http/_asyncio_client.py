@@ -16,7 +16,8 @@ import asyncio
 import contextlib
 import functools
 import logging
-from typing import Any, Final
+from collections.abc import Awaitable
+from typing import Any, Final, TypeVar
 
 import h11
 
@@ -35,6 +36,25 @@ __all__ = ["DEFAULT_CLOSE_TIMEOUT", "HTTP_OPTIONS", "HttpStreams", "Endpoint", "
 
 _READ_SIZE: Final = 1 << 16
 _log = logging.getLogger("mcp_sansio.http")
+R = TypeVar("R")
+
+
+class _Overdue(Exception):
+    """A follow-up's deadline passed."""
+
+
+async def _within(awaitable: Awaitable[R], deadline: float | None) -> R:
+    """``await awaitable``, by the loop time ``deadline`` (``None``: no limit), or raise
+    :exc:`_Overdue`."""
+    if deadline is None:
+        return await awaitable
+    loop = asyncio.get_running_loop()
+    try:
+        return await asyncio.wait_for(awaitable, max(0.0, deadline - loop.time()))
+    except asyncio.TimeoutError:
+        if loop.time() < deadline:  # pragma: no cover - a socket's own timeout
+            raise
+        raise _Overdue from None
 
 
 class _Conn:
@@ -69,7 +89,9 @@ class HttpStreams(ClientBinding[_Conn]):
     :param options: the keywords of :class:`~mcp_sansio.http._h11client.ClientBinding`:
         ``headers=`` (extra headers sent with every request), ``max_body_size=``,
         ``max_reconnects=``, ``default_retry_ms=``, ``listen=``, ``reopen=``, ``max_idle=``,
-        ``ssl=`` and ``close_timeout=`` (how long :meth:`wait_closed` waits for the ``DELETE``).
+        ``ssl=``, ``close_timeout=`` (how long :meth:`wait_closed` waits for the ``DELETE``),
+        ``max_follow_ups=``, ``max_write_buffer=`` and ``write_timeout=`` (the bound and the
+        deadline of the POSTs that owe no answer).
     """
 
     def __init__(self, url: str, **options: Any) -> None:
@@ -77,6 +99,7 @@ class HttpStreams(ClientBinding[_Conn]):
         self._tasks: dict[int, asyncio.Task[None]] = {}
         self._aborted: set[int] = set()
         self._waiter: asyncio.Future[None] | None = None
+        self._unpaused: asyncio.Event | None = None  # set when reading may go on
 
     # ------------------------------------------------------------------ the reader
 
@@ -140,6 +163,17 @@ class HttpStreams(ClientBinding[_Conn]):
         else:
             running.cancel()
 
+    def _resume(self) -> None:
+        if self._unpaused is not None:
+            self._unpaused.set()
+
+    async def _wait_unpaused(self, exchange: H11Exchange) -> None:
+        while exchange.paused():
+            unpaused = self._unpaused
+            if unpaused is None or unpaused.is_set():
+                unpaused = self._unpaused = asyncio.Event()
+            await unpaused.wait()
+
     def _done(self, stream: int, task: asyncio.Task[None]) -> None:
         if self._tasks.get(stream) is task:
             del self._tasks[stream]
@@ -198,15 +232,21 @@ class HttpStreams(ClientBinding[_Conn]):
 
     async def _drive(self, conn: _Conn, exchange: H11Exchange) -> None:
         stream = exchange.request.stream
+        timeout = exchange.timeout
+        deadline = None if timeout is None else asyncio.get_running_loop().time() + timeout
         try:
             conn.writer.write(exchange.start())
-            await conn.writer.drain()
+            await _within(conn.writer.drain(), deadline)
             read = conn.reader.read
             while not exchange.finished:
-                self._run(exchange.receive_data(await read(_READ_SIZE)))
+                if exchange.paused():
+                    await self._wait_unpaused(exchange)
+                self._run(exchange.receive_data(await _within(read(_READ_SIZE), deadline)))
                 if stream in self._aborted:
                     exchange.finished = True
                     return
+        except _Overdue:
+            self._run(exchange.overdue())
         except (OSError, h11.LocalProtocolError) as exc:
             self._run(exchange.fail(str(exc) or type(exc).__name__))
         except Exception as exc:  # a bug: fail the exchange rather than leave it waiting

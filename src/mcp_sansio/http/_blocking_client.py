@@ -23,7 +23,11 @@ so does the standalone GET stream (``listen=True``) and a 2026-07-28
 ``subscriptions/listen`` for as long as it lasts; a server's request on a stream is answered
 with a POST that needs a thread of its own. So keep ``max_workers`` above the number of
 such streams open at once, plus one: the default (:data:`DEFAULT_MAX_WORKERS`) is plenty for
-a client that makes one call at a time, as a blocking client does.
+a client that makes one call at a time, as a blocking client does. The POSTs that owe no
+answer (a response to the server's request, a notification) hold at most
+``max_follow_ups`` threads, which must be fewer than ``max_workers`` (by default the
+transport's bound, 4, and at most half of ``max_workers``), and each for at most
+``write_timeout``: a server that never answers them cannot take every thread.
 """
 
 from __future__ import annotations
@@ -39,7 +43,7 @@ from typing import Any, Final
 
 import h11
 
-from ._client import HttpRequest
+from ._client import DEFAULT_MAX_FOLLOW_UPS, HttpRequest
 from ._h11client import HTTP_OPTIONS as _SHARED_OPTIONS
 from ._h11client import ClientBinding, H11Exchange, parse_url, readable
 
@@ -116,7 +120,10 @@ class HttpStream(ClientBinding[_Conn]):
     :param options: the keywords of :class:`~mcp_sansio.http._h11client.ClientBinding`:
         ``headers=`` (extra headers sent with every request), ``max_body_size=``,
         ``max_reconnects=``, ``default_retry_ms=``, ``listen=``, ``reopen=``, ``max_idle=``,
-        ``ssl=`` and ``close_timeout=`` (how long :meth:`close` waits for the ``DELETE``).
+        ``ssl=``, ``close_timeout=`` (how long :meth:`close` waits for the ``DELETE``),
+        ``max_follow_ups=`` (fewer than ``max_workers``; by default 4, and at most half of
+        ``max_workers``), ``max_write_buffer=`` and ``write_timeout=`` (the bound and the
+        deadline of the POSTs that owe no answer).
     """
 
     def __init__(
@@ -129,6 +136,14 @@ class HttpStream(ClientBinding[_Conn]):
     ) -> None:
         if max_workers < 1:
             raise ValueError("max_workers must be at least 1")
+        follow_ups = options.get("max_follow_ups")
+        if follow_ups is None:
+            options["max_follow_ups"] = min(DEFAULT_MAX_FOLLOW_UPS, max(1, max_workers // 2))
+        elif type(follow_ups) is int and max_workers > 1 and follow_ups >= max_workers:
+            raise ValueError(
+                f"max_follow_ups ({follow_ups}) must be fewer than max_workers ({max_workers}):"
+                " the follow-ups a server never answers would hold every thread"
+            )
         super().__init__(url, **options)
         self.max_workers = max_workers
         """The bound on requests in progress (and threads)."""
@@ -185,6 +200,9 @@ class HttpStream(ClientBinding[_Conn]):
     # ------------------------------------------------------------------ actions (locked)
 
     def _wake(self) -> None:
+        self._changed.notify_all()
+
+    def _resume(self) -> None:
         self._changed.notify_all()
 
     def _dropped(self, connection: _Conn) -> bool:
@@ -320,13 +338,25 @@ class HttpStream(ClientBinding[_Conn]):
 
     def _drive(self, job: _Job, conn: _Conn, exchange: H11Exchange) -> None:
         sock = conn.sock
+        timeout = exchange.timeout
+        deadline = None if timeout is None else time.monotonic() + timeout
         try:
             try:
+                if deadline is not None:
+                    sock.settimeout(timeout)
                 sock.sendall(exchange.start())
             finally:
                 with self._lock:
                     self._written(job)
             while True:
+                with self._lock:
+                    if exchange.paused():
+                        self._changed.wait_for(lambda: job.aborted or not exchange.paused())
+                    if job.aborted:
+                        exchange.finished = True
+                        return
+                if deadline is not None:
+                    sock.settimeout(max(0.001, deadline - time.monotonic()))
                 data = sock.recv(_READ_SIZE)
                 with self._lock:
                     if job.aborted:  # its socket was shut down
@@ -338,6 +368,14 @@ class HttpStream(ClientBinding[_Conn]):
                         job.released = True
                     if exchange.finished or job.aborted:  # (it may abort itself)
                         return
+        except TimeoutError as exc:  # (an OSError: first)
+            with self._lock:
+                if job.aborted:
+                    pass
+                elif deadline is not None:  # (a socket has no other timeout)
+                    self._run(exchange.overdue())
+                else:  # pragma: no cover - the system's own timeout
+                    self._run(exchange.fail(str(exc) or type(exc).__name__))
         except (OSError, h11.LocalProtocolError) as exc:
             reason = str(exc) or type(exc).__name__
             with self._lock:
@@ -348,3 +386,7 @@ class HttpStream(ClientBinding[_Conn]):
             with self._lock:
                 if not job.aborted:
                     self._run(exchange.fail(f"{type(exc).__name__}: {exc}"))
+        finally:
+            if deadline is not None:
+                with contextlib.suppress(OSError):
+                    sock.settimeout(None)  # (back to the pool, if reusable, without it)

@@ -65,16 +65,30 @@ What it does, by the specification's rules for Streamable HTTP:
   session id, sends ``DELETE`` with it (any answer, ``405`` included, is fine).
 - Memory is bounded: a JSON body, an error body and each event are limited to
   ``max_body_size`` bytes (4 MiB by default), counted as they arrive.
+- Follow-ups are bounded: a POST that owes the session no answer (a response to the
+  server's request, a notification) is a *follow-up*. At most ``max_follow_ups`` are in
+  flight at once; the others wait in a queue bounded in bytes by ``max_write_buffer``
+  (each counts its line and :data:`_QUEUED_COST`). Past that bound :attr:`reading_paused`
+  is true (until the queue is down to half): the binding stops reading the server's
+  streams, but the follow-ups' own, so that the server's requests stop producing answers,
+  as the stdio adapters do. Each follow-up's request carries ``write_timeout`` as its
+  :attr:`HttpRequest.timeout`: a follow-up whose response has not ended by then (the
+  server never answered it) is aborted by the binding (:meth:`response_overdue`), which
+  frees its connection and lets the next one go; it is dropped (the server owed no
+  answer), with a :class:`TransportProblem` at debug level.
 """
 
 from __future__ import annotations
 
+import logging
+from collections import deque
 from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
 import attrs
 import orjson
 
+from .._backpressure import DEFAULT_MAX_WRITE_BUFFER, DEFAULT_WRITE_TIMEOUT
 from .._framing import DEFAULT_CLIENT_MAX_MESSAGE_SIZE
 from .._sse import SseDecoder, SseEvent
 from .._versions import VERSIONS, Era
@@ -82,6 +96,7 @@ from ._headers import header_params, standard_headers
 
 __all__ = [
     "DEFAULT_MAX_BODY_SIZE",
+    "DEFAULT_MAX_FOLLOW_UPS",
     "DEFAULT_MAX_RECONNECTS",
     "DEFAULT_RETRY_MS",
     "TRANSPORT_ERROR",
@@ -101,6 +116,12 @@ DEFAULT_RETRY_MS: Final = 1000
 #: How many times in a row a stream is resumed without a message arriving before its
 #: requests fail.
 DEFAULT_MAX_RECONNECTS: Final = 5
+#: The most follow-up POSTs (those that owe the session no answer: responses to the
+#: server's requests, notifications) in flight at once; the others wait their turn.
+DEFAULT_MAX_FOLLOW_UPS: Final = 4
+#: What a follow-up waiting its turn counts within ``max_write_buffer`` besides its line,
+#: in bytes (its exchange, its request and their slots).
+_QUEUED_COST: Final = 512
 #: The JSON-RPC error code of the errors the transport makes up for failed exchanges.
 TRANSPORT_ERROR: Final = -32000
 #: The error code of a ``tools/call`` refused because of the tool's ``x-mcp-header``.
@@ -138,6 +159,11 @@ class HttpRequest:
     """The body (one JSON-RPC message, for a POST)."""
     delay: float = 0.0
     """Seconds to wait before sending it (a reconnection's ``retry``)."""
+    timeout: float | None = None
+    """For a follow-up (a POST that owes no answer): the seconds, counted from the start of
+    writing it, by which its response must have ended; past them, call
+    :meth:`HttpClientTransport.response_overdue` and close its connection. ``None``: no
+    deadline."""
 
 
 @attrs.frozen
@@ -162,6 +188,8 @@ class TransportProblem:
     or a response the server refused, a listen stream that failed): worth a log line."""
 
     message: str
+    level: int = logging.WARNING
+    """The level to log it at."""
 
 
 #: What the transport's methods return.
@@ -197,6 +225,7 @@ class _Exchange:
         "body",
         "buffer",
         "decoder",
+        "follow_up",
         "kind",
         "last_id",
         "malformed",
@@ -232,6 +261,7 @@ class _Exchange:
         self.progress = False  # a message arrived on this exchange
         self.last_id = ""  # the Last-Event-ID this GET was opened with
         self.retry: int | None = None  # the retry in force when it was opened (ms)
+        self.follow_up = False  # a POST that owes no answer (bounded, with a deadline)
 
 
 def _tool_cost(name: str, params: dict[str, str] | None) -> int:
@@ -311,6 +341,11 @@ class HttpClientTransport:
         the TypeScript SDK's examples (the everything server among them) answer an unknown
         session id with 400 and a JSON-RPC error: pass ``(404, 400)`` for them. Each must
         be a 4xx or 5xx status.
+    :param max_follow_ups: the most follow-up POSTs (owing no answer) in flight at once.
+    :param max_write_buffer: the bound, in bytes, on the follow-ups waiting their turn:
+        past it :attr:`reading_paused` is true until they are down to half.
+    :param write_timeout: the seconds by which a follow-up's response must have ended
+        (:attr:`HttpRequest.timeout`); ``None``: no deadline.
     """
 
     def __init__(
@@ -324,7 +359,24 @@ class HttpClientTransport:
         listen: bool = False,
         reopen: bool = True,
         expired_statuses: Iterable[int] = (404,),
+        max_follow_ups: int = DEFAULT_MAX_FOLLOW_UPS,
+        max_write_buffer: int = DEFAULT_MAX_WRITE_BUFFER,
+        write_timeout: float | None = DEFAULT_WRITE_TIMEOUT,
     ) -> None:
+        if isinstance(max_follow_ups, bool) or not isinstance(max_follow_ups, int):
+            raise ValueError(f"max_follow_ups must be a number, not {max_follow_ups!r}")
+        if max_follow_ups < 1:
+            raise ValueError("max_follow_ups must be at least 1")
+        if isinstance(max_write_buffer, bool) or not isinstance(max_write_buffer, int):
+            raise ValueError(f"max_write_buffer must be bytes, not {max_write_buffer!r}")
+        if max_write_buffer < 1:
+            raise ValueError("max_write_buffer must be at least 1 byte")
+        if write_timeout is not None and not (
+            isinstance(write_timeout, (int, float))
+            and not isinstance(write_timeout, bool)
+            and write_timeout > 0
+        ):
+            raise ValueError(f"write_timeout must be more than 0 s or None, not {write_timeout!r}")
         if max_body_size < 1:
             raise ValueError("max_body_size must be at least 1 byte")
         if max_reconnects < 0 or default_retry_ms < 0:
@@ -353,6 +405,19 @@ class HttpClientTransport:
         """How many times an expired session was reopened."""
         self.expired_statuses = statuses
         """The statuses that mean the session expired (initialize era)."""
+        self.max_follow_ups = max_follow_ups
+        """The bound on follow-ups in flight."""
+        self.max_write_buffer = max_write_buffer
+        """The bound, in bytes, on the follow-ups waiting their turn."""
+        self.write_timeout = None if write_timeout is None else float(write_timeout)
+        """The deadline of a follow-up's response, in seconds."""
+        self.reading_paused = False
+        """Whether the binding is to stop reading the server's streams (those of the
+        follow-ups aside): the follow-ups waiting are past ``max_write_buffer`` bytes; it
+        reads again once they are down to half."""
+        self.overdue = 0
+        """How many follow-ups were dropped because their response had not ended within
+        ``write_timeout``."""
         self.session_id: str | None = None
         """The ``Mcp-Session-Id`` the server set on the ``initialize`` response, once the
         result has arrived."""
@@ -398,8 +463,26 @@ class HttpClientTransport:
         # Actions made while handling a message (a reopened session's next requests), for
         # the public method at work to return.
         self._outbox: list[ClientAction] = []
+        # The follow-ups in flight (by stream), and those waiting their turn, with the
+        # bytes they count.
+        self._flying: set[int] = set()
+        self._waiting: deque[HttpRequest] = deque()
+        self._waiting_bytes = 0
 
     # ------------------------------------------------------------------ introspection
+
+    @property
+    def follow_ups(self) -> tuple[int, int]:
+        """The follow-ups in flight, and the bytes of those waiting their turn."""
+        return len(self._flying), self._waiting_bytes
+
+    def paused(self, stream: int) -> bool:
+        """Whether the binding is to wait before reading more of ``stream``'s response:
+        :attr:`reading_paused`, and ``stream`` is not a follow-up (nor the ``DELETE``)."""
+        if not self.reading_paused:
+            return False
+        ex = self._exchanges.get(stream)
+        return ex is not None and not ex.follow_up and ex.kind != _DELETE
 
     @property
     def open_streams(self) -> tuple[int, ...]:
@@ -423,7 +506,7 @@ class HttpClientTransport:
             data = self._pending + data
             self._pending = b""
         if data.endswith(b"\n") and data.count(b"\n") == 1:  # the usual case: one line
-            return self._post(data[:-1]) if len(data) > 1 else []
+            return self._flush(self._post(data[:-1])) if len(data) > 1 else []
         lines = data.split(b"\n")
         tail = lines.pop()
         actions: list[ClientAction] = []
@@ -434,7 +517,7 @@ class HttpClientTransport:
         for line in lines:
             if line.strip():
                 actions.extend(self._post(line))
-        return actions
+        return self._flush(actions)
 
     def _post(self, line: bytes) -> list[ClientAction]:
         if self._gates:
@@ -513,7 +596,22 @@ class HttpClientTransport:
         ex.body = line
         if not modern:
             ex.session_id = self.session_id
-        actions.insert(0, HttpRequest(ex.stream, "POST", self.target, tuple(headers), line))
+        if owed:
+            request = HttpRequest(ex.stream, "POST", self.target, tuple(headers), line)
+            actions.insert(0, request)
+        else:
+            ex.follow_up = True
+            request = HttpRequest(
+                ex.stream, "POST", self.target, tuple(headers), line, timeout=self.write_timeout
+            )
+            if len(self._flying) < self.max_follow_ups:
+                self._flying.add(ex.stream)
+                actions.insert(0, request)
+            else:  # its turn comes when one in flight ends (O(1) each)
+                self._waiting.append(request)
+                self._waiting_bytes += len(line) + _QUEUED_COST
+                if self._waiting_bytes > self.max_write_buffer:
+                    self.reading_paused = True
         if owed and not owed.isdisjoint(self._restoring):
             self._gates.add(ex.stream)  # what follows waits until it is restored
         if method == "notifications/initialized" and not modern:
@@ -538,6 +636,24 @@ class HttpClientTransport:
             actions.extend(self._post(line))
         return actions
 
+    def _follow_up_over(self, stream: int) -> list[ClientAction]:
+        """The exchange ``stream`` is over: if it was a follow-up in flight, the next ones
+        waiting (that were not aborted meanwhile) go."""
+        if stream not in self._flying:
+            return []
+        self._flying.discard(stream)
+        actions: list[ClientAction] = []
+        waiting = self._waiting
+        while waiting and len(self._flying) < self.max_follow_ups:
+            request = waiting.popleft()
+            self._waiting_bytes -= len(request.body) + _QUEUED_COST
+            if request.stream in self._exchanges:
+                self._flying.add(request.stream)
+                actions.append(request)
+        if self.reading_paused and self._waiting_bytes <= self.max_write_buffer // 2:
+            self.reading_paused = False
+        return actions
+
     def _new(self, kind: int, owed: set[Any], modern: bool = False) -> _Exchange:
         stream = self._next_stream
         self._next_stream += 1
@@ -555,6 +671,8 @@ class HttpClientTransport:
 
     def _abort(self, ex: _Exchange, reason: str) -> AbortRequest:
         self._exchanges.pop(ex.stream, None)
+        if ex.stream in self._flying:
+            self._outbox.extend(self._follow_up_over(ex.stream))
         for request_id in list(ex.owed):
             self._forget(ex, request_id)
         return AbortRequest(ex.stream, reason)
@@ -692,6 +810,7 @@ class HttpClientTransport:
         if out:
             actions.insert(0, ToSession(b"".join(out)))
         actions.extend(self._release(stream))
+        actions.extend(self._follow_up_over(stream))
         return self._flush(actions)
 
     def request_failed(self, stream: int, reason: str) -> list[ClientAction]:
@@ -714,6 +833,32 @@ class HttpClientTransport:
         if out:
             actions.insert(0, ToSession(b"".join(out)))
         actions.extend(self._release(stream))
+        actions.extend(self._follow_up_over(stream))
+        return self._flush(actions)
+
+    def response_overdue(self, stream: int) -> list[ClientAction]:
+        """The response to ``stream`` had not ended within its request's
+        :attr:`~HttpRequest.timeout`: the binding closes its connection (it may not be
+        reused) and feeds nothing more of it. A follow-up owes no answer: it is dropped,
+        with a :class:`TransportProblem` at debug level, and the next one waiting goes."""
+        ex = self._exchanges.get(stream)
+        if ex is None or ex.kind == _DELETE:
+            return []
+        if not ex.follow_up:  # (only follow-ups have a deadline)
+            return self.request_failed(stream, "no response within write_timeout")
+        del self._exchanges[stream]
+        self.overdue += 1
+        got = f"HTTP {ex.status} and not the end of it" if ex.status else "no status line"
+        actions: list[ClientAction] = [
+            TransportProblem(
+                f"a follow-up POST got {got} within write_timeout ({self.write_timeout or 0:g}"
+                " s);"
+                " its connection is closed and it is dropped (it owed no answer)",
+                logging.DEBUG,
+            )
+        ]
+        actions.extend(self._release(stream))
+        actions.extend(self._follow_up_over(stream))
         return self._flush(actions)
 
     def _flush(self, actions: list[ClientAction]) -> list[ClientAction]:
@@ -736,6 +881,10 @@ class HttpClientTransport:
         ]
         self._exchanges.clear()
         self._owner.clear()
+        self._flying.clear()
+        self._waiting.clear()
+        self._waiting_bytes = 0
+        self.reading_paused = False
         self._gates.clear()
         self._held.clear()
         self._outbox.clear()

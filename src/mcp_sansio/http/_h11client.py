@@ -8,6 +8,12 @@ A runtime binding (asyncio, trio, blocking sockets) only moves bytes and keeps s
 2. feed what the socket reads to :meth:`H11Exchange.receive_data` (``b""`` at EOF) until
    :attr:`H11Exchange.finished`, carrying out the actions it returns; a socket error goes to
    :meth:`H11Exchange.fail`;
+   while :meth:`H11Exchange.paused` (the transport's follow-ups waiting their turn are past
+   ``max_write_buffer``), read no more until :meth:`ClientBinding._resume` is called; when
+   the request has a :attr:`~mcp_sansio.http._client.HttpRequest.timeout` (a follow-up),
+   writing it and reading its whole response must be done within it, counted from the
+   start: past it call :meth:`H11Exchange.overdue` (the exchange is then finished, and the
+   connection not reusable);
 3. then, if :attr:`H11Exchange.reusable`, call :meth:`H11Exchange.recycle` and put the
    connection back in the pool; if :attr:`H11Exchange.stale` (a kept-alive connection the
    server had closed before this request), retry the request once on a new connection;
@@ -37,8 +43,10 @@ from urllib.parse import urlsplit
 import attrs
 import h11
 
+from .._backpressure import DEFAULT_MAX_WRITE_BUFFER, DEFAULT_WRITE_TIMEOUT
 from ._client import (
     DEFAULT_MAX_BODY_SIZE,
+    DEFAULT_MAX_FOLLOW_UPS,
     DEFAULT_MAX_RECONNECTS,
     DEFAULT_RETRY_MS,
     AbortRequest,
@@ -77,6 +85,9 @@ HTTP_OPTIONS: Final = (
     "max_idle",
     "ssl",
     "close_timeout",
+    "max_follow_ups",
+    "max_write_buffer",
+    "write_timeout",
 )
 #: The largest response head accepted (status line, headers and the blank line that ends
 #: them), in bytes: past it the request fails as a malformed response.
@@ -197,6 +208,24 @@ class H11Exchange:
                 return actions
             # InformationalResponse (1xx): nothing to do
 
+    @property
+    def timeout(self) -> float | None:
+        """The seconds within which the request must be written and its whole response
+        read (a follow-up's ``write_timeout``), or ``None``."""
+        return self.request.timeout
+
+    def paused(self) -> bool:
+        """Whether to wait (for :meth:`ClientBinding._resume`) before reading more."""
+        return not self.finished and self.transport.paused(self.request.stream)
+
+    def overdue(self) -> list[ClientAction]:
+        """The response had not ended within :attr:`timeout`: the exchange is over (its
+        connection is to be closed); returns the transport's actions."""
+        if self.finished:
+            return []
+        self.finished = True
+        return self.transport.response_overdue(self.request.stream)
+
     def fail(self, reason: str) -> list[ClientAction]:
         """The connection failed (``reason``: a socket error, an EOF, a timeout…)."""
         if self.finished:
@@ -312,6 +341,12 @@ class ClientBinding(Generic[T]):
     :param ssl: for ``https://``: an :class:`ssl.SSLContext` (default: the system's
         default context).
     :param close_timeout: how long closing waits for the ``DELETE`` that ends the session.
+    :param max_follow_ups: the most follow-up POSTs (those owing no answer: responses to
+        the server's requests, notifications) in flight at once.
+    :param max_write_buffer: the bound, in bytes, on the follow-ups waiting their turn;
+        past it the server's streams are not read until they are down to half.
+    :param write_timeout: the seconds within which a follow-up's response must have ended;
+        past them its connection is closed and it is dropped (``None``: no deadline).
     """
 
     def __init__(
@@ -328,6 +363,9 @@ class ClientBinding(Generic[T]):
         max_idle: int = DEFAULT_MAX_IDLE,
         ssl: _ssl.SSLContext | None = None,
         close_timeout: float = DEFAULT_CLOSE_TIMEOUT,
+        max_follow_ups: int = DEFAULT_MAX_FOLLOW_UPS,
+        max_write_buffer: int = DEFAULT_MAX_WRITE_BUFFER,
+        write_timeout: float | None = DEFAULT_WRITE_TIMEOUT,
     ) -> None:
         self.endpoint = parse_url(url)
         """Where the server is."""
@@ -340,6 +378,9 @@ class ClientBinding(Generic[T]):
             listen=listen,
             reopen=reopen,
             expired_statuses=expired_statuses,
+            max_follow_ups=max_follow_ups,
+            max_write_buffer=max_write_buffer,
+            write_timeout=write_timeout,
         )
         """The sans-IO transport."""
         self.close_timeout = close_timeout
@@ -352,6 +393,7 @@ class ClientBinding(Generic[T]):
         self._incoming: list[bytes] = []
         self._eof = False  # the session's side has ended: it reads b"" once the rest is read
         self._closing = False
+        self._paused = False  # the transport's reading_paused, when last seen
 
     # ------------------------------------------------------------------ for the binding
 
@@ -368,6 +410,11 @@ class ClientBinding(Generic[T]):
         """Wake the session's reader: bytes (or the end) are there to read."""
         raise NotImplementedError
 
+    def _resume(self) -> None:
+        """Wake the exchanges waiting to read (:meth:`H11Exchange.paused`): the transport
+        no longer pauses reading."""
+        raise NotImplementedError
+
     def _dropped(self, connection: T) -> bool:
         """Whether the server wrote on the idle ``connection`` (bytes, or its end)."""
         raise NotImplementedError
@@ -380,6 +427,13 @@ class ClientBinding(Generic[T]):
 
     def _run(self, actions: list[ClientAction]) -> None:
         """Carry out the transport's actions."""
+        self._carry_out(actions)
+        paused = self.transport.reading_paused
+        if self._paused and not paused:
+            self._resume()
+        self._paused = paused
+
+    def _carry_out(self, actions: list[ClientAction]) -> None:
         for action in actions:
             if isinstance(action, ToSession):
                 if not self._eof:
@@ -390,7 +444,7 @@ class ClientBinding(Generic[T]):
             elif isinstance(action, AbortRequest):
                 self._abort(action.stream)
             else:
-                _log.warning("%s", action.message)
+                _log.log(action.level, "%s", action.message)
 
     def _idle(self) -> T | None:
         """An idle connection from the pool to carry a request, or ``None`` (open a new

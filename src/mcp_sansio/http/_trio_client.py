@@ -67,7 +67,8 @@ class HttpStream(ClientBinding[_Conn], trio.abc.Stream):
     :param options: the keywords of :class:`~mcp_sansio.http._h11client.ClientBinding`:
         ``headers=`` (extra headers sent with every request), ``max_body_size=``,
         ``max_reconnects=``, ``default_retry_ms=``, ``listen=``, ``reopen=``, ``max_idle=``,
-        ``ssl=`` and ``close_timeout=``.
+        ``ssl=``, ``close_timeout=``, ``max_follow_ups=``, ``max_write_buffer=`` and
+        ``write_timeout=`` (the bound and the deadline of the POSTs that owe no answer).
     """
 
     def __init__(self, url: str, **options: Any) -> None:
@@ -77,6 +78,7 @@ class HttpStream(ClientBinding[_Conn], trio.abc.Stream):
         self._scopes: dict[int, trio.CancelScope] = {}  # the exchanges' scopes, by stream
         self._late: list[HttpRequest] = []  # made before run() started or while closing
         self._ready = trio.Event()
+        self._unpaused = trio.Event()  # set when reading may go on (a new one per pause)
 
     # ------------------------------------------------------------------ the exchanges' tasks
 
@@ -139,6 +141,15 @@ class HttpStream(ClientBinding[_Conn], trio.abc.Stream):
 
     def _wake(self) -> None:
         self._ready.set()
+
+    def _resume(self) -> None:
+        self._unpaused.set()
+
+    async def _wait_unpaused(self, exchange: H11Exchange) -> None:
+        while exchange.paused():
+            if self._unpaused.is_set():
+                self._unpaused = trio.Event()
+            await self._unpaused.wait()
 
     def _dropped(self, connection: _Conn) -> bool:
         return connection.dropped()
@@ -213,11 +224,18 @@ class HttpStream(ClientBinding[_Conn], trio.abc.Stream):
                 await trio.aclose_forcefully(conn.stream)
 
     async def _drive(self, conn: _Conn, exchange: H11Exchange) -> None:
+        timeout = exchange.timeout
+        deadline = trio.current_time() + timeout if timeout is not None else float("inf")
         try:
-            await conn.stream.send_all(exchange.start())
-            receive = conn.stream.receive_some
-            while not exchange.finished:
-                self._run(exchange.receive_data(bytes(await receive(_READ_SIZE))))
+            with trio.move_on_at(deadline) as within:
+                await conn.stream.send_all(exchange.start())
+                receive = conn.stream.receive_some
+                while not exchange.finished:
+                    if exchange.paused():
+                        await self._wait_unpaused(exchange)
+                    self._run(exchange.receive_data(bytes(await receive(_READ_SIZE))))
+            if within.cancelled_caught:
+                self._run(exchange.overdue())
         except (*_BROKEN, h11.LocalProtocolError) as exc:
             reason = str(exc) or str(exc.__cause__ or "") or type(exc).__name__
             self._run(exchange.fail(reason))
