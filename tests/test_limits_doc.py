@@ -102,6 +102,11 @@ EXPECTED: dict[str, list[str]] = {
         _size(_client._MAX_TOOL_BYTES),
     ],
     "``max_workers`` (the blocking client)": [str(_blocking_client.DEFAULT_MAX_WORKERS)],
+    "``max_follow_ups``, ``max_write_buffer``, ``write_timeout`` (client)": [
+        f"{_default(_h11client.ClientBinding, 'max_follow_ups')} follow-ups",
+        _size(_default(_h11client.ClientBinding, "max_write_buffer")),
+        f"{_default(_h11client.ClientBinding, 'write_timeout'):g} s",
+    ],
 }
 
 

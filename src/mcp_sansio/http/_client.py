@@ -604,7 +604,9 @@ class HttpClientTransport:
             request = HttpRequest(
                 ex.stream, "POST", self.target, tuple(headers), line, timeout=self.write_timeout
             )
-            if len(self._flying) < self.max_follow_ups:
+            # notifications/initialized (once a session) goes at once: what the session
+            # writes next waits for it, the follow-ups in flight may be stalled.
+            if len(self._flying) < self.max_follow_ups or method == "notifications/initialized":
                 self._flying.add(ex.stream)
                 actions.insert(0, request)
             else:  # its turn comes when one in flight ends (O(1) each)
