@@ -364,6 +364,8 @@ class HttpStream(ClientBinding[_Conn]):
                         return
                     self._run(exchange.receive_data(data))
                     if exchange.finished and not exchange.stale and not job.aborted:
+                        if deadline is not None:  # before another thread can take it
+                            sock.settimeout(None)
                         job.to_close = self._release(conn, exchange)
                         job.released = True
                     if exchange.finished or job.aborted:  # (it may abort itself)
@@ -387,6 +389,6 @@ class HttpStream(ClientBinding[_Conn]):
                 if not job.aborted:
                     self._run(exchange.fail(f"{type(exc).__name__}: {exc}"))
         finally:
-            if deadline is not None:
+            if deadline is not None and not job.released:
                 with contextlib.suppress(OSError):
                     sock.settimeout(None)  # (back to the pool, if reusable, without it)
