@@ -9,11 +9,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from mcp_sansio._state import (
-    Allowed,
-    Every,
     NOTIFICATIONS_ALLOWED,
     REQUESTS_ALLOWED,
     TRANSITIONS,
+    Allowed,
+    Every,
     Role,
     State,
 )

@@ -198,7 +198,10 @@ def test_input_required_sampling_with_context_2026() -> None:
     context, the request not having declared ``sampling.context``, is an InputRequired
     event by default and an invalid response under strict=True; with tools it is invalid in
     either mode ("The client MUST return an error")."""
-    caps = {"client_capabilities": {"sampling": {}}, "server_capabilities": {"tools": {}}}
+    caps: dict[str, Any] = {
+        "client_capabilities": {"sampling": {}},
+        "server_capabilities": {"tools": {}},
+    }
     context = {"includeContext": "thisServer"}
     assert isinstance(_input_required(stateless_pair(**caps), context), InputRequired)
     expect_invalid(

@@ -380,7 +380,7 @@ def test_dual_era_server_takes_initialize_as_initialize_era() -> None:
     event = feed(server, _request(1, "tools/list"))
     assert isinstance(event, Request)
     assert server.era is Era.INITIALIZE
-    assert server.state is State.INITIALIZED
+    assert state_of(server) is State.INITIALIZED
 
 
 def test_dual_era_server_ping_without_meta_does_not_decide() -> None:

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import attrs
 import pytest
 
 from mcp_sansio import Config, RequestStateSeal, blocking, session
@@ -53,7 +54,7 @@ def _default(function: Callable[..., Any], name: str) -> Any:
 
 
 def _field(name: str) -> Any:
-    return next(f for f in Config.__attrs_attrs__ if f.name == name).default  # type: ignore[attr-defined]
+    return next(f for f in attrs.fields(Config) if f.name == name).default
 
 
 EXPECTED: dict[str, list[str]] = {

@@ -15,7 +15,7 @@ from typing import Any
 
 import orjson
 import pytest
-from helpers import sent
+from helpers import sent, state_of
 
 from mcp_sansio import State
 from mcp_sansio.example import build_server
@@ -72,7 +72,7 @@ def test_the_server_session_serves_a_request_before_initialized(version: str) ->
     )
     assert result["id"] == 0
     assert result["result"]["protocolVersion"] == version
-    assert session.connection.state is State.INITIALIZED
+    assert state_of(session.connection) is State.INITIALIZED
     # tools/list, then ping, overtaking notifications/initialized (as two HTTP POSTs may).
     actions = session.receive_data(
         _line({"id": 1, "method": "tools/list"}) + _line({"id": 2, "method": "ping"}), 0.0
@@ -82,9 +82,9 @@ def test_the_server_session_serves_a_request_before_initialized(version: str) ->
     assert "error" not in answers[1], answers[1]
     assert [t["name"] for t in answers[1]["result"]["tools"]]
     assert answers[2]["result"] == {}
-    assert session.connection.state is State.INITIALIZED
+    assert state_of(session.connection) is State.INITIALIZED
     assert sent(session.receive_data(_line({"method": "notifications/initialized"}), 0.0)) == []
-    assert session.connection.state is State.OPERATING
+    assert state_of(session.connection) is State.OPERATING
     actions = session.receive_data(_line({"id": 3, "method": "tools/list"}), 0.0)
     assert [a["id"] for a in _run_jobs(session, actions)] == [3]
 
@@ -132,4 +132,4 @@ def test_the_client_session_takes_a_server_request_sent_before_initialized_arriv
     assert [a.notification.method for a in actions if isinstance(a, PeerNotification)] == [
         "notifications/message"
     ]
-    assert session.connection.state is State.OPERATING
+    assert state_of(session.connection) is State.OPERATING
