@@ -274,3 +274,13 @@ def test_deep_state_sees_a_change() -> None:
     before = deep_state(conn)
     conn.send(Request(id=0, method="initialize", params=initialize_params(BATCH_VERSION)))
     assert deep_state(conn) != before
+
+
+@pytest.mark.parametrize("value", [b"2026-07-28", bytearray(b"2026-07-28"), 20260728])
+def test_a_meta_version_that_is_not_a_string_is_refused(value: Any) -> None:
+    """Found by the fuzz test under ``python -bb``: comparing a bytes version with the
+    session's string raised ``BytesWarning`` out of ``send()``."""
+    conn = Connection(Role.CLIENT, versions=["2026-07-28"])
+    meta = {"io.modelcontextprotocol/protocolVersion": value}
+    with pytest.raises(LocalProtocolError, match="differs from the session's"):
+        conn.send(Request(id=1, method="tools/list", params={"_meta": meta}))

@@ -986,7 +986,7 @@ class Connection:
         for key, value in filled.items():  # (after the application's keys, as they came)
             meta.setdefault(key, value)
         given = meta[META_VERSION]
-        if given != version:
+        if type(given) is not str or given != version:  # (a bytes value must not compare)
             raise LocalProtocolError(
                 f"_meta protocolVersion {given!r} differs from the session's {version!r}"
             )
