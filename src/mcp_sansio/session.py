@@ -543,7 +543,14 @@ class SessionBase:
 
     def _on_invalid(self, event: InvalidMessage) -> list[Action]:
         actions: list[Action] = []
-        if event.code in _UNREADABLE and event.id is None:
+        # Unreadable: what the decoder could not take as a JSON-RPC message (it keeps the
+        # line, in raw), or what is answered to null. A valid message the protocol's state
+        # refuses (progress for a finished request, say) has neither: it is readable.
+        if (
+            event.code in _UNREADABLE
+            and event.id is None
+            and (event.reply is not None or bool(event.raw))
+        ):
             self._unreadable += 1
             if self._unreadable >= self.max_unreadable:
                 shown = event.raw[:60].decode("utf-8", "replace")
