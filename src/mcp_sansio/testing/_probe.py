@@ -143,9 +143,15 @@ def charge(r: Rule, part: str = "receiver", version: str | None = None) -> Sever
       it (a warning where none does: the schema or JSON-RPC is broken, no sentence).
 
     A rule of ``level="ours"`` (the text is silent) is only ever a note."""
-    if part == "sender" and r.name != "response.missing":
+    if _as_sender(r, part):
         return r.sent_severity(version or r.versions[0])
     return r.severity
+
+
+def _as_sender(r: Rule, part: str) -> bool:
+    """Whether a finding is judged on what the peer sent of its own (``response.missing``,
+    found on what it did not send back, judges the receiver of a request)."""
+    return part == "sender" and r.name != "response.missing"
 
 
 _SEVERITY_RANK: Final[Mapping[str, int]] = {"failure": 0, "warning": 1, "note": 2}
@@ -349,7 +355,7 @@ _LABELS: Final[Mapping[str, str]] = {
 def _level_charged(r: Row) -> str:
     """The level that decided a finding: for what the peer sent of its own, that of the
     sentences forbidding the sending (see :func:`charge`), else the rule's."""
-    if r.part == "sender" and r.rule.name != "response.missing" and r.versions:
+    if _as_sender(r.rule, r.part) and r.versions:
         return r.rule.sent_level(r.versions[0])
     return r.rule.level
 
@@ -357,11 +363,11 @@ def _level_charged(r: Row) -> str:
 def _why_not_failed(r: Row) -> str:
     """Why a finding is a warning or a note, not a failure."""
     if r.status == "warn":
-        if r.part == "sender":
-            level = r.rule.sent_level(r.versions[0]) if r.versions else r.rule.level
-            said = "no sentence forbids sending it" if level == "implied" else f"{level}"
+        level = _level_charged(r)
+        if _as_sender(r.rule, r.part):
+            said = "no sentence forbids sending it" if level == "implied" else level
             return f"a warning: {said}, not MUST (fails under --strict)"
-        return f"a warning: the text says {r.rule.level}, not MUST (fails under --strict)"
+        return f"a warning: the text says {level}, not MUST (fails under --strict)"
     if r.rule.level == "ours":
         return "a note: the text is silent; this is what our Connection does"
     return (
