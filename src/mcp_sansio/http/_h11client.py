@@ -147,8 +147,9 @@ class H11Exchange:
         self.finished = False
         """Whether the exchange is over (the response ended, or it failed)."""
         self.stale = False
-        """Whether it failed before a single byte of response on a reused connection: the
-        server had closed it while idle, and the request may be retried on a new one."""
+        """Whether it failed before a single byte of response on a reused connection, or
+        was answered 408 there: the server had closed it, or was closing it, while idle, and
+        the request may be retried on a new one."""
         self.received = False
         self._clean = False
 
@@ -193,6 +194,13 @@ class H11Exchange:
             if isinstance(event, h11.Data):
                 actions.extend(transport.response_data(stream, bytes(event.data)))
             elif isinstance(event, h11.Response):
+                if event.status_code == 408 and self.reused:
+                    # A 408 on a kept-alive connection says the server took no request on
+                    # it before it timed the connection out (RFC 9110, 15.5.9): it crossed
+                    # ours in flight, which may go again on a new connection.
+                    self.finished = True
+                    self.stale = True
+                    return actions
                 actions.extend(transport.response_started(stream, event.status_code, event.headers))
             elif isinstance(event, h11.EndOfMessage):
                 self.finished = True
