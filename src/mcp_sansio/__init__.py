@@ -33,7 +33,7 @@ from ._request_state import RequestStateSeal
 from ._sentinels import NEED_DATA, OMITTED, NeedData, Omitted
 from ._state import Role, State
 from ._version import __version__
-from ._versions import ALL_VERSIONS, Era
+from ._versions import ALL_VERSIONS, Direction, Era, Kind, MethodSpec
 
 __all__ = [
     "ALL_VERSIONS",
@@ -45,6 +45,7 @@ __all__ = [
     "Config",
     "Connection",
     "ConnectionClosed",
+    "Direction",
     "Era",
     "ErrorCode",
     "ErrorResponse",
@@ -52,8 +53,10 @@ __all__ = [
     "IdHistory",
     "InputRequired",
     "InvalidMessage",
+    "Kind",
     "LocalProtocolError",
     "Message",
+    "MethodSpec",
     "NeedData",
     "NextEvent",
     "Notification",

@@ -13,7 +13,7 @@ from ._framing import DEFAULT_CLIENT_MAX_MESSAGE_SIZE, DEFAULT_MAX_MESSAGE_SIZE
 from ._ids import DEFAULT_ID_MEMORY_BYTES
 from ._state import Role
 from ._version import __version__
-from ._versions import ALL_VERSIONS, VERSIONS, Era
+from ._versions import ALL_VERSIONS, VERSIONS, Era, MethodSpec, VersionSpec, extend
 
 __all__ = ["DEFAULT_IMPLEMENTATION", "Config"]
 
@@ -56,6 +56,20 @@ def _names(value: Iterable[str]) -> frozenset[str]:
         if not isinstance(name, str) or not name.startswith("notifications/"):
             raise ValueError(f"accept_undeclared names notification methods, not {name!r}")
     return names
+
+
+def _methods(value: Iterable[MethodSpec]) -> tuple[MethodSpec, ...]:
+    if isinstance(value, MethodSpec):
+        raise TypeError("methods must be a sequence of MethodSpec, not one MethodSpec")
+    methods = tuple(value)
+    seen: set[str] = set()
+    for spec in methods:
+        if not isinstance(spec, MethodSpec):
+            raise TypeError(f"methods must hold MethodSpec objects, not {type(spec).__name__}")
+        if spec.method in seen:
+            raise ValueError(f"methods names {spec.method!r} twice")
+        seen.add(spec.method)
+    return methods
 
 
 def _positive(_inst: object, attribute: attrs.Attribute[int], value: int) -> None:
@@ -150,6 +164,17 @@ class Config:
     dropped (and as many of their progress tokens), each table also within
     :attr:`id_memory_bytes`; past either bound, a late answer shows as an unknown-id
     :class:`InvalidMessage`."""
+
+    methods: tuple[MethodSpec, ...] = attrs.field(default=(), converter=_methods)
+    """Methods the application adds to the protocol's tables (a vendor request, an
+    extension's methods): see :class:`MethodSpec`. They are enforced as the built-in ones
+    are, in both directions; without them a method outside the version's table is refused
+    (-32601)."""
+
+    @property
+    def specs(self) -> Mapping[str, VersionSpec]:
+        """Every version's table, with :attr:`methods` added."""
+        return extend(self.methods)
 
     @property
     def eras(self) -> frozenset[Era]:

@@ -168,7 +168,17 @@ _NOT_FOUND: Final = ErrorCode.METHOD_NOT_FOUND
 _OPTS: Final = orjson.OPT_APPEND_NEWLINE
 # What a refused batch cannot have changed (configuration, buffers), so it is not saved.
 _UNSAVED: Final = frozenset(
-    {"config", "role", "_peer", "_legacy", "_modern", "_framer", "_queue", "_max_in_flight"}
+    {
+        "config",
+        "role",
+        "_specs",
+        "_peer",
+        "_legacy",
+        "_modern",
+        "_framer",
+        "_queue",
+        "_max_in_flight",
+    }
 )
 # Everything else: what a refused batch saves and puts back. Named, not read from
 # ``vars(self)``: a compiled Connection (mypyc, see docs/performance.rst) has no ``__dict__``.
@@ -216,6 +226,8 @@ class Connection:
         self.role: Role = role
         """Which side we play."""
         cfg = self.config
+        # The version tables, with the application's methods (Config.methods) added.
+        self._specs: Mapping[str, VersionSpec] = cfg.specs
         self._peer = role.peer
         self._legacy = cfg.versions_of(_ERA_INITIALIZE)
         self._modern = cfg.versions_of(_ERA_STATELESS)
@@ -237,7 +249,7 @@ class Connection:
             self._client_caps = cfg.capabilities
         if not self._legacy:
             self._era = _ERA_STATELESS
-            self._spec = VERSIONS[self._modern[0]]
+            self._spec = self._specs[self._modern[0]]
         elif not self._modern:
             self._era = _ERA_INITIALIZE
         self._requested_version: str | None = None
@@ -276,7 +288,7 @@ class Connection:
         self._peer_requests: frozenset[str] = frozenset()
         self._peer_notes: frozenset[str] = frozenset()
         # Every method of the configured versions (a lifecycle set names no other).
-        self._known = frozenset(m for v in cfg.versions for m in VERSIONS[v].methods)
+        self._known = frozenset(m for v in cfg.versions for m in self._specs[v].methods)
         self._refresh()
 
     # ------------------------------------------------------------------ properties
@@ -598,7 +610,7 @@ class Connection:
         if level is not None and (type(level) is not str or level not in LOG_RANK):
             return self._reject(req, _PARAMS, f"Invalid params: unknown logLevel {level!r}")
         if self._state is _STATE_IDLE:
-            self._enter_stateless(VERSIONS[modern[0]])
+            self._enter_stateless(self._specs[modern[0]])
         rid = req.id
         if len(self._theirs) >= self._max_in_flight:
             return self._reject(
@@ -912,7 +924,7 @@ class Connection:
                 raise LocalProtocolError("a 2026-07-28 server never sends requests")
             commit = self._commit_stateless_request
             params = self._fill_meta(params)
-            spec = self._spec or VERSIONS[self._modern[0]]
+            spec = self._spec or self._specs[self._modern[0]]
             rule = spec.methods.get(method)
             if rule is None or rule.kind is not _KIND_REQUEST:
                 raise LocalProtocolError(
@@ -962,14 +974,14 @@ class Connection:
             self._probe_id = rid
             self._transition(_TRIGGER_PROBE)
         elif trigger is _TRIGGER_STATELESS_REQUEST:
-            self._enter_stateless(self._spec or VERSIONS[self._modern[0]])
+            self._enter_stateless(self._spec or self._specs[self._modern[0]])
         if method == "subscriptions/listen":
             self._listens[rid] = _Listen(params["notifications"])
 
     def _fill_meta(self, params: dict[str, Any] | None) -> dict[str, Any]:
         """A stateless client's request params, with the required ``_meta`` keys filled."""
         params = dict(params) if params else {}
-        version = (self._spec or VERSIONS[self._modern[0]]).version
+        version = (self._spec or self._specs[self._modern[0]]).version
         cfg = self.config
         filled = {
             META_VERSION: version,
@@ -1196,6 +1208,7 @@ class Connection:
         strict = self.config.strict
         key = (
             spec.version,
+            self.config.methods,
             self._peer,
             lenient,
             strict,
@@ -1237,7 +1250,7 @@ class Connection:
     def _method_fault(self, sender: Role, kind: Kind, method: str) -> Fault:
         """Why ``sender`` may not use ``method`` now (called only when it may not)."""
         noun = "request" if kind is _KIND_REQUEST else "notification"
-        if not any(method in VERSIONS[v].methods for v in self.config.versions):
+        if not any(method in self._specs[v].methods for v in self.config.versions):
             return _NOT_FOUND, (
                 f"Method not found: {method!r} is not part of protocol versions "
                 f"{', '.join(self.config.versions)}"
@@ -1497,7 +1510,7 @@ class Connection:
                 raise self._fail("the initialize result lacks capabilities or serverInfo", _PARAMS)
         assert isinstance(version, str)
         assert isinstance(caps, dict)
-        self._set_spec(VERSIONS[version])
+        self._set_spec(self._specs[version])
         self._server_caps = caps
         self._compute_gates()
         self._transition(_TRIGGER_INITIALIZE_RESULT)
@@ -1530,7 +1543,7 @@ class Connection:
                 ErrorCode.UNSUPPORTED_PROTOCOL_VERSION,
             )
         self._era = _ERA_STATELESS
-        self._set_spec(VERSIONS[common[0]])
+        self._set_spec(self._specs[common[0]])
         self._compute_gates()
         self._transition(_TRIGGER_PROBE_MODERN)
 

@@ -30,9 +30,11 @@ __all__ = [
     "Era",
     "Kind",
     "MethodRule",
+    "MethodSpec",
     "VERSIONS",
     "VersionSpec",
     "capability_met",
+    "extend",
 ]
 
 
@@ -215,3 +217,111 @@ VERSIONS: Final[Mapping[str, VersionSpec]] = {
 
 #: Every released version, newest first (the default of ``versions=``).
 ALL_VERSIONS: Final[tuple[str, ...]] = tuple(sorted(VERSIONS, reverse=True))
+
+
+def _kind(value: Kind | str) -> Kind:
+    return value if isinstance(value, Kind) else Kind(value)
+
+
+def _direction(value: Direction | str) -> Direction:
+    return value if isinstance(value, Direction) else Direction(value)
+
+
+def _gate(value: Any) -> tuple[str, ...]:
+    if isinstance(value, str):
+        raise TypeError("gate must be a sequence of keys (a path), not one string")
+    path = tuple(value)
+    if not all(isinstance(key, str) and key for key in path):
+        raise TypeError(f"gate must be a path of non-empty strings, not {value!r}")
+    return path
+
+
+def _spec_versions(value: Any) -> tuple[str, ...] | None:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        raise TypeError("versions must be a sequence of version strings, not one string")
+    versions = tuple(value)
+    for v in versions:
+        if v not in VERSIONS:
+            raise ValueError(f"unknown protocol version {v!r}; known: {', '.join(ALL_VERSIONS)}")
+    if not versions:
+        raise ValueError("versions must name at least one protocol version (or be None)")
+    return tuple(sorted(set(versions), reverse=True))
+
+
+# Names an application cannot define: the JSON-RPC reserved prefix, and the methods the
+# Connection itself reads (their rules are the specification's).
+_RESERVED_PREFIX: Final = "rpc."
+
+
+@attrs.frozen
+class MethodSpec:
+    """A method the application adds to the protocol's tables: a vendor request (``acme/search``),
+    an extension's methods, or a specification draft's experimental ones. Passed as
+    ``Connection(role, methods=[...])`` (``Config.methods``), it is enforced as the built-in
+    methods are, in both directions: who may send it, whether it is a request or a
+    notification, the capability that gates it, and (2026-07-28) whether its result may be
+    ``input_required``.
+
+    A method of a built-in name cannot be redefined (``ValueError``).
+    """
+
+    method: str = attrs.field(validator=attrs.validators.instance_of(str))
+    """The method name, e.g. ``"acme/search"``."""
+    kind: Kind = attrs.field(converter=_kind)
+    """:attr:`Kind.REQUEST` or :attr:`Kind.NOTIFICATION` (or ``"request"`` /
+    ``"notification"``)."""
+    direction: Direction = attrs.field(converter=_direction)
+    """Who may send it: :attr:`Direction.CLIENT_TO_SERVER`, :attr:`Direction.SERVER_TO_CLIENT`
+    or :attr:`Direction.BOTH` (or their values, ``"client_to_server"``, …)."""
+    gate: tuple[str, ...] = attrs.field(default=(), converter=_gate)
+    """The capability path that must be declared (by the *receiver* of a request, the
+    *sender* of a notification, as for the built-in methods), e.g. ``("experimental",
+    "acme")``; empty when ungated."""
+    input_required: bool = attrs.field(default=False, validator=attrs.validators.instance_of(bool))
+    """2026-07-28: whether its result may be ``resultType: "input_required"`` (requests
+    only)."""
+    versions: tuple[str, ...] | None = attrs.field(default=None, converter=_spec_versions)
+    """The protocol versions it exists in; ``None`` (the default) for every version."""
+
+    def __attrs_post_init__(self) -> None:
+        name = self.method
+        if not name or name.startswith(_RESERVED_PREFIX):
+            raise ValueError(f"{name!r} is not a method an application may define")
+        if self.input_required and self.kind is not Kind.REQUEST:
+            raise ValueError(f"{name!r}: only a request can answer input_required")
+        for version in self.versions or ALL_VERSIONS:
+            if name in VERSIONS[version].methods:
+                raise ValueError(
+                    f"{name!r} is a method of protocol version {version}: it cannot be redefined"
+                )
+
+    def rule(self) -> MethodRule:
+        """The method's row in a version's table."""
+        return MethodRule(self.method, self.kind, self.direction, self.gate, self.input_required)
+
+
+# The version tables extended by each set of application methods (bounded: a process
+# configures a handful of sets).
+_EXTENDED: dict[tuple[MethodSpec, ...], Mapping[str, VersionSpec]] = {}
+_EXTENDED_MAX: Final = 64
+
+
+def extend(methods: tuple[MethodSpec, ...]) -> Mapping[str, VersionSpec]:
+    """The version tables with the application's ``methods`` added: :data:`VERSIONS` itself
+    when there are none. Every Connection configured with the same methods shares them."""
+    if not methods:
+        return VERSIONS
+    tables = _EXTENDED.get(methods)
+    if tables is None:
+        tables = {}
+        for version, spec in VERSIONS.items():
+            extra = {
+                m.method: m.rule() for m in methods if m.versions is None or version in m.versions
+            }
+            tables[version] = attrs.evolve(spec, methods={**spec.methods, **extra})
+        if len(_EXTENDED) >= _EXTENDED_MAX:
+            _EXTENDED.clear()
+        _EXTENDED[methods] = tables
+    return tables
