@@ -7,15 +7,25 @@ per-version switches."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
+import attrs
 import pytest
 from helpers import ALL, BATCH_VERSION, LEGACY, MODERN, expected_gates
 
 from mcp_sansio import ALL_VERSIONS
 from mcp_sansio._state import Role
-from mcp_sansio._versions import VERSIONS, Direction, Era, Kind, capability_met
+from mcp_sansio._versions import (
+    POLICIES,
+    UNDECIDED,
+    VERSIONS,
+    Direction,
+    Era,
+    Kind,
+    capability_met,
+)
 
 SCHEMA_DIR = Path(__file__).resolve().parent.parent / "src" / "mcp_sansio" / "testing" / "schema"
 
@@ -201,3 +211,74 @@ def test_all_versions() -> None:
 )
 def test_capability_met(caps: dict[str, Any], path: tuple[str, ...], met: bool) -> None:
     assert capability_met(caps, path) is met
+
+
+def test_each_version_points_to_its_eras_policy() -> None:
+    for spec in VERSIONS.values():
+        assert spec.policy is POLICIES[spec.era]
+    legacy, modern = POLICIES[Era.INITIALIZE], POLICIES[Era.STATELESS]
+    # The two eras differ in every field but the probe's (and their era).
+    for name in attrs.fields_dict(type(legacy)):
+        if name in ("era", "probe"):
+            continue
+        assert getattr(legacy, name) != getattr(modern, name), name
+    assert legacy.effectful == {
+        "initialize",
+        "resources/subscribe",
+        "resources/unsubscribe",
+        "logging/setLevel",
+    }
+    assert modern.effectful == frozenset()
+    # Undecided: the initialize era's rules for ids and effects, and the probe first.
+    assert UNDECIDED.era is None
+    assert UNDECIDED.probe
+    assert not legacy.probe
+    assert not modern.probe
+    assert UNDECIDED.ids_unique_per_session
+    assert UNDECIDED.effectful == legacy.effectful
+
+
+def test_version_fields_replace_version_compares() -> None:
+    assert {v for v, s in VERSIONS.items() if s.negotiated_only_should} == {
+        "2024-11-05",
+        "2025-03-26",
+    }
+    assert {v for v, s in VERSIONS.items() if not s.protocol_version_header} == {
+        "2024-11-05",
+        "2025-03-26",
+    }
+
+
+_CORE = Path(__file__).resolve().parent.parent / "src" / "mcp_sansio"
+_CORE_MODULES = (
+    "_connection.py",
+    "_checks.py",
+    "_state.py",
+    "_config.py",
+    "_ids.py",
+    "_jsonrpc.py",
+    "_framing.py",
+    "_events.py",
+    "_errors.py",
+    "_sentinels.py",
+    "__init__.py",
+)
+# A conditional that names an era, or an era-identifying lifecycle state.
+_ERA_BRANCH = re.compile(
+    r"\b(if|elif|while|and|or)\b.*(_ERA_[A-Z]+|Era\.[A-Z]+|_STATE_STATELESS|State\.STATELESS|\b_era\b)"
+)
+# A version string compared (==, !=, <, >, in) with anything.
+_VERSION_COMPARE = re.compile(
+    r"(==|!=|<=?|>=?|\bin\b)\s*[\"']\d{4}-\d{2}-\d{2}[\"']|[\"']\d{4}-\d{2}-\d{2}[\"']\s*(==|!=|<=?|>=?|\bin\b)"
+)
+
+
+@pytest.mark.parametrize("module", _CORE_MODULES)
+def test_no_core_module_branches_on_eras_or_versions(module: str) -> None:
+    """Era and version behaviour is read from VersionSpec / EraPolicy (issue 18, item 4)."""
+    found = []
+    for number, line in enumerate((_CORE / module).read_text().splitlines(), 1):
+        code = line.split("#", 1)[0]
+        if _ERA_BRANCH.search(code) or _VERSION_COMPARE.search(code):
+            found.append(f"{module}:{number}: {line.strip()}")
+    assert not found, found

@@ -11,7 +11,7 @@ from typing import Any, Final
 
 from ._errors import ErrorCode
 from ._required_params import Required
-from ._versions import VersionSpec, capability_met
+from ._versions import VERSIONS, VersionSpec, capability_met
 
 __all__ = [
     "LOG_LEVELS",
@@ -157,7 +157,10 @@ def progress_params_fault(
 
 #: The versions whose text says "Both parties SHOULD: … Only use capabilities that were
 #: successfully negotiated" (Basic > Lifecycle > Operation); from 2025-06-18 it says MUST.
-NEGOTIATED_ONLY_SHOULD: Final = frozenset({"2024-11-05", "2025-03-26"})
+#: (Derived from :attr:`VersionSpec.negotiated_only_should`, which the code reads.)
+NEGOTIATED_ONLY_SHOULD: Final = frozenset(
+    v for v, spec in VERSIONS.items() if spec.negotiated_only_should
+)
 
 
 def undeclared_is_soft(spec: VersionSpec, gate: tuple[str, ...], caps: Mapping[str, Any]) -> bool:
@@ -168,9 +171,7 @@ def undeclared_is_soft(spec: VersionSpec, gate: tuple[str, ...], caps: Mapping[s
     support tools MUST declare the tools capability", likewise prompts, resources and the
     client's roots; "Servers that emit log message notifications MUST declare the logging
     capability")."""
-    return (
-        spec.version in NEGOTIATED_ONLY_SHOULD and len(gate) > 1 and capability_met(caps, gate[:1])
-    )
+    return spec.negotiated_only_should and len(gate) > 1 and capability_met(caps, gate[:1])
 
 
 _INPUT_CAPABILITY: Final = {

@@ -78,7 +78,17 @@ from ._state import (
     State,
     Trigger,
 )
-from ._versions import VERSIONS, Direction, Era, Kind, VersionSpec, capability_met
+from ._versions import (
+    POLICIES,
+    UNDECIDED,
+    VERSIONS,
+    Direction,
+    Era,
+    EraPolicy,
+    Kind,
+    VersionSpec,
+    capability_met,
+)
 
 __all__ = ["Connection", "NextEvent"]
 
@@ -95,7 +105,6 @@ _KIND_REQUEST: Final = Kind.REQUEST
 _ROLE_CLIENT: Final = Role.CLIENT
 _ROLE_SERVER: Final = Role.SERVER
 _STATE_IDLE: Final = State.IDLE
-_STATE_STATELESS: Final = State.STATELESS
 _TRIGGER_INITIALIZE: Final = Trigger.INITIALIZE
 _TRIGGER_INITIALIZED: Final = Trigger.INITIALIZED
 _TRIGGER_INITIALIZE_ERROR: Final = Trigger.INITIALIZE_ERROR
@@ -157,10 +166,8 @@ _LENIENT_REQUESTS: Final[Mapping[tuple[State, Role], Allowed]] = {
     # capabilities are agreed, and a client can check and serve the request.
     (State.INITIALIZED, Role.SERVER): ANY,
 }
-# Requests whose successful answer changes the session (initialize era).
-_EFFECTFUL: Final = frozenset(
-    {"initialize", "resources/subscribe", "resources/unsubscribe", "logging/setLevel"}
-)
+_INITIALIZE_POLICY: Final = POLICIES[Era.INITIALIZE]
+_STATELESS_POLICY: Final = POLICIES[Era.STATELESS]
 
 _INVALID: Final = ErrorCode.INVALID_REQUEST
 _PARAMS: Final = ErrorCode.INVALID_PARAMS
@@ -184,7 +191,7 @@ _UNSAVED: Final = frozenset(
 # ``vars(self)``: a compiled Connection (mypyc, see docs/performance.rst) has no ``__dict__``.
 # tests/test_connection_local_errors.py checks that the two sets name every attribute.
 _SAVED: Final = (
-    "_state", "_eof", "_closed_reported", "_error", "_era", "_spec", "_batches",
+    "_state", "_eof", "_closed_reported", "_error", "_policy", "_spec", "_batches",
     "_client_caps", "_server_caps", "_requested_version", "_probe_id", "_ours", "_theirs",
     "_our_ids", "_their_ids", "_our_tokens", "_their_tokens", "_cancelled_ours",
     "_cancelled_theirs", "_cancelled_tokens", "_owed_errors", "_subscriptions", "_log_level",
@@ -238,7 +245,8 @@ class Connection:
         self._eof = False
         self._closed_reported = False
         self._error: RemoteProtocolError | None = None
-        self._era: Era | None = None
+        # What differs by era (EraPolicy): read where the behaviour differs.
+        self._policy: EraPolicy = UNDECIDED
         self._spec: VersionSpec | None = None
         self._batches = False
         self._client_caps: Mapping[str, Any] | None = None
@@ -248,10 +256,10 @@ class Connection:
         else:
             self._client_caps = cfg.capabilities
         if not self._legacy:
-            self._era = _ERA_STATELESS
+            self._policy = _STATELESS_POLICY
             self._spec = self._specs[self._modern[0]]
         elif not self._modern:
-            self._era = _ERA_INITIALIZE
+            self._policy = _INITIALIZE_POLICY
         self._requested_version: str | None = None
         self._probe_id: RequestId | None = None
         # Requests in flight: ours (the peer owes an answer) and theirs (we owe one).
@@ -302,13 +310,26 @@ class Connection:
     def era(self) -> Era | None:
         """The era of the session, or ``None`` while it is undecided (a side that speaks
         both eras, before the first exchange; see :meth:`fall_back_to_initialize`)."""
-        return self._era
+        return self._policy.era
 
     @property
     def protocol_version(self) -> str | None:
         """The negotiated protocol version (stateless era: the one this client sends, or
         the newest this server accepts), or ``None`` before the handshake."""
         return self._spec.version if self._spec is not None else None
+
+    @property
+    def spec(self) -> VersionSpec | None:
+        """The negotiated version's record (:class:`~mcp_sansio._versions.VersionSpec`, with
+        the application's :attr:`Config.methods` added), or ``None`` before the handshake.
+        What differs by version is a field of it; what differs by era, of its ``policy``."""
+        return self._spec
+
+    @property
+    def policy(self) -> EraPolicy:
+        """What differs by era, as data (:class:`~mcp_sansio._versions.EraPolicy`): the
+        negotiated era's policy, or ``UNDECIDED`` while a side of both eras has not chosen."""
+        return self._policy
 
     @property
     def client_capabilities(self) -> Mapping[str, Any] | None:
@@ -487,7 +508,7 @@ class Connection:
                         code=msg.code, message=msg.message, reply=reply, raw=msg.raw
                     )
                 self._remember_owed(rid)
-                if self._era is not _ERA_STATELESS and rid not in self._their_ids:
+                if self._policy.ids_unique_per_session and rid not in self._their_ids:
                     self._their_ids.add(rid)
             elif rid in self._ours:
                 # A malformed answer to our request: the request is over.
@@ -518,14 +539,15 @@ class Connection:
                 message=message,
                 reply=ErrorResponse(id=None, code=_INVALID, message=message),
             )
-        state = self._state
-        if (state is _STATE_STATELESS and self.role is _ROLE_SERVER) or (
-            state is _STATE_IDLE
-            and self._modern
-            and self.role is _ROLE_SERVER
-            and (
-                not self._legacy
-                or (req.method not in ("initialize", "ping") and _looks_stateless(req.params))
+        if self.role is _ROLE_SERVER and (
+            self._policy.request_meta
+            or (
+                self._state is _STATE_IDLE
+                and self._modern
+                and (
+                    not self._legacy
+                    or (req.method not in ("initialize", "ping") and _looks_stateless(req.params))
+                )
             )
         ):
             return self._receive_stateless_request(req, size)
@@ -714,7 +736,7 @@ class Connection:
                 self._release_subscription(pending[1])
             self._cancelled_theirs.put(rid)
             return note
-        if self.role is _ROLE_CLIENT and self._era is _ERA_STATELESS:
+        if self.role is _ROLE_CLIENT and self._policy.cancel_ends_listen:
             # 2026: a stdio server ends a listen stream with notifications/cancelled.
             ours = self._ours.get(rid)  # type: ignore[arg-type]
             if ours is not None and ours[0] == "subscriptions/listen":
@@ -746,9 +768,10 @@ class Connection:
                 self._probe_error(msg)
             return msg
         assert type(msg) is RESPONSE
-        if self._era is _ERA_STATELESS:
+        policy = self._policy
+        if policy.result_type:
             return self._stateless_result(msg, pending)
-        if method in _EFFECTFUL:
+        if method in policy.effectful:
             if method == "initialize":
                 self._initialize_result(msg.result, sent=False)
             else:
@@ -905,22 +928,24 @@ class Connection:
             raise LocalProtocolError(
                 f"id {rid!r} was cancelled and its late answer may still arrive: use another"
             )
-        if self._era is not _ERA_STATELESS and rid in self._our_ids:
+        if self._policy.ids_unique_per_session and rid in self._our_ids:
             raise LocalProtocolError(f"id {rid!r} was already used in this session")
         params = _params_dict(req.params)
         trigger: Trigger | None = None
+        policy = self._policy
         if self._state is _STATE_IDLE and self.role is _ROLE_CLIENT and method != "ping":
-            if method == "server/discover" and self._era is None:
-                trigger = _TRIGGER_PROBE
-            elif self._era is _ERA_STATELESS:
+            if policy.probe:
+                if method == "server/discover":
+                    trigger = _TRIGGER_PROBE
+                elif method != "initialize":
+                    raise LocalProtocolError(
+                        "this client speaks both eras: send server/discover (or initialize) first"
+                    )
+            elif policy.request_meta:
                 trigger = _TRIGGER_STATELESS_REQUEST
-            elif self._era is None and method != "initialize":
-                raise LocalProtocolError(
-                    "this client speaks both eras: send server/discover (or initialize) first"
-                )
         commit = self._commit_request
-        if self._era is _ERA_STATELESS or trigger is not None:
-            if self.role is _ROLE_SERVER:
+        if policy.request_meta or trigger is not None:
+            if self.role is _ROLE_SERVER and not policy.server_requests:
                 raise LocalProtocolError("a 2026-07-28 server never sends requests")
             commit = self._commit_stateless_request
             params = self._fill_meta(params)
@@ -930,10 +955,11 @@ class Connection:
                 raise LocalProtocolError(
                     f"{method!r} is not a request of protocol version {spec.version}"
                 )
+            # (In IDLE the first request opens the session; its gates follow from it.)
+            if self._state is not _STATE_IDLE and method not in self._own_requests:
+                code, message = self._method_fault(self.role, _KIND_REQUEST, method)
+                raise LocalProtocolError(message, code)
         elif method not in self._own_requests:
-            code, message = self._method_fault(self.role, _KIND_REQUEST, method)
-            raise LocalProtocolError(message, code)
-        if self._state is _STATE_STATELESS and method not in self._own_requests:
             code, message = self._method_fault(self.role, _KIND_REQUEST, method)
             raise LocalProtocolError(message, code)
         token = None
@@ -964,7 +990,7 @@ class Connection:
         self, rid: RequestId, method: str, params: Any, token: Any, trigger: Trigger | None
     ) -> None:
         self._ours[rid] = (method, params, token, 0)
-        if self._era is not _ERA_STATELESS:
+        if self._policy.ids_unique_per_session:
             self._our_ids.add(rid)
         if token is not None:
             self._our_tokens[token] = [rid, None]
@@ -1038,7 +1064,7 @@ class Connection:
             raise LocalProtocolError(
                 "notifications/cancelled needs params.requestId (a string or an integer)"
             )
-        if self.role is _ROLE_SERVER and self._era is _ERA_STATELESS:
+        if self.role is _ROLE_SERVER and self._policy.cancel_ends_listen:
             pending = self._theirs.get(rid)  # type: ignore[arg-type]
             if pending is None or pending[0] != "subscriptions/listen":
                 raise LocalProtocolError(
@@ -1091,7 +1117,7 @@ class Connection:
             if result is None:
                 raise LocalProtocolError("a result must be a JSON object")
             msg = Response(id=rid, result=result)
-        if self._era is _ERA_STATELESS:
+        if self._policy.result_type:
             result_type = result.get("resultType")
             if "resultType" not in result:
                 result = {**result, "resultType": "complete"}
@@ -1160,7 +1186,7 @@ class Connection:
                 self._transition(_TRIGGER_INITIALIZE_ERROR)
             elif method == "resources/subscribe":
                 self._release_subscription(pending[1])
-        elif method in _EFFECTFUL and self._era is not _ERA_STATELESS:
+        elif method in self._policy.effectful:
             if method == "initialize":
                 self._initialize_result(result, sent=True)
             else:
@@ -1339,7 +1365,7 @@ class Connection:
             return self._progress_fault(sender, params)
         if method == "notifications/message":
             return self._log_fault(sender, params)
-        if self._era is _ERA_STATELESS:
+        if self._policy.listen_streams:
             return self._stream_fault(note)
         if method == "notifications/resources/updated":
             uri = params.get("uri") if params else None
@@ -1360,7 +1386,7 @@ class Connection:
         # Below the level set, the text is silent or says "should" (see below): the peer's
         # log message is refused only under strict.
         strict = sender is self.role or self.config.strict
-        if self._era is _ERA_STATELESS:
+        if self._policy.log_level_in_meta:
             # Sending (server side): the peer's requests' logLevels; receiving (client
             # side): ours. n/message never goes on a listen stream (those are not counted).
             counts = self._log_ranks_theirs if sender is self.role else self._log_ranks_ours
@@ -1476,7 +1502,7 @@ class Connection:
     def _initialize_request(self, params: Any) -> None:
         self._requested_version = params["protocolVersion"]
         self._client_caps = params["capabilities"]
-        self._era = _ERA_INITIALIZE
+        self._policy = _INITIALIZE_POLICY
         self._transition(_TRIGGER_INITIALIZE)
 
     def _check_initialize_result(self, result: Mapping[str, Any]) -> None:
@@ -1520,7 +1546,7 @@ class Connection:
         self._batches = spec.batches
 
     def _enter_stateless(self, spec: VersionSpec) -> None:
-        self._era = _ERA_STATELESS
+        self._policy = spec.policy
         self._set_spec(spec)
         self._compute_gates()
         self._transition(_TRIGGER_STATELESS_REQUEST)
@@ -1542,8 +1568,9 @@ class Connection:
                 f"the server supports {supported!r}; this client speaks none of them ({mine})",
                 ErrorCode.UNSUPPORTED_PROTOCOL_VERSION,
             )
-        self._era = _ERA_STATELESS
-        self._set_spec(self._specs[common[0]])
+        spec = self._specs[common[0]]
+        self._policy = spec.policy
+        self._set_spec(spec)
         self._compute_gates()
         self._transition(_TRIGGER_PROBE_MODERN)
 
@@ -1556,7 +1583,7 @@ class Connection:
 
     def _decide_legacy(self) -> None:
         assert self._legacy, "only a client of both eras probes"
-        self._era = _ERA_INITIALIZE
+        self._policy = _INITIALIZE_POLICY
         self._transition(_TRIGGER_PROBE_LEGACY)
 
     def fall_back_to_initialize(self) -> None:
@@ -1584,8 +1611,9 @@ class Connection:
         token = self._ours.pop(rid)[2]
         if token is not None:
             del self._our_tokens[token]
-        if self._era is not _ERA_INITIALIZE:  # (2026 or undecided: the 2026 tables)
+        if self._listens:
             self._listens.pop(rid, None)
+        if self._our_ranks:
             rank = self._our_ranks.pop(rid, None)
             if rank is not None:
                 self._log_ranks_ours[rank] -= 1

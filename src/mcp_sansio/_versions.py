@@ -28,6 +28,9 @@ __all__ = [
     "ALL_VERSIONS",
     "Direction",
     "Era",
+    "EraPolicy",
+    "POLICIES",
+    "UNDECIDED",
     "Kind",
     "MethodRule",
     "MethodSpec",
@@ -80,6 +83,103 @@ class MethodRule:
 
 
 @attrs.frozen
+class EraPolicy:
+    """What differs between the eras, as data: each :class:`VersionSpec` points to its era's
+    policy (:attr:`VersionSpec.policy`), and the code reads these fields where the behaviour
+    differs instead of comparing eras or version strings. :data:`UNDECIDED` is the policy of
+    a side that speaks both eras before the first exchange has chosen one."""
+
+    era: Era | None
+    """The era (``None`` for :data:`UNDECIDED`)."""
+    handshake: bool
+    """An ``initialize`` handshake opens the session (otherwise every request stands alone)."""
+    probe: bool
+    """A client must open with the ``server/discover`` probe (or ``initialize``) before any
+    other request: the era is not chosen yet (:data:`UNDECIDED` only)."""
+    ids_unique_per_session: bool
+    """A request id may not be reused within the session ("MUST NOT ... used in the same
+    session"); otherwise only while a request with it is in flight."""
+    request_meta: bool
+    """Every request carries ``_meta`` with the protocol version, the client's
+    capabilities and ``clientInfo`` (the client fills them); a request is checked against
+    the capabilities it carries."""
+    server_requests: bool
+    """A server may send requests (sampling, elicitation, roots, ping); otherwise it asks
+    for input with an ``input_required`` result and never sends a request."""
+    result_type: bool
+    """Results carry ``resultType`` (``"complete"``, filled when missing, or
+    ``"input_required"``)."""
+    cancel_ends_listen: bool
+    """A server's ``notifications/cancelled`` names the client's ``subscriptions/listen``
+    request and ends that stream (the only cancel a server sends); otherwise a cancel names
+    a request of its sender."""
+    effectful: frozenset[str]
+    """The requests whose successful answer changes the session (``initialize``,
+    ``resources/subscribe``, ``resources/unsubscribe``, ``logging/setLevel``)."""
+    log_level_in_meta: bool
+    """The log level comes from each request's ``_meta`` logLevel (and log messages need a
+    request that set one); otherwise from the session's ``logging/setLevel``."""
+    listen_streams: bool
+    """Change and update notifications go on ``subscriptions/listen`` streams, tagged with
+    the stream's ``subscriptionId``; otherwise list changes are unsolicited and updates
+    follow ``resources/subscribe``."""
+    cache_hints: bool
+    """List and read results carry ``ttlMs`` and ``cacheScope``."""
+    session_header: bool
+    """Streamable HTTP: the server may assign an ``Mcp-Session-Id`` at ``initialize``."""
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> EraPolicy:
+        return self  # an immutable table: copies share it
+
+
+_EFFECTFUL: Final = frozenset(
+    {"initialize", "resources/subscribe", "resources/unsubscribe", "logging/setLevel"}
+)
+
+#: The policy of each era.
+POLICIES: Final[Mapping[Era, EraPolicy]] = {
+    Era.INITIALIZE: EraPolicy(
+        era=Era.INITIALIZE,
+        handshake=True,
+        probe=False,
+        ids_unique_per_session=True,
+        request_meta=False,
+        server_requests=True,
+        result_type=False,
+        cancel_ends_listen=False,
+        effectful=_EFFECTFUL,
+        log_level_in_meta=False,
+        listen_streams=False,
+        cache_hints=False,
+        session_header=True,
+    ),
+    Era.STATELESS: EraPolicy(
+        era=Era.STATELESS,
+        handshake=False,
+        probe=False,
+        ids_unique_per_session=False,
+        request_meta=True,
+        server_requests=False,
+        result_type=True,
+        cancel_ends_listen=True,
+        effectful=frozenset(),
+        log_level_in_meta=True,
+        listen_streams=True,
+        cache_hints=True,
+        session_header=False,
+    ),
+}
+
+#: A side of both eras before the first exchange: the initialize era's rules for ids and
+#: effects (what it may do then is the lifecycle's IDLE row), and the probe comes first.
+UNDECIDED: Final = attrs.evolve(POLICIES[Era.INITIALIZE], era=None, probe=True)
+
+
+def _policy_of(spec: VersionSpec) -> EraPolicy:
+    return POLICIES[spec.era]
+
+
+@attrs.frozen
 class VersionSpec:
     """Everything version-specific about one protocol version."""
 
@@ -99,9 +199,22 @@ class VersionSpec:
     """Whether elicitation has form/url modes with their own capabilities (2025-11-25 on)."""
     sampling_tools: bool = False
     """Whether sampling with tools or context needs ``sampling.tools``/``.context``."""
+    negotiated_only_should: bool = False
+    """Whether the text says only "SHOULD: Only use capabilities that were successfully
+    negotiated" (2024-11-05 and 2025-03-26; MUST from 2025-06-18): a notification of an
+    undeclared sub-capability breaks only a SHOULD (see ``_checks.undeclared_is_soft``)."""
+    protocol_version_header: bool = False
+    """Streamable HTTP: requests after initialization carry ``MCP-Protocol-Version``
+    (2025-06-18 on)."""
+    policy: EraPolicy = attrs.field(init=False)
+    """The era's policy (:data:`POLICIES`): what differs between the eras."""
     required_params: Mapping[str, tuple[Required, ...]] = attrs.field(init=False)
     """method -> the params its messages must carry, as ``(key, kind, enum)`` rows read
     from the schema (see :mod:`mcp_sansio._required_params`)."""
+
+    @policy.default
+    def _policy(self) -> EraPolicy:
+        return _policy_of(self)
 
     @required_params.default
     def _required_params(self) -> Mapping[str, tuple[Required, ...]]:
@@ -206,13 +319,55 @@ _V2026: Final = _rules(
 
 #: Every released version, by name.
 VERSIONS: Final[Mapping[str, VersionSpec]] = {
-    "2024-11-05": VersionSpec("2024-11-05", Era.INITIALIZE, False, False, _V2024, -32002),
-    "2025-03-26": VersionSpec("2025-03-26", Era.INITIALIZE, True, True, _V2025_03, -32002),
-    "2025-06-18": VersionSpec("2025-06-18", Era.INITIALIZE, False, True, _V2025_06, -32002),
-    "2025-11-25": VersionSpec(
-        "2025-11-25", Era.INITIALIZE, False, True, _V2025_11, -32002, True, True
+    "2024-11-05": VersionSpec(
+        version="2024-11-05",
+        era=Era.INITIALIZE,
+        batches=False,
+        progress_message=False,
+        methods=_V2024,
+        resource_not_found=-32002,
+        negotiated_only_should=True,
     ),
-    "2026-07-28": VersionSpec("2026-07-28", Era.STATELESS, False, True, _V2026, -32602, True, True),
+    "2025-03-26": VersionSpec(
+        version="2025-03-26",
+        era=Era.INITIALIZE,
+        batches=True,
+        progress_message=True,
+        methods=_V2025_03,
+        resource_not_found=-32002,
+        negotiated_only_should=True,
+    ),
+    "2025-06-18": VersionSpec(
+        version="2025-06-18",
+        era=Era.INITIALIZE,
+        batches=False,
+        progress_message=True,
+        methods=_V2025_06,
+        resource_not_found=-32002,
+        protocol_version_header=True,
+    ),
+    "2025-11-25": VersionSpec(
+        version="2025-11-25",
+        era=Era.INITIALIZE,
+        batches=False,
+        progress_message=True,
+        methods=_V2025_11,
+        resource_not_found=-32002,
+        elicitation_modes=True,
+        sampling_tools=True,
+        protocol_version_header=True,
+    ),
+    "2026-07-28": VersionSpec(
+        version="2026-07-28",
+        era=Era.STATELESS,
+        batches=False,
+        progress_message=True,
+        methods=_V2026,
+        resource_not_found=-32602,
+        elicitation_modes=True,
+        sampling_tools=True,
+        protocol_version_header=True,
+    ),
 }
 
 #: Every released version, newest first (the default of ``versions=``).
