@@ -23,7 +23,7 @@ from helpers import report_rows, run_probe_cli
 
 from mcp_sansio import Role
 from mcp_sansio.testing import ClientConnectionTarget, ClientTarget, TargetError, run_client_probe
-from mcp_sansio.testing._probe import fuzz
+from mcp_sansio.testing._runner import fuzz
 
 PYTHON = sys.executable
 LIMIT = 90.0

@@ -26,16 +26,11 @@ from helpers import report_rows, run_probe_cli
 
 from mcp_sansio import ALL_VERSIONS
 from mcp_sansio.testing import _targets as targets
-from mcp_sansio.testing._machine import (
-    KEPT_BYTES,
-    MAX_EXCHANGE,
-    MAX_UNREADABLE,
-    Conversation,
-    WireLine,
-    collapse,
-)
-from mcp_sansio.testing._probe import Report, Row, all_rules
-from mcp_sansio.testing._targets import MAX_MESSAGES, FunctionTarget
+from mcp_sansio.testing._conversation import Conversation
+from mcp_sansio.testing._inprocess_target import FunctionTarget
+from mcp_sansio.testing._report import Report, Row, all_rules
+from mcp_sansio.testing._targets import MAX_MESSAGES
+from mcp_sansio.testing._wire import KEPT_BYTES, MAX_EXCHANGE, MAX_UNREADABLE, WireLine, collapse
 
 PYTHON = sys.executable
 LIMIT = 60.0

@@ -13,15 +13,8 @@ import pytest
 
 from mcp_sansio._state import Role
 from mcp_sansio._versions import VERSIONS
-from mcp_sansio.testing._rules import (
-    JSONRPC,
-    MCP,
-    PROBE_RULES,
-    RULES,
-    Citation,
-    Rule,
-    keyword_level,
-)
+from mcp_sansio.testing._rule_model import JSONRPC, MCP, Citation, Rule, keyword_level
+from mcp_sansio.testing._rules import PROBE_RULES, RULES
 
 DOCS = Path(__file__).parent.parent / "docs"
 ALL = [*RULES.values(), *PROBE_RULES.values()]

@@ -31,22 +31,7 @@ from mcp_sansio import (
     Response,
     Role,
 )
-from mcp_sansio.testing._machine import (
-    Conversation,
-    Demand,
-    PeerMachine,
-    PeerViolation,
-    SessionRefused,
-    Shot,
-    WireLine,
-    agrees,
-    canonical,
-    classify,
-    replay,
-    shot_builders,
-)
-from mcp_sansio.testing._near_miss import NearMiss, near_misses
-from mcp_sansio.testing._targets import (
+from mcp_sansio.testing import (
     ConnectionTarget,
     FunctionTarget,
     HttpTarget,
@@ -54,6 +39,12 @@ from mcp_sansio.testing._targets import (
     Target,
     TargetError,
 )
+from mcp_sansio.testing._conversation import Conversation
+from mcp_sansio.testing._near_miss import NearMiss, near_misses
+from mcp_sansio.testing._peer_machine import PeerMachine, SessionRefused
+from mcp_sansio.testing._replay import agrees, replay
+from mcp_sansio.testing._shots import canonical, shot_builders
+from mcp_sansio.testing._wire import Demand, PeerViolation, Shot, WireLine, classify
 
 QUICK = settings(
     max_examples=6,

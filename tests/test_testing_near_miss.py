@@ -379,3 +379,12 @@ def test_setup_is_the_senders_lines_and_receiver_lines_are_answers_for_a_server(
         all(isinstance(e, (InvalidMessage, Request, Notification)) for e in events)
         or near.expect.reply == "close"
     )
+
+
+def test_listen_flags_are_the_receivers() -> None:
+    # The near misses keep the listen flags as a sender sees them; the Connection that
+    # receives them has its own table: they must name the same flags and notifications.
+    from mcp_sansio import _connection
+    from mcp_sansio.testing._near_miss import LISTEN_FLAGS
+
+    assert dict(LISTEN_FLAGS) == dict(_connection._LISTEN_FLAGS)

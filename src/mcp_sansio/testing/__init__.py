@@ -27,22 +27,12 @@ extra (from a checkout: ``pip install '.[testing]'``).
 from __future__ import annotations
 
 from mcp_sansio.testing._client_probe import run_client_probe
-from mcp_sansio.testing._machine import (
-    PROBE_SERVER_CAPABILITIES,
-    Conversation,
-    Demand,
-    Draw,
-    PeerMachine,
-    PeerViolation,
-    SessionRefused,
-    Shot,
-    Violation,
-    WireLine,
-    agrees,
-    classify,
-    client_shot_builders,
-    replay,
-    shot_builders,
+from mcp_sansio.testing._conversation import Conversation
+from mcp_sansio.testing._http_target import HttpTarget
+from mcp_sansio.testing._inprocess_target import (
+    ClientConnectionTarget,
+    ConnectionTarget,
+    FunctionTarget,
 )
 from mcp_sansio.testing._near_miss import (
     MIN_MESSAGE_SIZE,
@@ -53,8 +43,12 @@ from mcp_sansio.testing._near_miss import (
     full_capabilities,
     near_misses,
 )
-from mcp_sansio.testing._probe import PROBE_RULES, Report, Row, all_rules, charge, run_probe
+from mcp_sansio.testing._peer_machine import PeerMachine, SessionRefused
+from mcp_sansio.testing._probe import run_probe
+from mcp_sansio.testing._replay import agrees, replay
+from mcp_sansio.testing._report import Report, Row, all_rules, charge
 from mcp_sansio.testing._rules import (
+    PROBE_RULES,
     RULES,
     Binds,
     Citation,
@@ -76,18 +70,17 @@ from mcp_sansio.testing._schema_strategies import (
     results,
     schema_dir,
 )
-from mcp_sansio.testing._targets import (
-    SERVER_PLACEHOLDER,
-    Channel,
-    ClientConnectionTarget,
-    ClientTarget,
-    ConnectionTarget,
-    FunctionTarget,
-    HttpTarget,
-    Incoming,
-    StdioTarget,
-    Target,
-    TargetError,
+from mcp_sansio.testing._shots import Draw, client_shot_builders, shot_builders
+from mcp_sansio.testing._stdio_target import SERVER_PLACEHOLDER, ClientTarget, StdioTarget
+from mcp_sansio.testing._targets import Channel, Incoming, Target, TargetError
+from mcp_sansio.testing._wire import (
+    PROBE_SERVER_CAPABILITIES,
+    Demand,
+    PeerViolation,
+    Shot,
+    Violation,
+    WireLine,
+    classify,
 )
 
 __all__ = [

@@ -36,30 +36,29 @@ import orjson
 
 from mcp_sansio._state import Role
 from mcp_sansio._versions import ALL_VERSIONS, VERSIONS, Era
-from mcp_sansio.testing._machine import (
-    DEFAULT_STARTUP,
-    DEFAULT_TIMEOUT,
-    Conversation,
-    client_shot_builders,
-)
-from mcp_sansio.testing._probe import (
-    DEFAULT_EXAMPLES,
-    DEFAULT_JOBS,
-    CheckFn,
+from mcp_sansio.testing._conversation import Conversation
+from mcp_sansio.testing._report import (
     Outcome,
     Report,
-    _Check,
-    _oversized,
-    _passive,
-    _Probe,
-    _Progress,
-    _rows,
-    _shot_check,
-    _unopened,
-    fuzz_phase,
+    passive_outcomes,
+    report_rows,
+    unopened_notes,
 )
 from mcp_sansio.testing._rules import RULES
+from mcp_sansio.testing._runner import (
+    DEFAULT_EXAMPLES,
+    DEFAULT_JOBS,
+    Check,
+    CheckFn,
+    Probe,
+    Progress,
+    fuzz_phase,
+    oversized_check,
+    shot_check,
+)
+from mcp_sansio.testing._shots import client_shot_builders
 from mcp_sansio.testing._targets import Target
+from mcp_sansio.testing._wire import DEFAULT_STARTUP, DEFAULT_TIMEOUT
 
 __all__ = ["UNSUPPORTED_VERSION", "run_client_probe"]
 
@@ -69,7 +68,7 @@ UNSUPPORTED_VERSION: Final = "1999-01-01"
 _LEGACY: Final = tuple(v for v in ALL_VERSIONS if VERSIONS[v].era is Era.INITIALIZE)
 
 
-class _ClientProbe(_Probe):
+class _ClientProbe(Probe):
     peer = Role.CLIENT
 
     def __init__(
@@ -79,7 +78,7 @@ class _ClientProbe(_Probe):
         timeout: float,
         startup: float,
         jobs: int,
-        progress: _Progress,
+        progress: Progress,
     ) -> None:
         super().__init__(
             target, versions=_LEGACY, timeout=timeout, startup=startup, jobs=jobs, progress=progress
@@ -88,7 +87,7 @@ class _ClientProbe(_Probe):
     def versions_phase(self) -> list[Outcome]:
         return self.run([(_LEGACY[0], self._hello)], "session")
 
-    def _hello(self, check: _Check) -> None:
+    def _hello(self, check: Check) -> None:
         with check.talk() as conv:
             opened = conv.open_session()
             if conv.requested is not None:
@@ -131,12 +130,12 @@ class _ClientProbe(_Probe):
             rule_ = RULES.get(name)
             if rule_ is not None and not rule_.applies(version, Role.CLIENT):
                 continue
-            checks.append((version, _shot_check(name, builder, _CAPABILITIES.get(name))))
-        checks.append((version, _oversized))
+            checks.append((version, shot_check(name, builder, _CAPABILITIES.get(name))))
+        checks.append((version, oversized_check))
         checks.append((version, self._unsupported_version))
         return checks
 
-    def _unsupported_version(self, check: _Check) -> None:
+    def _unsupported_version(self, check: Check) -> None:
         name = "lifecycle.unsupported-version-result"
         wait = max(self.timeout, 5.0)
         with check.talk(answer_version=UNSUPPORTED_VERSION) as conv:
@@ -220,7 +219,7 @@ def run_client_probe(
     ``notifications/initialized``) gets no verdict: the report says why
     (:attr:`Report.unusable`).
     """
-    bar = _Progress(progress)
+    bar = Progress(progress)
     seed_value = random.SystemRandom().randrange(2**32) if seed is None else seed
     probe = _ClientProbe(target, timeout=timeout, startup=startup, jobs=jobs, progress=bar)
     outcomes = probe.versions_phase()
@@ -248,9 +247,9 @@ def run_client_probe(
                 peer=Role.CLIENT,
             )
             conversations += examples
-        _passive(outcomes, probe.offered, conversations, Role.CLIENT)
+        passive_outcomes(outcomes, probe.offered, conversations, Role.CLIENT)
         notes.append("clients are probed in the initialize era")
-        notes += _unopened(probe.unopened)
+        notes += unopened_notes(probe.unopened)
     else:
         outcomes = []
         notes += unusable[1]
@@ -259,7 +258,7 @@ def run_client_probe(
         transport=target.transport,
         offered=tuple(probe.offered),
         answers=dict(probe.answers),
-        rows=_rows(outcomes, probe.offered, Role.CLIENT, strict),
+        rows=report_rows(outcomes, probe.offered, Role.CLIENT, strict),
         seed=seed_value,
         examples=examples if probe.offered else 0,
         notes=tuple(notes),

@@ -44,7 +44,6 @@ import orjson
 from hypothesis import strategies as st
 
 from mcp_sansio._connection import (
-    _LISTEN_FLAGS,
     META_CAPABILITIES,
     META_CLIENT_INFO,
     META_LOG_LEVEL,
@@ -90,9 +89,16 @@ _PROGRESS: Final = "notifications/progress"
 _CANCELLED: Final = "notifications/cancelled"
 _UPDATED: Final = "notifications/resources/updated"
 _MESSAGE: Final = "notifications/message"
+#: The 2026-07-28 listen opt-in flags, and the notification each admits (the receiver's table,
+#: kept here as the sender sees it; tests/test_testing_near_miss.py checks the two agree).
+LISTEN_FLAGS: Final[Mapping[str, str]] = {
+    "toolsListChanged": "notifications/tools/list_changed",
+    "promptsListChanged": "notifications/prompts/list_changed",
+    "resourcesListChanged": "notifications/resources/list_changed",
+}
 _SENDS: Final = {Role.CLIENT: Direction.CLIENT_TO_SERVER, Role.SERVER: Direction.SERVER_TO_CLIENT}
 #: 2026-07-28 notifications that only travel on a listen stream.
-_STREAM_NOTIFICATIONS: Final = frozenset(_LISTEN_FLAGS.values()) | {_UPDATED}
+_STREAM_NOTIFICATIONS: Final = frozenset(LISTEN_FLAGS.values()) | {_UPDATED}
 #: Every method name of every version.
 _ALL_METHODS: Final = frozenset(m for spec in VERSIONS.values() for m in spec.methods)
 _LEGACY_VERSIONS: Final = tuple(v for v, s in sorted(VERSIONS.items()) if s.era is Era.INITIALIZE)
@@ -1289,7 +1295,7 @@ def _initialize_stateless(draw: st.DrawFn, ctx: _Ctx) -> NearMiss:
 
 def _listen_flags(s: _Script) -> dict[str, Any]:
     """A listen's opt-ins: some list-changed flags, some resource URIs."""
-    wanted: dict[str, Any] = {flag: True for flag in sorted(_LISTEN_FLAGS) if s.draw(st.booleans())}
+    wanted: dict[str, Any] = {flag: True for flag in sorted(LISTEN_FLAGS) if s.draw(st.booleans())}
     if s.draw(st.booleans()):
         wanted["resourceSubscriptions"] = s.draw(
             st.lists(st.sampled_from(["file:///a.txt", "mcp://x/y", "urn:z"]), unique=True)
@@ -2054,9 +2060,9 @@ def _stream_note(method: str, sid: Any, uri: str | None = None) -> dict[str, Any
 
 def _opted_in(wanted: Mapping[str, Any]) -> list[tuple[str, str | None]]:
     out: list[tuple[str, str | None]] = [
-        (_LISTEN_FLAGS[flag], None)
+        (LISTEN_FLAGS[flag], None)
         for flag, on in sorted(wanted.items())
-        if flag in _LISTEN_FLAGS and on
+        if flag in LISTEN_FLAGS and on
     ]
     out += [(_UPDATED, uri) for uri in wanted.get("resourceSubscriptions", ())]
     return out
@@ -2069,7 +2075,7 @@ def _listen_ack_first(draw: st.DrawFn, ctx: _Ctx) -> NearMiss:
     s.opening()
     wanted = _listen_flags(s)
     if not _opted_in(wanted):
-        wanted[draw(st.sampled_from(sorted(_LISTEN_FLAGS)))] = True
+        wanted[draw(st.sampled_from(sorted(LISTEN_FLAGS)))] = True
     repaired = s.fork()
     rid = s.listen(wanted, ack=False)
     repaired.listen(wanted, ack=True, rid=rid)
@@ -2089,7 +2095,7 @@ def _listen_ack_first(draw: st.DrawFn, ctx: _Ctx) -> NearMiss:
 def _not_opted_in(draw: st.DrawFn, ctx: _Ctx) -> NearMiss:
     s = _Script(draw, ctx)
     s.opening()
-    flag = draw(st.sampled_from(sorted(_LISTEN_FLAGS)))
+    flag = draw(st.sampled_from(sorted(LISTEN_FLAGS)))
     uris = ["file:///a.txt", "mcp://x/y"]
     ways = ["a type not opted into", "a resource not subscribed", "no subscriptionId"]
     ways.append("the subscriptionId of no listen")
@@ -2103,7 +2109,7 @@ def _not_opted_in(draw: st.DrawFn, ctx: _Ctx) -> NearMiss:
         method, uri = _UPDATED, uris[1]
     else:
         fixed_wanted[flag] = True
-        method = _LISTEN_FLAGS[flag]
+        method = LISTEN_FLAGS[flag]
     if way in ("a type not opted into", "a resource not subscribed"):
         repaired = s.fork()
         rid = s.listen(wanted)
