@@ -953,7 +953,7 @@ def test_memory_pipe() -> None:
     """One direction of connect_server's pipe: bytes in order, reads of at most ``n``,
     the end of the stream after ``close()``, no write after it, and a writer held back
     while more than the limit is unread."""
-    from mcp_sansio.asyncio import _PIPE_LIMIT, _MemoryPipe
+    from mcp_sansio.asyncio._streams import _PIPE_LIMIT, _MemoryPipe
 
     async def main() -> None:
         pipe = _MemoryPipe()
@@ -999,7 +999,7 @@ def test_memory_pipe_delivers_to_its_reader_at_once() -> None:
     """How a _Peer reads the pipe: what was written before is handed over first, then each
     write within the writer's call; close() hands over the end and ends the delivery;
     a cancelled delivery leaves later writes in the pipe."""
-    from mcp_sansio.asyncio import _MemoryPipe
+    from mcp_sansio.asyncio._streams import _MemoryPipe
 
     async def main() -> None:
         pipe = _MemoryPipe()

@@ -1939,7 +1939,7 @@ def _asyncio_server(**options: Any) -> Iterator[tuple[int, Any]]:
 
 @contextlib.contextmanager
 def _trio_server() -> Iterator[tuple[int, Any]]:
-    from mcp_sansio.http import _trio_server as served
+    from mcp_sansio.trio import _http_server as served
 
     cores: list[Any] = []
 

@@ -18,8 +18,8 @@ import pytest
 
 from mcp_sansio._sse import SseDecoder
 from mcp_sansio.blocking import Context, serve_http
+from mcp_sansio.blocking._http_server import HttpListener
 from mcp_sansio.example import build_server
-from mcp_sansio.http._blocking_server import HttpListener
 from mcp_sansio.server import Server
 
 LIMIT = 10.0  # seconds, for any one wait

@@ -19,7 +19,7 @@ import pytest
 
 from mcp_sansio._sse import encode_event
 from mcp_sansio.asyncio import Client, McpError
-from mcp_sansio.http._asyncio_client import HttpStreams, parse_url
+from mcp_sansio.asyncio._http_client import HttpStreams, parse_url
 from mcp_sansio.http._client import (
     TRANSPORT_ERROR,
     AbortRequest,
@@ -30,7 +30,7 @@ from mcp_sansio.http._client import (
     TransportProblem,
 )
 from mcp_sansio.http._h11client import ConnectionPool, H11Exchange, host_header
-from mcp_sansio.session import CallFinished, ClientSession, Opened, Send
+from mcp_sansio.session import CallFinished, ClientSession, McpError, Opened, Send
 
 T = TypeVar("T")
 
@@ -1342,7 +1342,7 @@ def test_session_probe_falls_back_on_a_legacy_server_and_calls() -> None:
     error_actions = respond(t, request.stream, 503, body=b"busy")
     finished = session.receive_data(for_session(error_actions), 0.4)
     assert [a.call for a in finished if isinstance(a, CallFinished)] == [call]
-    assert call.error is not None
+    assert isinstance(call.error, McpError)
     assert "HTTP 503" in call.error.message
 
 

@@ -30,8 +30,8 @@ import orjson
 
 from mcp_sansio import Notification
 from mcp_sansio.blocking import Client, Context, McpError, RequestTimeout, serve_http
-from mcp_sansio.http._blocking_client import HttpStream
-from mcp_sansio.http._blocking_server import HttpListener
+from mcp_sansio.blocking._http_client import HttpStream
+from mcp_sansio.blocking._http_server import HttpListener
 from mcp_sansio.http._client import HttpRequest
 from mcp_sansio.server import Server
 

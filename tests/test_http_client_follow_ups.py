@@ -28,7 +28,7 @@ from test_hostile_http import (
 from mcp_sansio import asyncio as mcp_asyncio
 from mcp_sansio import blocking
 from mcp_sansio import trio as mcp_trio
-from mcp_sansio.http._blocking_client import HttpStream as BlockingStream
+from mcp_sansio.blocking._http_client import HttpStream as BlockingStream
 from mcp_sansio.http._client import (
     DEFAULT_MAX_FOLLOW_UPS,
     HttpClientTransport,

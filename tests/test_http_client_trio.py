@@ -29,8 +29,8 @@ import trio
 
 from mcp_sansio.example import build_server
 from mcp_sansio.http._client import HttpRequest
-from mcp_sansio.http._trio_client import HttpStream
 from mcp_sansio.trio import Client, Context, McpError, RequestTimeout, serve_http
+from mcp_sansio.trio._http_client import HttpStream
 
 V2025 = "2025-11-25"
 V2026 = "2026-07-28"

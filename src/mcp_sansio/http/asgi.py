@@ -23,8 +23,8 @@ import contextlib
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any, Final
 
-from ._asyncio_server import DEFAULT_KEEPALIVE, _Sessions
-from ._server import END, Exchange, HttpServer, ResponseHead
+from ..asyncio import HttpSessions
+from ._server import DEFAULT_KEEPALIVE, END, Exchange, HttpServer, ResponseHead
 
 __all__ = ["McpAsgiApp"]
 
@@ -81,7 +81,7 @@ class McpAsgiApp:
         """The sans-IO Streamable HTTP server (``mcp_sansio.http.HttpServer``)."""
         self.keepalive = keepalive
         """Seconds between ``: keep-alive`` comments on open SSE streams, or ``None``."""
-        self._sessions = _Sessions(self.core)
+        self._sessions = HttpSessions(self.core)
         self._closed = False
 
     async def __call__(self, scope: _Scope, receive: _Receive, send: _Send) -> None:

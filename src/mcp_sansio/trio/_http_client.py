@@ -20,8 +20,8 @@ from typing import Any, Final
 import h11
 import trio
 
-from ._client import HttpRequest
-from ._h11client import HTTP_OPTIONS, ClientBinding, H11Exchange, parse_url
+from ..http._client import HttpRequest
+from ..http._h11client import HTTP_OPTIONS, ClientBinding, H11Exchange, parse_url
 
 __all__ = ["HTTP_OPTIONS", "HttpStream", "parse_url"]
 

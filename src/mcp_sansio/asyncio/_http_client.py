@@ -21,8 +21,8 @@ from typing import Any, Final, TypeVar
 
 import h11
 
-from ._client import HttpRequest
-from ._h11client import (
+from ..http._client import HttpRequest
+from ..http._h11client import (
     DEFAULT_CLOSE_TIMEOUT,
     HTTP_OPTIONS,
     ClientBinding,

@@ -19,10 +19,8 @@ import h11
 import trio
 
 from .._events import RequestId
-from ..server import Server
-from ..trio import _GONE, _Loop
-from ._h11server import H11Server
-from ._server import (
+from ..http._h11server import H11Server
+from ..http._server import (
     DEFAULT_IDLE_TIMEOUT,
     DEFAULT_KEEPALIVE,
     Deliver,
@@ -33,6 +31,8 @@ from ._server import (
     Work,
     wake,
 )
+from ..server import Server
+from ._loop import _GONE, _Loop
 
 __all__ = ["DEFAULT_IDLE_TIMEOUT", "DEFAULT_KEEPALIVE", "serve_http"]
 

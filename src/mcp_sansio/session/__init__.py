@@ -24,10 +24,10 @@ from typing import Any, Final, Protocol, TypeGuard
 
 import attrs
 
-from ._checks import LOG_RANK
-from ._connection import Connection
-from ._errors import ErrorCode, LocalProtocolError, RemoteProtocolError, ValidationError
-from ._events import (
+from .._checks import LOG_RANK
+from .._connection import Connection
+from .._errors import ErrorCode, LocalProtocolError, RemoteProtocolError, ValidationError
+from .._events import (
     ConnectionClosed,
     ErrorResponse,
     InputRequired,
@@ -37,11 +37,13 @@ from ._events import (
     RequestId,
     Response,
 )
-from ._request_state import RequestStateSeal
-from ._sentinels import NEED_DATA, OMITTED
-from ._state import Role, State
-from ._version import __version__
-from ._versions import Era
+from .._request_state import RequestStateSeal
+from .._sentinels import NEED_DATA, OMITTED
+from .._state import Role, State
+from .._version import __version__
+from .._versions import Era
+from ..server import ToolError
+from ._policy import log_handler_error
 
 __all__ = [
     "DEFAULT",
@@ -200,7 +202,9 @@ class Call:
         self.on_progress = on_progress
         self.rounds = 0
         self.result: Any = None
-        self.error: McpError | None = None
+        self.error: Exception | None = None
+        """What the call failed with: an :class:`McpError`, or what the caller's own
+        ``on_progress`` raised."""
         self.waiter: Any = None
 
     @property
@@ -610,12 +614,14 @@ class SessionBase:
                 if call.on_progress is not None:
                     try:
                         call.on_progress(params)
-                    except Exception as exc:  # the caller's callback failed: the call ends
-                        data = self.cancel(call, "the progress callback failed")
-                        call.error = McpError(
-                            ErrorCode.INTERNAL_ERROR, f"the progress callback raised {exc!r}"
+                    except Exception as exc:
+                        # The caller's own callback failed: the call ends with that very
+                        # exception (not an McpError: the peer did nothing wrong), and the
+                        # request is cancelled at the peer, as a timeout cancels it.
+                        data = self.cancel(
+                            call, f"the progress callback raised {type(exc).__name__}"
                         )
-                        call.error.__cause__ = exc
+                        call.error = exc
                         return ([Send(data)] if data else []) + [CallFinished(call)]
                 return [CallProgress(call, params)]
             return []
@@ -671,6 +677,10 @@ class SessionBase:
             return b""
         assert job.id is not None
         if error is not None:
+            if isinstance(error, Exception) and not isinstance(
+                error, (McpError, NeedInput, ToolError)
+            ):
+                log_handler_error(job.method, error)
             handled = self._result_of_error(job, error)
             if handled is not None:
                 return self.connection.send(Response(id=job.id, result=handled))
@@ -1225,7 +1235,7 @@ class ServerSession(SessionBase):
 
     def connection_spec_resource_not_found(self) -> int:
         """The error code for an unknown resource in the negotiated version."""
-        from ._versions import VERSIONS
+        from .._versions import VERSIONS
 
         version = self.connection.protocol_version
         return VERSIONS[version].resource_not_found if version else -32002

@@ -1,9 +1,9 @@
 """Streamable HTTP on asyncio: sockets and tasks around :class:`H11Server` and
 :class:`HttpServer`; every decision is theirs. Each MCP session is driven by the same loop
-as on stdio (``mcp_sansio.asyncio._Peer``), whose writes go through
+as on stdio (``mcp_sansio.asyncio._peer._Peer``), whose writes go through
 :meth:`HttpServer.route` onto the right HTTP responses.
 
-:class:`_Sessions` runs those sessions for any asyncio binding: the h11 listener here and
+:class:`HttpSessions` runs those sessions for any asyncio binding: the h11 listener here and
 the ASGI application (:mod:`mcp_sansio.http.asgi`), which is why h11 is only imported when
 a connection is served."""
 
@@ -14,9 +14,7 @@ import contextlib
 from collections.abc import Iterable
 from typing import Any
 
-from ..asyncio import Listener, _Peer, _Reader
-from ..server import Server
-from ._server import (
+from ..http._server import (
     DEFAULT_IDLE_TIMEOUT,
     DEFAULT_KEEPALIVE,
     Deliver,
@@ -28,6 +26,10 @@ from ._server import (
     Work,
     wake,
 )
+from ..server import Server
+from ._peer import _Peer
+from ._serve import Listener
+from ._streams import _Reader
 
 __all__ = ["DEFAULT_IDLE_TIMEOUT", "DEFAULT_KEEPALIVE", "HttpListener", "serve_http"]
 
@@ -54,7 +56,7 @@ class _Nowhere:
         pass
 
 
-class _Sessions:
+class HttpSessions:
     """The MCP sessions of an :class:`HttpServer` on the running asyncio loop, for a
     binding (the h11 listener, the ASGI application) that moves the HTTP bytes: a
     ``_Peer`` per session whose writes go through :meth:`HttpServer.route`, the work of
@@ -145,7 +147,7 @@ class HttpListener(Listener):
         self.idle_timeout = idle_timeout
         """Seconds without a byte of the request awaited before a connection is closed."""
         self._keepalive = keepalive
-        self._sessions = _Sessions(core)
+        self._sessions = HttpSessions(core)
 
     @property
     def url(self) -> str:
@@ -157,7 +159,7 @@ class HttpListener(Listener):
     # ------------------------------------------------------------------ connections
 
     async def _handle(self, reader: _Reader, writer: asyncio.StreamWriter) -> None:
-        from ._h11server import H11Server
+        from ..http._h11server import H11Server
 
         do = self._sessions.do
         glue = H11Server(self.core)
