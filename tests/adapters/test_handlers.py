@@ -1,0 +1,238 @@
+"""The peer's requests we handle, in each runtime: a server's tool and prompt handlers that
+raise (POLICY.md, "Callback errors"), the peer cancelling a request we handle, both roles
+(POLICY.md, "Timeouts and cancellation"), garbage to a server. The server is the runtime's
+own ``serve_unix`` in a thread; the client is played by the test, line by line."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Mapping
+from typing import Any
+
+import pytest
+
+from mcp_sansio.server import Server
+from mcp_sansio.session import McpError, RequestTimeout
+
+from ._peers import MODERN, VERSION, RawServer, Served, Wire, error_log, raw_client, result
+from ._runtimes import Body, Runtime, runtimes
+
+
+def call(request_id: Any, name: str, arguments: Mapping[str, Any] | None = None) -> Any:
+    params = {"name": name, "arguments": dict(arguments or {})}
+    return {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}
+
+
+def cancelled(request_id: Any) -> dict[str, Any]:
+    params = {"requestId": request_id, "reason": "the user gave up"}
+    return {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": params}
+
+
+class Probe:
+    """What a handler tells the test, across threads."""
+
+    def __init__(self) -> None:
+        self.started = threading.Event()
+        self.cancelled = threading.Event()
+        self.finished = threading.Event()
+
+
+def forever(probe: Probe) -> Body:
+    """A handler body that waits (bounded, 10 s) until cancelled: a cancelled task or
+    scope in the async runtimes, ``ctx.cancelled`` in the blocking one."""
+
+    async def wait_forever(ctx: Any, params: Mapping[str, Any]) -> Any:
+        "Wait until cancelled."
+        probe.started.set()
+        try:
+            end = time.monotonic() + 10
+            while not ctx.cancelled and time.monotonic() < end:
+                await ctx.sleep(0.05)
+        except BaseException as exc:
+            if not isinstance(exc, Exception):
+                probe.cancelled.set()
+            raise
+        if ctx.cancelled:
+            probe.cancelled.set()
+        probe.finished.set()
+        return "finished anyway"
+
+    return wait_forever
+
+
+def build_server(rt: Runtime, probe: Probe) -> Server:
+    server = Server("contract", "1.0")
+
+    @server.tool()
+    def echo(ctx: Any, arguments: Mapping[str, Any]) -> str:
+        "Echo the text."
+        return str(arguments["text"])
+
+    @server.tool()
+    def crash(ctx: Any, arguments: Mapping[str, Any]) -> str:
+        "Raise a plain exception."
+        raise RuntimeError("internal detail")
+
+    @server.tool()
+    def refuse(ctx: Any, arguments: Mapping[str, Any]) -> str:
+        "Raise an McpError."
+        raise McpError(-32050, "refused on purpose", {"why": "test"})
+
+    @server.prompt()
+    def broken(ctx: Any, arguments: Mapping[str, Any]) -> str:
+        "A prompt that raises."
+        raise RuntimeError("prompt detail")
+
+    server.tool(name="forever")(rt.handler(forever(probe)))
+    return server
+
+
+def ping(request_id: Any) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": request_id, "method": "ping"}
+
+
+# ---------------------------------------------------------------------- handlers that raise
+
+
+TOOL_DRIFT = "a tools/call handler's RuntimeError is an isError result with its text, not -32603"
+
+
+def _raising_handler(rt: Runtime, request: dict[str, Any]) -> None:
+    """-32603 to the client, without the traceback; logged at ERROR with it; the session
+    goes on."""
+    with error_log() as log, Served(rt.name, build_server(rt, Probe())) as served:
+        with raw_client(served.path) as wire:
+            wire.initialize()
+            wire.send(request)
+            answer = wire.recv()
+            wire.send(ping(2))
+            assert wire.recv() == result(ping(2), {})
+        records = log.wait(1, timeout=1)
+    assert answer["id"] == 1
+    assert "error" in answer, answer
+    assert answer["error"]["code"] == -32603
+    assert "Traceback" not in answer["error"]["message"]
+    assert ".py" not in answer["error"]["message"]
+    assert len(records) == 1, records
+    assert records[0].exc_info is not None
+    assert isinstance(records[0].exc_info[1], RuntimeError)
+
+
+@runtimes(blocking=TOOL_DRIFT, asyncio=TOOL_DRIFT, trio=TOOL_DRIFT)
+def test_a_tool_handler_raising_answers_internal_error(rt: Runtime) -> None:
+    _raising_handler(rt, call(1, "crash"))
+
+
+@runtimes()
+def test_a_prompt_handler_raising_answers_internal_error(rt: Runtime) -> None:
+    request = {"jsonrpc": "2.0", "id": 1, "method": "prompts/get", "params": {"name": "broken"}}
+    _raising_handler(rt, request)
+
+
+@runtimes()
+def test_a_server_handler_raising_mcp_error_sends_that_error(rt: Runtime) -> None:
+    with (
+        error_log() as log,
+        Served(rt.name, build_server(rt, Probe())) as served,
+        raw_client(served.path) as wire,
+    ):
+        wire.initialize()
+        wire.send(call(1, "refuse"))
+        answer = wire.recv()
+    error = {"code": -32050, "message": "refused on purpose", "data": {"why": "test"}}
+    assert answer == {"jsonrpc": "2.0", "id": 1, "error": error}
+    assert log.records == []
+
+
+# ---------------------------------------------------------------------- the peer cancels
+
+
+@runtimes()
+@pytest.mark.parametrize("version", [VERSION, MODERN])
+def test_a_timeout_cancels_the_handler_of_our_own_server(rt: Runtime, version: str) -> None:
+    """Our client and our server of the same runtime: the call's RequestTimeout cancels the
+    request at the server, whose handler's job is cancelled (in either era's way)."""
+    probe = Probe()
+
+    async def scenario() -> None:
+        async with rt.client(served.path, versions=[version]) as client:
+            with pytest.raises(RequestTimeout):
+                await client.call_tool("forever", timeout=0.3)
+            await client.until(probe.cancelled.is_set)
+            got = await client.call_tool("echo", {"text": "after"})
+            assert got["content"] == [{"type": "text", "text": "after"}]
+
+    with Served(rt.name, build_server(rt, probe), versions=[version]) as served:
+        rt.run(scenario)
+    assert probe.started.is_set()
+    assert probe.cancelled.is_set()
+
+
+@runtimes()
+def test_the_client_cancelling_cancels_the_servers_handler(rt: Runtime) -> None:
+    """The handler's job is cancelled and no answer is sent: the next line the client reads
+    answers its later ping."""
+    probe = Probe()
+    with Served(rt.name, build_server(rt, probe)) as served, raw_client(served.path) as wire:
+        wire.initialize()
+        wire.send(call(1, "forever"))
+        assert probe.started.wait(5)
+        wire.send(cancelled(1))
+        assert probe.cancelled.wait(5), "the handler was not cancelled"
+        time.sleep(0.1)
+        wire.send(ping(2))
+        assert wire.recv() == result(ping(2), {})
+        wire.quiet(0.2)
+
+
+@runtimes()
+def test_the_server_cancelling_cancels_the_clients_handler(rt: Runtime) -> None:
+    probe = Probe()
+    answers: list[dict[str, Any]] = []
+
+    def script(wire: Wire) -> None:
+        wire.accept_initialize()
+        params = {
+            "messages": [{"role": "user", "content": {"type": "text", "text": "hi"}}],
+            "maxTokens": 5,
+        }
+        wire.send(
+            {"jsonrpc": "2.0", "id": "s1", "method": "sampling/createMessage", "params": params}
+        )
+        assert probe.started.wait(5)
+        wire.send(cancelled("s1"))
+        assert probe.cancelled.wait(5), "the client's handler was not cancelled"
+        # the client's next call comes; nothing for s1 before it
+        message = wire.recv()
+        assert message.get("method") == "tools/call", message
+        wire.send(result(message, {"content": []}))
+        answers.extend(wire.wait_eof())
+
+    async def scenario() -> None:
+        handlers = {"sampling/createMessage": rt.handler(forever(probe))}
+        async with rt.client(peer.path, handlers=handlers) as client:
+            await client.until(probe.cancelled.is_set)
+            await client.idle(0.1)
+            assert await client.call_tool("next") == {"content": []}
+
+    with RawServer(script) as peer:
+        rt.run(scenario)
+    assert answers == []
+
+
+# ---------------------------------------------------------------------- garbage
+
+
+@runtimes()
+def test_garbage_to_a_server_gets_a_parse_error_and_the_session_goes_on(rt: Runtime) -> None:
+    with Served(rt.name, build_server(rt, Probe())) as served, raw_client(served.path) as wire:
+        wire.send(b"this is not JSON")
+        first = wire.recv()
+        wire.initialize()
+        wire.send(b"{oops", ping(5))
+        second, pong = wire.recv(), wire.recv()
+    for error in (first, second):
+        assert error["id"] is None
+        assert error["error"]["code"] == -32700
+    assert pong == result(ping(5), {})

@@ -1,0 +1,120 @@
+"""Our client against our server of the same runtime: the server asking the client
+(``input_required`` rounds in 2026-07-28, requests in 2025-11-25, the same handlers and the
+same answers), the bound on rounds, and 2026-07-28 ``subscriptions/listen`` (POLICY.md,
+"Listen")."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import pytest
+
+from mcp_sansio.server import Server
+from mcp_sansio.session import McpError
+
+from ._peers import MODERN, VERSION, Served
+from ._runtimes import Runtime, runtimes
+
+ERAS = pytest.mark.parametrize("version", [VERSION, MODERN])
+NAME_SCHEMA = {"type": "object", "properties": {"name": {"type": "string"}}}
+
+
+def build_server(rt: Runtime) -> Server:
+    server = Server("rounds", "1.0")
+
+    async def ask(ctx: Any, arguments: Mapping[str, Any]) -> str:
+        "Ask the user's name, then the client's roots."
+        answer = await ctx.elicit("Your name?", NAME_SCHEMA)
+        roots = await ctx.list_roots()
+        uris = " ".join(root["uri"] for root in roots["roots"])
+        return f"{answer['action']} {answer['content']['name']} {uris}"
+
+    server.tool(name="ask")(rt.handler(ask))
+
+    @server.tool()
+    def touch(ctx: Any, arguments: Mapping[str, Any]) -> str:
+        "Say that the tool list changed."
+        ctx.list_changed("tools")
+        return "touched"
+
+    return server
+
+
+def client_handlers(rt: Runtime, seen: list[Any]) -> dict[str, Any]:
+    async def elicit(ctx: Any, params: Mapping[str, Any]) -> Any:
+        seen.append(("elicit", params["message"]))
+        return {"action": "accept", "content": {"name": "Ada"}}
+
+    async def roots(ctx: Any, params: Mapping[str, Any]) -> Any:
+        seen.append(("roots", dict(params)))
+        return {"roots": [{"uri": "file:///a", "name": "a"}, {"uri": "file:///b", "name": "b"}]}
+
+    return {"elicitation/create": rt.handler(elicit), "roots/list": rt.handler(roots)}
+
+
+@runtimes()
+@ERAS
+def test_the_server_asks_the_client_in_either_era(rt: Runtime, version: str) -> None:
+    """Two questions: two ``input_required`` rounds in 2026-07-28, two requests in
+    2025-11-25; the same handlers run once each and the call gets the same result."""
+    seen: list[Any] = []
+
+    async def scenario() -> None:
+        handlers = client_handlers(rt, seen)
+        async with rt.client(served.path, versions=[version], handlers=handlers) as client:
+            got = await client.call_tool("ask")
+            assert got["content"] == [{"type": "text", "text": "accept Ada file:///a file:///b"}]
+            assert not got.get("isError")
+
+    with Served(rt.name, build_server(rt), versions=[version]) as served:
+        rt.run(scenario)
+    assert [what for what, _ in seen] == ["elicit", "roots"]
+    assert seen[0] == ("elicit", "Your name?")
+
+
+@runtimes()
+def test_more_input_rounds_than_the_bound_fail_the_call(rt: Runtime) -> None:
+    """``max_input_rounds=1`` and a tool that needs two: -32603 naming the bound, and the
+    session goes on."""
+    seen: list[Any] = []
+
+    async def scenario() -> None:
+        handlers = client_handlers(rt, seen)
+        async with rt.client(
+            served.path, versions=[MODERN], handlers=handlers, max_input_rounds=1
+        ) as client:
+            with pytest.raises(McpError, match="more than 1 input_required rounds") as info:
+                await client.call_tool("ask")
+            assert info.value.code == -32603
+            assert (await client.call_tool("touch"))["content"][0]["text"] == "touched"
+
+    with Served(rt.name, build_server(rt), versions=[MODERN]) as served:
+        rt.run(scenario)
+    assert [what for what, _ in seen] == ["elicit"]
+
+
+LISTEN_DRIFT = "listen() waits for the stream's end (here its 2 s timeout) instead of returning"
+
+
+@runtimes(asyncio=LISTEN_DRIFT, trio=LISTEN_DRIFT)
+def test_listen_starts_the_stream_and_returns(rt: Runtime) -> None:
+    """``listen(tools=True)`` returns the acknowledgement; the stream's list changes reach
+    ``on_notification``; the calls go on meanwhile."""
+    notes: list[Any] = []
+
+    async def scenario() -> None:
+        async with rt.client(
+            served.path, versions=[MODERN], on_notification=notes.append
+        ) as client:
+            ack = await client.listen(tools=True, timeout=2)
+            assert ack["notifications"] == {"toolsListChanged": True}, ack
+            assert (await client.call_tool("touch"))["content"][0]["text"] == "touched"
+            await client.until(
+                lambda: any(n.method == "notifications/tools/list_changed" for n in notes)
+            )
+
+    with Served(rt.name, build_server(rt), versions=[MODERN]) as served:
+        rt.run(scenario)
+    methods = [note.method for note in notes]
+    assert methods.count("notifications/tools/list_changed") == 1, methods
