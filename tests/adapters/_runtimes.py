@@ -117,6 +117,19 @@ class Face:
             assert time.monotonic() < end, f"not within {timeout} s"
             await self.idle(0.01)
 
+    async def wait_without_calls(self, predicate: Callable[[], bool], timeout: float = 3.0) -> None:
+        """Wait until ``predicate()`` holds, making no call on the client meanwhile (the
+        blocking face sleeps: it does not pump); fail after ``timeout``."""
+        end = time.monotonic() + timeout
+        while not predicate():
+            assert time.monotonic() < end, f"not within {timeout} s"
+            if self.runtime.name == "asyncio":
+                await asyncio.sleep(0.01)
+            elif self.runtime.name == "trio":
+                await trio.sleep(0.01)
+            else:
+                time.sleep(0.01)
+
     @property
     def closed(self) -> bool:
         return bool(self.client.closed)

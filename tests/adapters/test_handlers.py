@@ -236,3 +236,24 @@ def test_garbage_to_a_server_gets_a_parse_error_and_the_session_goes_on(rt: Runt
         assert error["id"] is None
         assert error["error"]["code"] == -32700
     assert pong == result(ping(5), {})
+
+
+@runtimes()
+def test_a_request_over_max_message_size_is_refused_to_its_id(rt: Runtime) -> None:
+    """(Added by D.) -32600 to the request's id, naming the size and the option; the
+    session goes on."""
+    big = call(7, "echo", {"text": "x" * 100_000})
+    server = build_server(rt, Probe())
+    with (
+        Served(rt.name, server, max_message_size=64 * 1024) as served,
+        raw_client(served.path) as wire,
+    ):
+        wire.initialize()
+        wire.send(big)
+        answer = wire.recv()
+        wire.send(ping(8))
+        assert wire.recv() == result(ping(8), {})
+    assert answer["id"] == 7, answer
+    assert answer["error"]["code"] == -32600
+    assert "max_message_size" in answer["error"]["message"]
+    assert "100" in answer["error"]["message"]

@@ -5,6 +5,7 @@ same answers), the bound on rounds, and 2026-07-28 ``subscriptions/listen`` (POL
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -13,7 +14,7 @@ import pytest
 from mcp_sansio.server import Server
 from mcp_sansio.session import McpError
 
-from ._peers import MODERN, VERSION, Served
+from ._peers import MODERN, VERSION, RawServer, Served, Wire
 from ._runtimes import Runtime, runtimes
 
 ERAS = pytest.mark.parametrize("version", [VERSION, MODERN])
@@ -118,3 +119,62 @@ def test_listen_starts_the_stream_and_returns(rt: Runtime) -> None:
         rt.run(scenario)
     methods = [note.method for note in notes]
     assert methods.count("notifications/tools/list_changed") == 1, methods
+
+
+SUBSCRIPTION = "io.modelcontextprotocol/subscriptionId"
+
+
+@runtimes(
+    asyncio=LISTEN_DRIFT,
+    trio=LISTEN_DRIFT,
+    blocking="the stream's notifications reach on_notification only while the client pumps"
+    " (a call, poll()): there is no reader thread",
+)
+def test_listen_updates_arrive_while_the_caller_makes_no_call(rt: Runtime) -> None:
+    """A scripted 2026-07-28 server acknowledges the stream, then sends a list change 0.3 s
+    later, while the caller waits without calling the client: it reaches
+    ``on_notification`` (POLICY.md, "Listen": blocking, from the client's reader thread)."""
+    listens: list[dict[str, Any]] = []
+
+    def script(wire: Wire) -> None:
+        discover = wire.recv_method("server/discover")
+        discovered = {
+            "resultType": "complete",
+            "supportedVersions": [MODERN],
+            "capabilities": {"tools": {"listChanged": True}},
+            "serverInfo": {"name": "raw-2026", "version": "1"},
+            "ttlMs": 0,
+            "cacheScope": "public",
+        }
+        wire.send({"jsonrpc": "2.0", "id": discover["id"], "result": discovered})
+        listen = wire.recv_method("subscriptions/listen")
+        listens.append(listen)
+        meta = {SUBSCRIPTION: listen["id"]}
+        acknowledged = {"notifications": {"toolsListChanged": True}, "_meta": meta}
+        wire.send(
+            {
+                "jsonrpc": "2.0",
+                "method": "notifications/subscriptions/acknowledged",
+                "params": acknowledged,
+            }
+        )
+        time.sleep(0.3)
+        changed = {"_meta": meta}
+        wire.send(
+            {"jsonrpc": "2.0", "method": "notifications/tools/list_changed", "params": changed}
+        )
+        wire.wait_eof()
+
+    notes: list[Any] = []
+
+    async def scenario() -> None:
+        async with rt.client(peer.path, versions=[MODERN], on_notification=notes.append) as c:
+            ack = await c.listen(tools=True, timeout=2)
+            assert ack["notifications"] == {"toolsListChanged": True}, ack
+            await c.wait_without_calls(
+                lambda: any(n.method == "notifications/tools/list_changed" for n in notes)
+            )
+
+    with RawServer(script) as peer:
+        rt.run(scenario)
+    assert listens[0]["params"]["notifications"] == {"toolsListChanged": True}
