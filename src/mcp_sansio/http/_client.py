@@ -679,12 +679,20 @@ class HttpClientTransport:
             self._forget(ex, request_id)
         return AbortRequest(ex.stream, reason)
 
+    def _version_header(self) -> str | None:
+        """The ``MCP-Protocol-Version`` requests carry, or ``None`` where the version's
+        record says they carry none."""
+        version = self.protocol_version
+        spec = VERSIONS.get(version) if version is not None else None
+        return version if spec is not None and spec.protocol_version_header else None
+
     def _get_headers(self, last_event_id: str | None) -> tuple[tuple[str, str], ...]:
         headers = [_ACCEPT_SSE, *self.extra_headers]
         if self.session_id is not None:
             headers.append(("Mcp-Session-Id", self.session_id))
-        if self.protocol_version is not None and self.protocol_version >= "2025-06-18":
-            headers.append(("MCP-Protocol-Version", self.protocol_version))
+        version_header = self._version_header()
+        if version_header is not None:
+            headers.append(("MCP-Protocol-Version", version_header))
         if last_event_id:
             headers.append(("Last-Event-ID", last_event_id))
         return tuple(headers)
@@ -999,8 +1007,9 @@ class HttpClientTransport:
         headers: list[tuple[str, str]] = list(self._post_headers)
         if self.session_id is not None:
             headers.append(("Mcp-Session-Id", self.session_id))
-        if self.protocol_version is not None and self.protocol_version >= "2025-06-18":
-            headers.append(("MCP-Protocol-Version", self.protocol_version))
+        version_header = self._version_header()
+        if version_header is not None:
+            headers.append(("MCP-Protocol-Version", version_header))
         self._legacy_post_headers = tuple(headers)
 
     # ------------------------------------------------------------------ expired sessions

@@ -845,13 +845,13 @@ class ClientSession(SessionBase):
         """Set the level of the server's log messages: the ``logging/setLevel`` request to
         send (initialize era), or ``None`` in 2026-07-28, where the level is remembered and
         sent in every later request's ``_meta``."""
-        if self.connection.era is Era.STATELESS:
+        if self.connection.policy.log_level_in_meta:
             self.log_level = level
             return None
         return "logging/setLevel", {"level": level}
 
     def _decorate(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
-        if self.log_level is not None and self.connection.era is Era.STATELESS:
+        if self.log_level is not None and self.connection.policy.log_level_in_meta:
             meta = dict(params.get("_meta") or {})
             meta.setdefault(_META_LOG_LEVEL, self.log_level)
             params["_meta"] = meta
@@ -1189,7 +1189,7 @@ class ServerSession(SessionBase):
         job = self._job_for(request, params)
         if isinstance(job, Send):
             return [job]
-        if self.connection.era is Era.STATELESS and method in (
+        if not self.connection.policy.server_requests and method in (
             "tools/call",
             "prompts/get",
             "resources/read",
@@ -1235,13 +1235,11 @@ class ServerSession(SessionBase):
 
     def connection_spec_resource_not_found(self) -> int:
         """The error code for an unknown resource in the negotiated version."""
-        from .._versions import VERSIONS
-
-        version = self.connection.protocol_version
-        return VERSIONS[version].resource_not_found if version else -32002
+        spec = self.connection.spec
+        return spec.resource_not_found if spec is not None else -32002
 
     def _answer(self, request: Request, result: dict[str, Any]) -> Send:
-        if self.connection.era is Era.STATELESS and request.method in _CACHED:
+        if self.connection.policy.cache_hints and request.method in _CACHED:
             result.setdefault("ttlMs", 0)
             result.setdefault(
                 "cacheScope", "public" if request.method != "resources/read" else "private"
@@ -1324,7 +1322,7 @@ class ServerSession(SessionBase):
             return {"messages": value} if isinstance(value, list) else value
         if method == "resources/read":
             result = self._read_result(job, value)
-            if self.connection.era is Era.STATELESS:
+            if self.connection.policy.cache_hints:
                 result.setdefault("ttlMs", 0)
                 result.setdefault("cacheScope", "private")
             return result
@@ -1438,7 +1436,7 @@ class ServerSession(SessionBase):
         propagate out of the handler) and :class:`McpError` when the client cannot answer."""
         capability = _ASK_CAPABILITY[method]
         self._now = now  # the adapter's clock, for a state sealed by finish() without one
-        if self.connection.era is Era.STATELESS:
+        if not self.connection.policy.server_requests:
             caps = job.meta.get(_META_CAPABILITIES) or {}
             if capability not in caps:
                 raise McpError(
@@ -1467,7 +1465,8 @@ class ServerSession(SessionBase):
         params: dict[str, Any] = {"progressToken": token, "progress": progress}
         if total is not None:
             params["total"] = total
-        if message is not None and self.connection.protocol_version != "2024-11-05":
+        spec = self.connection.spec
+        if message is not None and (spec is None or spec.progress_message):
             params["message"] = message
         return self.notify("notifications/progress", params)
 
@@ -1475,7 +1474,7 @@ class ServerSession(SessionBase):
         """A log message (``b""`` when the level is filtered out or logging is not on)."""
         if not self.server.logging or level not in LOG_RANK:
             return b""
-        if self.connection.era is Era.STATELESS:
+        if self.connection.policy.log_level_in_meta:
             wanted = job.meta.get(_META_LOG_LEVEL) if job is not None else None
             if not isinstance(wanted, str) or wanted not in LOG_RANK:
                 return b""
@@ -1494,7 +1493,7 @@ class ServerSession(SessionBase):
     def resource_updated(self, uri: str) -> bytes:
         """``notifications/resources/updated`` for every subscriber of ``uri``."""
         out = b""
-        if self.connection.era is Era.STATELESS:
+        if self.connection.policy.listen_streams:
             for listen_id in self._listeners.get(uri, ()):
                 out += self.notify(
                     "notifications/resources/updated",
@@ -1507,7 +1506,7 @@ class ServerSession(SessionBase):
     def list_changed(self, kind: str) -> bytes:
         """``notifications/<kind>/list_changed`` (kind: tools, prompts or resources)."""
         method = f"notifications/{kind}/list_changed"
-        if self.connection.era is Era.STATELESS:
+        if self.connection.policy.listen_streams:
             out = b""
             for listen_id, (methods, _) in self._listens.items():
                 if method in methods:
