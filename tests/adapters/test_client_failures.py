@@ -72,7 +72,7 @@ def test_a_timeout_raises_request_timeout_and_cancels_at_the_peer(rt: Runtime) -
 
 @runtimes()
 def test_reset_on_progress_restarts_the_timeout(rt: Runtime) -> None:
-    """Progress every 0.15 s for 0.9 s keeps a 0.4 s timeout from expiring."""
+    """Progress every 0.15 s for 0.9 s keeps a 0.6 s timeout from expiring."""
 
     def script(wire: Wire) -> None:
         wire.accept_initialize()
@@ -90,7 +90,7 @@ def test_reset_on_progress_restarts_the_timeout(rt: Runtime) -> None:
         async with rt.client(peer.path) as client:
             started = time.monotonic()
             got = await client.call_tool(
-                "slow", timeout=0.4, reset_on_progress=True, on_progress=steps.append
+                "slow", timeout=0.6, reset_on_progress=True, on_progress=steps.append
             )
             assert got == text_result("done")
             return time.monotonic() - started

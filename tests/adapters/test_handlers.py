@@ -16,7 +16,7 @@ from mcp_sansio.server import Server
 from mcp_sansio.session import McpError, RequestTimeout
 
 from ._peers import MODERN, VERSION, RawServer, Served, Wire, error_log, raw_client, result
-from ._runtimes import Body, Runtime, runtimes
+from ._runtimes import Body, Runtime, async_runtimes, runtimes
 
 
 def call(request_id: Any, name: str, arguments: Mapping[str, Any] | None = None) -> Any:
@@ -61,6 +61,18 @@ def forever(probe: Probe) -> Body:
     return wait_forever
 
 
+def progress_then_forever(probe: Probe) -> Body:
+    """Report progress once, then wait as :func:`forever`."""
+    wait = forever(probe)
+
+    async def progress_then_wait(ctx: Any, params: Mapping[str, Any]) -> Any:
+        "Report progress, then wait until cancelled."
+        ctx.progress(1, 10, "started")
+        return await wait(ctx, params)
+
+    return progress_then_wait
+
+
 def build_server(rt: Runtime, probe: Probe) -> Server:
     server = Server("contract", "1.0")
 
@@ -85,6 +97,7 @@ def build_server(rt: Runtime, probe: Probe) -> Server:
         raise RuntimeError("prompt detail")
 
     server.tool(name="forever")(rt.handler(forever(probe)))
+    server.tool(name="progress")(rt.handler(progress_then_forever(probe)))
     return server
 
 
@@ -167,6 +180,48 @@ def test_a_timeout_cancels_the_handler_of_our_own_server(rt: Runtime, version: s
         rt.run(scenario)
     assert probe.started.is_set()
     assert probe.cancelled.is_set()
+
+
+@async_runtimes()
+@pytest.mark.parametrize("version", [VERSION, MODERN])
+def test_the_caller_cancelling_cancels_our_own_servers_handler(rt: Runtime, version: str) -> None:
+    probe = Probe()
+
+    async def scenario() -> None:
+        async with rt.client(served.path, versions=[version]) as client:
+            assert await client.cancel_after(0.3, lambda: client.call_tool("forever"))
+            await client.until(probe.cancelled.is_set)
+            got = await client.call_tool("echo", {"text": "after"})
+            assert got["content"] == [{"type": "text", "text": "after"}]
+
+    with Served(rt.name, build_server(rt, probe), versions=[version]) as served:
+        rt.run(scenario)
+    assert probe.started.is_set()
+
+
+@runtimes()
+@pytest.mark.parametrize("version", [VERSION, MODERN])
+def test_on_progress_raising_cancels_our_own_servers_handler(rt: Runtime, version: str) -> None:
+    """The drift case end to end, in either era: the callback's exception comes out of the
+    call, and the server's handler is cancelled."""
+    probe = Probe()
+    raised: list[Exception] = []
+
+    def on_progress(params: Mapping[str, Any]) -> None:
+        raised.append(ValueError("callback bug"))
+        raise raised[-1]
+
+    async def scenario() -> None:
+        async with rt.client(served.path, versions=[version]) as client:
+            with pytest.raises(ValueError, match="callback bug") as info:
+                await client.call_tool("progress", on_progress=on_progress, timeout=5)
+            assert info.value is raised[0]
+            await client.until(probe.cancelled.is_set)
+            got = await client.call_tool("echo", {"text": "after"})
+            assert got["content"] == [{"type": "text", "text": "after"}]
+
+    with Served(rt.name, build_server(rt, probe), versions=[version]) as served:
+        rt.run(scenario)
 
 
 @runtimes()
