@@ -17,7 +17,9 @@ from mcp_sansio import Config, RequestStateSeal, blocking, session
 from mcp_sansio import asyncio as mcp_asyncio
 from mcp_sansio._framing import DEFAULT_CLIENT_MAX_MESSAGE_SIZE, DEFAULT_MAX_MESSAGE_SIZE
 from mcp_sansio._request_state import MAX_SEALED_DEPTH, MAX_SEALED_LENGTH
-from mcp_sansio.http import _blocking_client, _blocking_server, _client, _h11client, _server
+from mcp_sansio.blocking import _http_client as _blocking_client
+from mcp_sansio.blocking import _http_server as _blocking_server
+from mcp_sansio.http import _client, _h11client, _server
 from mcp_sansio.http._h11server import _MAX_HEAD
 
 PAGE = Path(__file__).resolve().parents[1] / "docs" / "limits.rst"

@@ -388,7 +388,7 @@ def test_our_http_client_reopens_the_session_of_a_restarted_sdk_server(
     process, and our client starts a new session and sends the call again, as the
     specification says it MUST; the caller sees only the answer."""
     from mcp_sansio.blocking import Client
-    from mcp_sansio.http._blocking_client import HttpStream
+    from mcp_sansio.blocking._http_client import HttpStream
 
     port = free_port()
     url = f"http://127.0.0.1:{port}/mcp"
@@ -418,7 +418,7 @@ def test_a_restarted_sdk_server_gets_the_logging_level_and_subscriptions_back(
     logging level and the live subscriptions again. The new server process reports what it
     was told."""
     from mcp_sansio.blocking import Client
-    from mcp_sansio.http._blocking_client import HttpStream
+    from mcp_sansio.blocking._http_client import HttpStream
 
     port = free_port()
     url = f"http://127.0.0.1:{port}/mcp"
