@@ -1,2 +1,3 @@
 """The adapter contract suite: the same scenarios through the blocking, asyncio and trio
-runtimes, asserting the outcomes ``/tmp/coord/POLICY.md`` decides (issue 18, item 7)."""
+runtimes, asserting the outcomes the one runtime policy decides (issue 18, items 1 and 7;
+"POLICY.md" in the tests' docstrings: its sections are named there)."""

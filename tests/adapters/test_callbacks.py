@@ -225,3 +225,28 @@ def test_a_client_handler_raising_mcp_error_sends_that_error(rt: Runtime, method
         }
     ]
     assert log.records == []
+
+
+class Stop(BaseException):
+    """A ``BaseException`` that is not an ``Exception`` (as ``KeyboardInterrupt``)."""
+
+
+@runtimes(trio="it comes out inside three nested BaseExceptionGroups (Trio nurseries)")
+def test_a_base_exception_from_on_progress_is_never_swallowed(rt: Runtime) -> None:
+    """It comes out of the call (and of the runtime's run) as it is; the client closes."""
+
+    def script(wire: Wire) -> None:
+        wire.accept_initialize()
+        call = wire.recv_method("tools/call")
+        wire.send(progress(call["params"]["_meta"]["progressToken"], 1))
+        wire.wait_eof()
+
+    def on_progress(params: Mapping[str, Any]) -> None:
+        raise Stop("stop now")
+
+    async def scenario() -> None:
+        async with rt.client(peer.path) as client:
+            await client.call_tool("slow", on_progress=on_progress, timeout=3)
+
+    with RawServer(script) as peer, pytest.raises(Stop, match="stop now"):
+        rt.run(scenario)

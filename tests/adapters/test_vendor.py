@@ -5,9 +5,9 @@ notification, declared with the core's ``MethodSpec`` and carried by each runtim
 
 The built-in counterpart (a gated or wrong-direction built-in call refused before the wire,
 the same in each runtime) passes today; the vendor cases are strict xfails until the
-runtimes carry application methods (the API they are written against is in
-``/tmp/coord/requests.md``, "From D": ``Server(methods=, experimental=)``,
-``@server.method(name)``, ``ctx.notify``, ``Client(methods=)``, ``client.notify``)."""
+runtimes carry application methods. They are written against the API proposed to the
+runtimes' side: ``Server(methods=, experimental=)``, ``@server.method(name)``,
+``ctx.notify(method, params)``, ``Client.connect_*(methods=)``, ``client.notify``."""
 
 from __future__ import annotations
 
