@@ -5,6 +5,7 @@ own ``serve_unix`` in a thread; the client is played by the test, line by line."
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections.abc import Mapping
@@ -73,6 +74,19 @@ def progress_then_forever(probe: Probe) -> Body:
     return progress_then_wait
 
 
+def slowly(probe: Probe) -> Body:
+    """A handler body that works 0.3 s, then answers."""
+
+    async def work_slowly(ctx: Any, params: Mapping[str, Any]) -> Any:
+        "Work for 0.3 s."
+        probe.started.set()
+        await ctx.sleep(0.3)
+        probe.finished.set()
+        return "done"
+
+    return work_slowly
+
+
 def build_server(rt: Runtime, probe: Probe) -> Server:
     server = Server("contract", "1.0")
 
@@ -97,6 +111,7 @@ def build_server(rt: Runtime, probe: Probe) -> Server:
         raise RuntimeError("prompt detail")
 
     server.tool(name="forever")(rt.handler(forever(probe)))
+    server.tool(name="slowly")(rt.handler(slowly(probe)))
     server.tool(name="progress")(rt.handler(progress_then_forever(probe)))
     return server
 
@@ -312,3 +327,61 @@ def test_a_request_over_max_message_size_is_refused_to_its_id(rt: Runtime) -> No
     assert answer["error"]["code"] == -32600
     assert "max_message_size" in answer["error"]["message"]
     assert "100" in answer["error"]["message"]
+
+
+# ---------------------------------------------------------------------- the client goes away
+
+
+@runtimes()
+def test_a_half_closed_client_still_gets_its_answer(rt: Runtime) -> None:
+    """(Added by D.) EOF from the client (it shut its writing side) ends the reading, not
+    the session's answers: the request in flight is answered."""
+    with Served(rt.name, build_server(rt, Probe())) as served, raw_client(served.path) as wire:
+        wire.initialize()
+        wire.send(call(1, "echo", {"text": "bye"}))
+        wire.shutdown_write()
+        assert wire.wait_eof() == [
+            {"jsonrpc": "2.0", "id": 1, "result": {"content": [{"type": "text", "text": "bye"}]}}
+        ]
+
+
+def _fd_count() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+def _settled_fd_count(at_most: int | None = None, timeout: float = 5.0) -> int:
+    """The process's descriptor count once it stops changing (or is down to ``at_most``)."""
+    end = time.monotonic() + timeout
+    last = _fd_count()
+    while time.monotonic() < end:
+        time.sleep(0.05)
+        now = _fd_count()
+        if (at_most is not None and now <= at_most) or (at_most is None and now == last):
+            return now
+        last = now
+    return _fd_count()
+
+
+@runtimes()
+def test_a_client_gone_mid_call_is_let_go_once_its_handler_ends(rt: Runtime) -> None:
+    """(Added by D.) The client closes its socket while a handler works. The server cannot
+    tell that from a half-close before it writes, so the handler runs to its end (as for
+    a half-closed client); then its answer is dropped, nothing is logged at ERROR, and the
+    connection's descriptors are let go while the server serves on."""
+    probe = Probe()
+    with error_log() as log, Served(rt.name, build_server(rt, probe)) as served:
+        with raw_client(served.path) as warm:  # what the server makes once, made now
+            warm.initialize()
+        before = _settled_fd_count()
+        with raw_client(served.path) as wire:
+            wire.initialize()
+            wire.send(call(1, "slowly"))
+            assert probe.started.wait(5)
+        assert probe.finished.wait(5), "the handler did not run to its end"
+        after = _settled_fd_count(at_most=before)
+        assert after <= before, f"{after - before} descriptors kept"
+        with raw_client(served.path) as wire:  # and it serves on
+            wire.initialize()
+            wire.send(ping(3))
+            assert wire.recv() == result(ping(3), {})
+    assert log.records == []
