@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mcp_sansio import Connection, Request, Role, _connection
+from mcp_sansio import Connection, Request, Role, _gates
 
 
 def stateless_server(capabilities: Any) -> Connection:
@@ -23,13 +23,13 @@ def stateless_server(capabilities: Any) -> Connection:
 def test_connections_with_the_same_capabilities_share_the_table() -> None:
     first = stateless_server({"tools": {}})
     second = stateless_server({"tools": {}})
-    assert first._gated is second._gated
+    assert first._s.gated is second._s.gated
     other = stateless_server({"tools": {}, "prompts": {}})
-    assert other._gated is not first._gated
-    assert other._gated != first._gated
+    assert other._s.gated is not first._s.gated
+    assert other._s.gated != first._s.gated
 
 
 def test_the_table_is_bounded() -> None:
-    for n in range(_connection._GATES_MAX + 5):
+    for n in range(_gates.GATES_MAX + 5):
         stateless_server({"tools": {}, "experimental": {str(n): {}}})
-        assert len(_connection._GATES) <= _connection._GATES_MAX
+        assert len(_gates.GATES) <= _gates.GATES_MAX

@@ -480,7 +480,7 @@ def test_owed_errors_are_bounded_in_bytes() -> None:
     for i in range(5):
         event = feed(pair.server, _raw_request(_long_id(i), "prompts/list", LATEST_LEGACY))
         replies.append(expect_invalid(event, ErrorCode.METHOD_NOT_FOUND).reply)
-    assert pair.server._owed_errors.nbytes <= 3 * MIB
+    assert pair.server._s.theirs.owed.nbytes <= 3 * MIB
     assert replies[0] is not None
     assert replies[-1] is not None
     _refused(pair.server, replies[0])

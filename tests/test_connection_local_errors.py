@@ -25,12 +25,12 @@ from mcp_sansio import (
     Connection,
     ErrorResponse,
     LocalProtocolError,
+    Message,
     Notification,
     Request,
     Response,
     Role,
 )
-from mcp_sansio._connection import _SAVED, _UNSAVED
 from mcp_sansio._versions import VERSIONS
 
 CAPS: dict[str, Any] = {
@@ -258,14 +258,90 @@ def test_a_legal_send_after_a_refused_one(version: str) -> None:
     pair.roundtrip(Role.CLIENT, "tools/list", result={"tools": []})
 
 
+# What send() never changes: the configuration, the buffers, the close and error flags,
+# the id counter. Everything else is the one Session object a refused batch puts back.
+_OUTSIDE_THE_SESSION = frozenset(
+    {
+        "config",
+        "role",
+        "_specs",
+        "_peer",
+        "_framer",
+        "_max_in_flight",
+        "_queue",
+        "_eof",
+        "_closed_reported",
+        "_error",
+        "_next_id",
+        "_known",
+    }
+)
+
+
 @pytest.mark.parametrize("role", list(Role))
-def test_a_refused_batch_saves_every_attribute_it_could_change(role: Role) -> None:
-    """The batch snapshot names its attributes (a compiled Connection has no ``__dict__``):
-    together with what it leaves alone, they are every attribute a Connection has."""
+def test_what_a_send_can_change_is_one_object(role: Role) -> None:
+    """A refused batch puts back one copy (``Session.copy``): every attribute a send could
+    change lives in that object; the others are configuration and buffers."""
     names = set(attributes(Connection(role)))
-    assert len(_SAVED) == len(set(_SAVED))
-    assert names == set(_SAVED) | _UNSAVED
-    assert not set(_SAVED) & _UNSAVED
+    assert names == _OUTSIDE_THE_SESSION | {"_s"}
+
+
+TOKEN_Z: dict[str, Any] = {"progressToken": "z"}
+
+
+def _progress(token: str, value: int) -> Notification:
+    return Notification(
+        method="notifications/progress", params={"progressToken": token, "progress": value}
+    )
+
+
+def test_a_batch_refused_at_its_last_member_puts_everything_back() -> None:
+    """Every kind of change a member can make (a request with a token, progress, a cancel,
+    an answer that subscribes or sets the level, an error) is undone with the batch."""
+    version = "2025-03-26"
+    pair = _busy(version)
+    pair.request(Role.SERVER, "roots/list", id="r2")
+    pair.request(Role.CLIENT, "resources/subscribe", {"uri": "file:///b"}, id="sub2")
+    pair.request(Role.CLIENT, "logging/setLevel", {"level": "error"}, id="lvl2")
+    cases: tuple[tuple[Connection, list[Message]], ...] = (
+        (
+            pair.client,
+            [
+                Request(
+                    id=10,
+                    method="tools/call",
+                    params={"name": "t", "_meta": {"progressToken": "z"}},
+                ),
+                Notification(
+                    method="notifications/progress", params={"progressToken": "q", "progress": 1}
+                ),
+                Notification(method="notifications/cancelled", params={"requestId": 1}),
+                Response(id="r2", result={"roots": []}),
+                Request(id=10, method="ping"),  # refused: id 10 is in flight
+            ],
+        ),
+        (
+            pair.server,
+            [
+                Response(id="sub2", result={}),
+                Response(id="lvl2", result={}),
+                Notification(
+                    method="notifications/progress", params={"progressToken": "p", "progress": 6}
+                ),
+                Request(id=11, method="ping", params={"_meta": {"progressToken": "y"}}),
+                Response(id="nope", result={}),  # refused: answers nothing
+            ],
+        ),
+    )
+    for conn, members in cases:
+        before, public = deep_state(conn), snapshot(conn)
+        with pytest.raises(LocalProtocolError):
+            conn.send(Batch(events=tuple(members)))
+        assert snapshot(conn) == public
+        assert deep_state(conn) == before
+        # and each member but the last goes through alone
+        for member in members[:-1]:
+            conn.send(member)
 
 
 def test_deep_state_sees_a_change() -> None:

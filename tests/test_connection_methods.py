@@ -210,6 +210,6 @@ def test_connections_with_other_methods_do_not_share_gates() -> None:
             conn,
             {"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"_meta": modern_meta()}},
         )
-    assert plain._gated is not extended._gated
+    assert plain._s.gated is not extended._s.gated
     assert extended.config.specs[MODERN].methods["acme/search"].gate == ("experimental", "acme")
     assert "acme/search" not in plain.config.specs[MODERN].methods

@@ -44,6 +44,15 @@ class ErrorCode(enum.IntEnum):
     """The request did not declare a client capability the server needs (2026-07-28)."""
     UNSUPPORTED_PROTOCOL_VERSION = -32022
     """The request's protocol version is not supported (2026-07-28)."""
+    CONNECTION_CLOSED = -32000
+    """Implementation-defined (JSON-RPC 2.0 reserves -32000 to -32099): the connection
+    closed before the answer came (the sessions' ``ConnectionLost``; the HTTP transport's
+    errors)."""
+    REQUEST_TIMEOUT = -32001
+    """Implementation-defined: no answer within the call's timeout (``RequestTimeout``)."""
+    REQUEST_CANCELLED = -32800
+    """Implementation-defined: the request was cancelled (a call that ends by
+    ``notifications/cancelled``)."""
 
 
 class ProtocolError(Exception):
