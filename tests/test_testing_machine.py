@@ -40,10 +40,11 @@ from mcp_sansio.testing import (
     TargetError,
 )
 from mcp_sansio.testing._conversation import Conversation
+from mcp_sansio.testing._faults import canonical
 from mcp_sansio.testing._near_miss import NearMiss, near_misses
 from mcp_sansio.testing._peer_machine import PeerMachine, SessionRefused
 from mcp_sansio.testing._replay import agrees, replay
-from mcp_sansio.testing._shots import canonical, shot_builders
+from mcp_sansio.testing._shots import shot_builders
 from mcp_sansio.testing._wire import Demand, PeerViolation, Shot, WireLine, classify
 
 QUICK = settings(

@@ -57,11 +57,8 @@ from mcp_sansio.testing import (
     rule,
     rules_for,
 )
-from mcp_sansio.testing._near_miss import (
-    _Ctx,
-    _methods,
-    _params_invalid_near,
-)
+from mcp_sansio.testing._faults._ground import methods_of
+from mcp_sansio.testing._near_miss import _Ctx, params_invalid_near
 from mcp_sansio.testing._schema_strategies import _method_definitions
 
 EXAMPLES = max(4, settings().max_examples // 25)
@@ -89,7 +86,7 @@ def _params_cases() -> list[tuple[str, str, str]]:
     for version, receiver in sorted(RULES["params.invalid"].cases, key=str):
         spec = VERSIONS[version]
         methods = [
-            m for m in _methods(spec, receiver.peer, Kind.REQUEST) if m in spec.required_params
+            m for m in methods_of(spec, receiver.peer, Kind.REQUEST) if m in spec.required_params
         ]
         if spec.era is Era.INITIALIZE and receiver is Role.SERVER:
             methods.append("initialize")
@@ -186,7 +183,7 @@ def test_near_miss_is_refused(name: str, version: str, receiver: str, data: st.D
 
 def _params_strategy(version: str, receiver: str, method: str) -> st.SearchStrategy[NearMiss]:
     ctx = _Ctx(VERSIONS[version], Role(receiver).peer, SIZE)
-    return _params_invalid_near(ctx, frozenset({method}))
+    return params_invalid_near(ctx, frozenset({method}))
 
 
 _PARAMS_CASES = _params_cases()
@@ -385,6 +382,6 @@ def test_listen_flags_are_the_receivers() -> None:
     # The near misses keep the listen flags as a sender sees them; the Connection that
     # receives them has its own table: they must name the same flags and notifications.
     from mcp_sansio import _connection
-    from mcp_sansio.testing._near_miss import LISTEN_FLAGS
+    from mcp_sansio.testing._faults._ground import LISTEN_FLAGS
 
     assert dict(LISTEN_FLAGS) == dict(_connection._LISTEN_FLAGS)

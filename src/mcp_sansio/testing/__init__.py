@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from mcp_sansio.testing._client_probe import run_client_probe
 from mcp_sansio.testing._conversation import Conversation
+from mcp_sansio.testing._faults import Draw
 from mcp_sansio.testing._http_target import HttpTarget
 from mcp_sansio.testing._inprocess_target import (
     ClientConnectionTarget,
@@ -70,7 +71,7 @@ from mcp_sansio.testing._schema_strategies import (
     results,
     schema_dir,
 )
-from mcp_sansio.testing._shots import Draw, client_shot_builders, shot_builders
+from mcp_sansio.testing._shots import client_shot_builders, shot_builders
 from mcp_sansio.testing._stdio_target import SERVER_PLACEHOLDER, ClientTarget, StdioTarget
 from mcp_sansio.testing._targets import Channel, Incoming, Target, TargetError
 from mcp_sansio.testing._wire import (

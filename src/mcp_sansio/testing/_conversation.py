@@ -318,6 +318,11 @@ class Conversation:
         """Every answer to our request ``rid`` so far."""
         return list(self._answers.get(id_key(rid), ()))
 
+    def answered_ids(self) -> list[tuple[str, Any]]:
+        """The requests of ours that have been answered, oldest first, as ``(type name,
+        id)`` keys (``1`` and ``"1"`` apart)."""
+        return [key for key, answers in self._answers.items() if answers]
+
     def send_raw(self, data: bytes, ids: Iterable[RequestId] = ()) -> int:
         """Send ``data`` as it is, past the mirror; answers under ``ids`` are collected for
         :meth:`raw_answers` instead of going to the mirror. Returns a mark for

@@ -56,8 +56,11 @@ from mcp_sansio._events import Batch, Event, InvalidMessage, Message, RequestId
 from mcp_sansio._framing import DEFAULT_MAX_MESSAGE_SIZE
 from mcp_sansio._jsonrpc import decode
 from mcp_sansio._sentinels import NEED_DATA, OMITTED
-from mcp_sansio._state import LIFECYCLE_METHODS, Role
-from mcp_sansio._versions import VERSIONS, Direction, Era, Kind, VersionSpec, capability_met
+from mcp_sansio._state import Role
+from mcp_sansio._versions import VERSIONS, Era, Kind, VersionSpec
+from mcp_sansio.testing._faults import FAULTS, Draw, Fault, FaultBuilder, Ground
+from mcp_sansio.testing._faults._ground import LISTEN_FLAGS, SENDS, may_send, methods_of
+from mcp_sansio.testing._faults.methods import invalid_params
 from mcp_sansio.testing._rules import RULES, Reply, rule
 from mcp_sansio.testing._schema_strategies import (
     _definitions,
@@ -89,14 +92,6 @@ _PROGRESS: Final = "notifications/progress"
 _CANCELLED: Final = "notifications/cancelled"
 _UPDATED: Final = "notifications/resources/updated"
 _MESSAGE: Final = "notifications/message"
-#: The 2026-07-28 listen opt-in flags, and the notification each admits (the receiver's table,
-#: kept here as the sender sees it; tests/test_testing_near_miss.py checks the two agree).
-LISTEN_FLAGS: Final[Mapping[str, str]] = {
-    "toolsListChanged": "notifications/tools/list_changed",
-    "promptsListChanged": "notifications/prompts/list_changed",
-    "resourcesListChanged": "notifications/resources/list_changed",
-}
-_SENDS: Final = {Role.CLIENT: Direction.CLIENT_TO_SERVER, Role.SERVER: Direction.SERVER_TO_CLIENT}
 #: 2026-07-28 notifications that only travel on a listen stream.
 _STREAM_NOTIFICATIONS: Final = frozenset(LISTEN_FLAGS.values()) | {_UPDATED}
 #: Every method name of every version.
@@ -370,26 +365,6 @@ def _without(caps: Mapping[str, Any], path: tuple[str, ...], false: bool) -> dic
         else:
             del node[path[-1]]
     return out
-
-
-def _methods(
-    spec: VersionSpec, sender: Role, kind: Kind, *, caps: Mapping[str, Any] | None = None
-) -> list[str]:
-    """The methods of ``kind`` that ``sender`` may send in ``spec`` (not the lifecycle
-    ones); with ``caps``, only those whose gate ``caps`` meets."""
-    return sorted(
-        name
-        for name, r in spec.methods.items()
-        if r.kind is kind
-        and r.direction in (Direction.BOTH, _SENDS[sender])
-        and name not in LIFECYCLE_METHODS
-        and (caps is None or not r.gate or capability_met(caps, r.gate))
-    )
-
-
-def _may_send(spec: VersionSpec, sender: Role, method: str) -> bool:
-    r = spec.methods.get(method)
-    return r is not None and r.direction in (Direction.BOTH, _SENDS[sender])
 
 
 def _line(obj: Any) -> bytes:
@@ -703,7 +678,7 @@ class _Script:
         declared)."""
         if self.stage != "operating":
             return ["ping"] if "ping" in self.spec.methods else []
-        return _methods(self.spec, role, Kind.REQUEST, caps=self.caps[role.peer])
+        return methods_of(self.spec, role, Kind.REQUEST, caps=self.caps[role.peer])
 
     def in_flight(self, role: Role, *, token: Any = None, meta: Any = None) -> RequestId:
         """A request of ``role``'s left unanswered (never a listen: progress and logging
@@ -797,7 +772,7 @@ def _plain_notifications(s: _Script) -> list[str]:
         return []
     return [
         m
-        for m in _methods(s.spec, s.sender, Kind.NOTIFICATION, caps=s.caps[s.sender])
+        for m in methods_of(s.spec, s.sender, Kind.NOTIFICATION, caps=s.caps[s.sender])
         if m not in (_CANCELLED, _PROGRESS, _UPDATED)
     ]
 
@@ -821,9 +796,9 @@ def _sender_notification(s: _Script) -> dict[str, Any]:
     plain = _plain_notifications(s)
     if plain:
         paths.append("plain")
-    if _may_send(s.spec, s.sender, _PROGRESS) and _can_request(s, s.receiver):
+    if may_send(s.spec, s.sender, _PROGRESS) and _can_request(s, s.receiver):
         paths.append("progress")
-    if _may_send(s.spec, s.sender, _CANCELLED) and _can_request(s, s.sender):
+    if may_send(s.spec, s.sender, _CANCELLED) and _can_request(s, s.sender):
         paths.append("cancel")
     path = s.draw(st.sampled_from(paths))
     if path == "plain":
@@ -892,48 +867,6 @@ def _generator(name: str) -> Callable[[_Generator], _Generator]:
 # -- envelope
 
 
-@_generator("envelope.parse-error")
-@st.composite
-def _parse_error(draw: st.DrawFn, ctx: _Ctx) -> NearMiss:
-    s = _Script(draw, ctx)
-    if not s.legacy or draw(st.booleans()):
-        s.opening()
-    s.filler()
-    valid = _line(_valid(s, ("request", "notification", "response")))
-    text = valid[:-1]
-    how = draw(
-        st.sampled_from(
-            [
-                "cut short",
-                "a trailing comma",
-                "single quotes",
-                "garbage before it",
-                "invalid UTF-8",
-                "an unquoted key",
-            ]
-        )
-    )
-    if how == "cut short":
-        bad = text[: draw(st.integers(1, len(text) - 1))]
-    elif how == "a trailing comma":
-        bad = text[:-1] + b"," + text[-1:]
-    elif how == "single quotes":
-        bad = text.replace(b'"jsonrpc"', b"'jsonrpc'", 1)
-    elif how == "garbage before it":
-        bad = draw(st.sampled_from([b"x", b"//", b")]}'", b"\x00", b"NaN"])) + text
-    elif how == "invalid UTF-8":
-        bad = text.replace(b'"2.0"', b'"2.0\xff"', 1)
-    else:
-        bad = text.replace(b'"jsonrpc"', b"jsonrpc", 1)
-    return s.near(
-        "envelope.parse-error",
-        bad + b"\n",
-        _error_expect("envelope.parse-error", None),
-        s.scenario(valid),
-        f"JSON with {how}",
-    )
-
-
 _BAD_JSONRPC: Final[list[Any]] = ["1.0", "2", "2.0 ", "", 2.0, 2, None, ["2.0"]]
 _BAD_IDS: Final[list[Any]] = [None, True, False, 1.5, -0.25, 1e300, [], {}, [1], {"id": 1}]
 _BAD_METHODS: Final[list[Any]] = [1, None, True, [], {}, ["tools/list"], 0.5]
@@ -943,156 +876,6 @@ _NOT_OBJECTS: Final[list[Any]] = ["a string", 42, None, True, 1.5]
 
 def _is_id(value: Any) -> bool:
     return type(value) in (int, str)
-
-
-@_generator("envelope.invalid-request")
-@st.composite
-def _invalid_request(draw: st.DrawFn, ctx: _Ctx) -> NearMiss:
-    s = _Script(draw, ctx)
-    if not s.legacy or draw(st.booleans()):
-        s.opening()
-    base = _valid(s, ("request", "notification"))
-    bad = copy.deepcopy(base)
-    rid = base.get("id")
-    reply_id = rid if _is_id(rid) else None
-    faults = ["jsonrpc missing", "jsonrpc wrong", "id invalid", "method invalid", "params invalid"]
-    faults += ["result on a request", "error on a request", "not an object"]
-    if "id" in base:
-        faults.append("method missing")
-    fault = draw(st.sampled_from(faults))
-    if fault == "jsonrpc missing":
-        del bad["jsonrpc"]
-    elif fault == "jsonrpc wrong":
-        bad["jsonrpc"] = draw(st.sampled_from(_BAD_JSONRPC))
-    elif fault == "id invalid":
-        bad["id"] = draw(st.sampled_from(_BAD_IDS))
-        reply_id = None
-    elif fault == "method invalid":
-        bad["method"] = draw(st.sampled_from(_BAD_METHODS))
-    elif fault == "method missing":
-        del bad["method"]
-    elif fault == "params invalid":
-        bad["params"] = draw(st.sampled_from(_BAD_PARAMS))
-    elif fault == "result on a request":
-        bad["result"] = {}
-    elif fault == "error on a request":
-        bad["error"] = {"code": -32603, "message": "x"}
-    else:
-        bad = draw(st.sampled_from([*_NOT_OBJECTS, orjson.dumps(base).decode()]))
-        reply_id = None
-    return s.near(
-        "envelope.invalid-request",
-        bad,
-        _error_expect("envelope.invalid-request", reply_id),
-        s.scenario(base),
-        f"{fault} ({'request' if 'id' in base else 'notification'} {base.get('method')!r})",
-    )
-
-
-@_generator("envelope.invalid-response")
-@st.composite
-def _invalid_response(draw: st.DrawFn, ctx: _Ctx) -> NearMiss:
-    s = _Script(draw, ctx)
-    if not s.legacy or draw(st.booleans()):
-        s.opening()
-    answerable = _can_request(s, s.receiver)
-    # (A 2026 server never asks anything: no response of the client's is valid.)
-    base = _sender_response(s) if answerable else _response(s.new_id(s.receiver), s.result("ping"))
-    bad = copy.deepcopy(base)
-    faults = ["both result and error", "jsonrpc missing", "jsonrpc wrong", "id invalid"]
-    if "result" in base:
-        faults += ["result not an object", "id missing"]
-    else:
-        faults += ["error not an object", "error code invalid", "error message invalid"]
-    fault = draw(st.sampled_from(faults))
-    if fault == "both result and error":
-        bad["result"] = base.get("result", {})
-        bad["error"] = base.get("error", {"code": -32603, "message": "x"})
-    elif fault == "jsonrpc missing":
-        del bad["jsonrpc"]
-    elif fault == "jsonrpc wrong":
-        bad["jsonrpc"] = draw(st.sampled_from(_BAD_JSONRPC))
-    elif fault == "id invalid":
-        bad["id"] = draw(
-            st.sampled_from([i for i in _BAD_IDS if i is not None or "result" in base])
-        )
-    elif fault == "id missing":
-        del bad["id"]
-    elif fault == "result not an object":
-        bad["result"] = draw(st.sampled_from([[], "ok", 1, None, True, [{}]]))
-    elif fault == "error not an object":
-        bad["error"] = draw(st.sampled_from(["failed", -32603, [], None]))
-    elif fault == "error code invalid":
-        error = bad["error"]
-        if draw(st.booleans()):
-            del error["code"]
-        else:
-            error["code"] = draw(st.sampled_from(["-32603", 1.5, None, True, []]))
-    else:
-        error = bad["error"]
-        if draw(st.booleans()):
-            del error["message"]
-        else:
-            error["message"] = draw(st.sampled_from([1, None, [], {}, True]))
-    return s.near(
-        "envelope.invalid-response",
-        bad,
-        _NONE,
-        s.scenario(base) if answerable else None,
-        f"a response with {fault}",
-    )
-
-
-@_generator("envelope.batch-not-allowed")
-@st.composite
-def _batch_not_allowed(draw: st.DrawFn, ctx: _Ctx) -> NearMiss:
-    s = _Script(draw, ctx)
-    if not s.legacy or draw(st.booleans()):
-        s.opening()
-    kinds = draw(st.sampled_from([("request", "notification"), ("response",)]))
-    if not _kinds(s, kinds):
-        kinds = ("request", "notification")
-    members = [_valid(s, kinds) for _ in range(draw(st.integers(1, 3)))]
-    return s.near(
-        "envelope.batch-not-allowed",
-        members,
-        _error_expect("envelope.batch-not-allowed", None),
-        s.scenario(members[0]),
-        f"a batch of {len(members)}",
-    )
-
-
-@_generator("envelope.empty-batch")
-@st.composite
-def _empty_batch(draw: st.DrawFn, ctx: _Ctx) -> NearMiss:
-    s = _Script(draw, ctx)
-    s.opening()
-    s.filler()
-    member = _valid(s, ("request", "notification", "response"))
-    return s.near(
-        "envelope.empty-batch",
-        [],
-        _error_expect("envelope.empty-batch", None),
-        s.scenario([member]),
-        "an empty batch",
-    )
-
-
-@_generator("envelope.batch-mixed")
-@st.composite
-def _batch_mixed(draw: st.DrawFn, ctx: _Ctx) -> NearMiss:
-    s = _Script(draw, ctx)
-    s.opening()
-    first = _valid(s, ("request", "notification"))
-    answer = _sender_response(s)
-    members = draw(st.permutations([first, answer]))
-    return s.near(
-        "envelope.batch-mixed",
-        members,
-        _error_expect("envelope.batch-mixed", None),
-        s.scenario([first]),
-        "a batch of a request or notification and a response",
-    )
 
 
 @_generator("envelope.oversized-message")
@@ -1130,7 +913,7 @@ def _oversized(draw: st.DrawFn, ctx: _Ctx) -> NearMiss:
 def _client_requests_after_handshake(s: _Script) -> list[str]:
     return [
         m
-        for m in _methods(s.spec, Role.CLIENT, Kind.REQUEST, caps=s.caps[Role.SERVER])
+        for m in methods_of(s.spec, Role.CLIENT, Kind.REQUEST, caps=s.caps[Role.SERVER])
         if m != "ping"
     ]
 
@@ -1162,7 +945,9 @@ def _request_in_initialize_window(draw: st.DrawFn, ctx: _Ctx) -> NearMiss:
     s.handshake("initialized")
     s.filler()
     methods = [
-        m for m in _methods(s.spec, s.sender, Kind.REQUEST, caps=s.caps[s.receiver]) if m != "ping"
+        m
+        for m in methods_of(s.spec, s.sender, Kind.REQUEST, caps=s.caps[s.receiver])
+        if m != "ping"
     ]
     message = _sender_request(s, draw(st.sampled_from(methods)))
     return s.near(
@@ -1184,7 +969,9 @@ def _server_request_before_initialized(draw: st.DrawFn, ctx: _Ctx) -> NearMiss:
     s.handshake(stage)
     s.filler()
     methods = [
-        m for m in _methods(s.spec, s.sender, Kind.REQUEST, caps=s.caps[s.receiver]) if m != "ping"
+        m
+        for m in methods_of(s.spec, s.sender, Kind.REQUEST, caps=s.caps[s.receiver])
+        if m != "ping"
     ]
     message = _sender_request(s, draw(st.sampled_from(methods)))
     repaired = s.fork()
@@ -1208,7 +995,7 @@ def _notification_before_initialized(draw: st.DrawFn, ctx: _Ctx) -> NearMiss:
     s.handshake(stage)
     methods = [
         m
-        for m in _methods(s.spec, s.sender, Kind.NOTIFICATION, caps=s.caps[s.sender])
+        for m in methods_of(s.spec, s.sender, Kind.NOTIFICATION, caps=s.caps[s.sender])
         if m not in (_CANCELLED, _PROGRESS, _MESSAGE, _UPDATED)
     ]
     method = draw(st.sampled_from(methods))
@@ -1221,23 +1008,6 @@ def _notification_before_initialized(draw: st.DrawFn, ctx: _Ctx) -> NearMiss:
         _NONE,
         repaired.scenario(message),
         f"{method} in stage {stage}",
-    )
-
-
-@_generator("lifecycle.second-initialize")
-@st.composite
-def _second_initialize(draw: st.DrawFn, ctx: _Ctx) -> NearMiss:
-    s = _Script(draw, ctx)
-    stage = draw(st.sampled_from(["initializing", "initialized", "operating"]))
-    s.handshake(stage)
-    s.filler()
-    message = _request(s.new_id(Role.CLIENT), "initialize", s.initialize_params())
-    return s.near(
-        "lifecycle.second-initialize",
-        message,
-        _error_expect("lifecycle.second-initialize", message["id"]),
-        _Script(draw, ctx).scenario(message),
-        f"initialize again in stage {stage}",
     )
 
 
@@ -1303,414 +1073,25 @@ def _listen_flags(s: _Script) -> dict[str, Any]:
     return wanted
 
 
-@_generator("ids.duplicate-request-id")
-@st.composite
-def _duplicate_id(draw: st.DrawFn, ctx: _Ctx) -> NearMiss:
-    s = _Script(draw, ctx)
-    s.opening()
-    if s.legacy:
-        ways = ["an answered request", "a refused request"]
-        if s.sender is Role.CLIENT:
-            ways.append("initialize")
-        way = draw(st.sampled_from(ways))
-        if way == "initialize":
-            rid = s.init_id
-        else:
-            rid = s.request(s.sender, "ping")
-            if way == "a refused request":
-                s.add(s.receiver, _error(rid, int(ErrorCode.INTERNAL_ERROR), "refused"))
-            else:
-                s.respond(s.receiver, rid, {})
-        s.filler()
-        reply_id: Any = rid
-    else:
-        way = "a listen in flight"
-        rid = s.listen(_listen_flags(s), ack=draw(st.booleans()))
-        reply_id = None
-    method = draw(st.sampled_from(s.requests_of(s.sender)))
-    message = _request(rid, method, s.params(s.sender, method))
-    fixed = dict(message, id=s.new_id(s.sender))
-    return s.near(
-        "ids.duplicate-request-id",
-        message,
-        _error_expect("ids.duplicate-request-id", reply_id),
-        s.scenario(fixed),
-        f"{method} reusing the id {rid!r} of {way}",
-    )
-
-
-@_generator("ids.string-and-int-are-different")
-@st.composite
-def _string_and_int(draw: st.DrawFn, ctx: _Ctx) -> NearMiss:
-    s = _Script(draw, ctx)
-    s.opening()
-    used = s.used[s.sender]
-    n = draw(st.integers(-5, 2**31))
-    while {_key(n), _key(str(n))} & used:
-        n += 1
-    first, twin = (n, str(n)) if draw(st.booleans()) else (str(n), n)
-    s.use(s.sender, twin)
-    if s.legacy:
-        s.request(s.sender, "ping", rid=first)
-        s.respond(s.receiver, first, {})
-        message = _request(twin, "ping")
-    else:
-        s.listen(_listen_flags(s), ack=draw(st.booleans()), rid=first)
-        message = _request(twin, _DISCOVER, {"_meta": s.meta()})
-    return s.near(
-        "ids.string-and-int-are-different",
-        message,
-        Expect(reply="result", id=twin),
-        s.scenario(message),
-        f"id {twin!r} after id {first!r}",
-    )
-
-
-@_generator("response.unknown-id")
-@st.composite
-def _unknown_response(draw: st.DrawFn, ctx: _Ctx) -> NearMiss:
-    s = _Script(draw, ctx)
-    s.opening()
-    receiver = s.receiver
-    method = _receiver_request_method(s)
-    params = {"_meta": s.meta()} if not s.legacy else None
-    ways = ["never sent"]
-    if _can_request(s, receiver):
-        ways += ["already answered", "the same digits as a string or number"]
-    way = draw(st.sampled_from(ways))
-    if way == "never sent":
-        rid: Any = s.new_id(receiver)
-    elif way == "already answered":
-        rid = s.request(receiver, method, params)
-        s.respond(s.sender, rid, s.result(method))
-    else:
-        used = s.used[receiver]
-        n = draw(st.integers(0, 2**31))
-        while {_key(n), _key(str(n))} & used:
-            n += 1
-        asked, rid = (n, str(n)) if draw(st.booleans()) else (str(n), n)
-        s.request(receiver, method, params, rid=asked)
-        s.use(receiver, rid)
-    if draw(st.booleans()):
-        message = _error(rid, int(ErrorCode.INTERNAL_ERROR), "failed")
-    else:
-        message = _response(rid, s.result(method))
-    repaired = None
-    if _can_request(s, receiver):
-        fixed = s.fork()
-        good = fixed.request(receiver, method, params)
-        repaired = fixed.scenario(dict(message, id=good))
-    return s.near("response.unknown-id", message, _NONE, repaired, f"a response to {way} id")
-
-
 # -- capabilities
 
 
 def _gated(spec: VersionSpec, sender: Role, kind: Kind) -> list[str]:
-    return [m for m in _methods(spec, sender, kind) if spec.methods[m].gate]
-
-
-@st.composite
-def _undeclared_request_gate(draw: st.DrawFn, ctx: _Ctx, name: str) -> NearMiss:
-    spec = ctx.spec
-    method = draw(st.sampled_from(_gated(spec, ctx.sender, Kind.REQUEST)))
-    gate = spec.methods[method].gate
-    receiver = ctx.sender.peer
-    full = _capabilities(spec.version, receiver)
-    lacking = _without(full, gate, draw(st.booleans()))
-    caps = {"client_caps" if receiver is Role.CLIENT else "server_caps": lacking}
-    s = _Script(draw, ctx, **caps)
-    s.opening()
-    message = _request(s.new_id(s.sender), method, s.params(s.sender, method))
-    repaired = s.recap(**{"client_caps" if receiver is Role.CLIENT else "server_caps": full})
-    return s.near(
-        name,
-        message,
-        _error_expect(name, message["id"]),
-        repaired.scenario(message),
-        f"{method} without the {receiver.value} capability {'.'.join(gate)}",
-    )
-
-
-_GENERATORS["capability.undeclared-server-capability"] = functools.partial(
-    _undeclared_request_gate, name="capability.undeclared-server-capability"
-)
-_GENERATORS["capability.undeclared-client-capability"] = functools.partial(
-    _undeclared_request_gate, name="capability.undeclared-client-capability"
-)
-
-
-@_generator("capability.undeclared-client-subcapability")
-@st.composite
-def _undeclared_subcapability(draw: st.DrawFn, ctx: _Ctx) -> NearMiss:
-    spec = ctx.spec
-    version = spec.version
-    full = _capabilities(version, Role.CLIENT)
-    ways = []
-    if spec.elicitation_modes and _may_send(spec, Role.SERVER, "elicitation/create"):
-        ways += ["url", "form"]
-    if spec.sampling_tools and _may_send(spec, Role.SERVER, "sampling/createMessage"):
-        ways += ["tools", "context"]
-    way = draw(st.sampled_from(ways))
-    lacking = copy.deepcopy(full)
-    if way in ("url", "form"):
-        method = "elicitation/create"
-        definition = "ElicitRequestURLParams" if way == "url" else "ElicitRequestFormParams"
-        params = copy.deepcopy(draw(from_schema(version, definition)))
-        lacking["elicitation"] = {"form": {}} if way == "url" else {"url": {}}
-    else:
-        method = "sampling/createMessage"
-        params = draw(schema_params(version, method))
-        params = copy.deepcopy(params)
-        if way == "tools":
-            params.pop("includeContext", None)
-            params.setdefault("tools", [])
-            lacking["sampling"] = {k: v for k, v in full["sampling"].items() if k != "tools"}
-        else:
-            params.pop("tools", None)
-            params.pop("toolChoice", None)
-            params["includeContext"] = draw(st.sampled_from(["thisServer", "allServers"]))
-            lacking["sampling"] = {k: v for k, v in full["sampling"].items() if k != "context"}
-    if isinstance(params.get("_meta"), dict):
-        params["_meta"].pop("progressToken", None)
-    s = _Script(draw, ctx, client_caps=lacking)
-    s.opening()
-    message = _request(s.new_id(Role.SERVER), method, params)
-    return s.near(
-        "capability.undeclared-client-subcapability",
-        message,
-        _error_expect("capability.undeclared-client-subcapability", message["id"]),
-        s.recap(client_caps=full).scenario(message),
-        f"{method} using {way} without declaring it",
-    )
-
-
-@_generator("capability.undeclared-notification")
-@st.composite
-def _undeclared_notification(draw: st.DrawFn, ctx: _Ctx) -> NearMiss:
-    spec = ctx.spec
-    sender = ctx.sender
-    needs_state = _STREAM_NOTIFICATIONS if spec.era is Era.STATELESS else {_UPDATED}
-    methods = [m for m in _gated(spec, sender, Kind.NOTIFICATION) if m not in needs_state]
-    method = draw(st.sampled_from(methods))
-    gate = spec.methods[method].gate
-    full = _capabilities(spec.version, sender)
-    lacking = _without(full, gate, draw(st.booleans()))
-    key = "client_caps" if sender is Role.CLIENT else "server_caps"
-    s = _Script(draw, ctx, **{key: lacking})
-    s.opening()
-    if method == _MESSAGE and not s.legacy:
-        s.in_flight(Role.CLIENT, meta={META_LOG_LEVEL: "debug"})
-    message = _notification(method, s.params(sender, method))
-    repaired = s.recap(**{key: full})
-    return s.near(
-        "capability.undeclared-notification",
-        message,
-        _NONE,
-        repaired.scenario(message),
-        f"{method} without the {sender.value} capability {'.'.join(gate)}",
-    )
+    return [m for m in methods_of(spec, sender, kind) if spec.methods[m].gate]
 
 
 # -- methods and params
 
 
-def _fallback_request(s: _Script, rid: Any) -> dict[str, Any] | None:
-    """A valid request of the sender's with id ``rid``, or ``None`` (2026 server)."""
-    if s.legacy:
-        return _request(rid, "ping")
-    if s.sender is Role.CLIENT:
-        return _request(rid, _DISCOVER, {"_meta": s.meta()})
-    return None
-
-
-@_generator("method.unknown")
-@st.composite
-def _unknown_method(draw: st.DrawFn, ctx: _Ctx) -> NearMiss:
-    s = _Script(draw, ctx)
-    s.opening()
-    spec = s.spec
-    elsewhere = sorted(
-        {
-            (version, m)
-            for version, other in VERSIONS.items()
-            for m in _methods(other, s.sender, Kind.REQUEST)
-            if m not in spec.methods
-        }
-    )
-    notes = _methods(spec, Role.CLIENT, Kind.NOTIFICATION) + _methods(
-        spec, Role.SERVER, Kind.NOTIFICATION
-    )
-    ways = ["an invented method", "a notification's name"]
-    if elsewhere:
-        ways.append("a method of another version")
-    way = draw(st.sampled_from(ways))
-    if way == "an invented method":
-        method = draw(_INVENTED)
-        params: Any = draw(
-            st.sampled_from([None, {}, {"x-arg": 1}])
-            if s.legacy or s.sender is Role.SERVER
-            else st.just({})
-        )
-        if not s.legacy and s.sender is Role.CLIENT:
-            params["_meta"] = s.meta()
-    elif way == "a notification's name":
-        method = draw(st.sampled_from(sorted(set(notes))))
-        params = s.params(s.sender, method, as_request=True)
-    else:
-        version, method = draw(st.sampled_from(elsewhere))
-        params = s.params(s.sender, method, version=version, as_request=True)
-    rid = s.new_id(s.sender)
-    message = _request(rid, method, params)
-    fixed = _fallback_request(s, rid)
-    return s.near(
-        "method.unknown",
-        message,
-        _error_expect("method.unknown", rid),
-        None if fixed is None else s.scenario(fixed),
-        f"{way}: {method!r}",
-    )
-
-
-@_generator("method.unknown-notification")
-@st.composite
-def _unknown_notification(draw: st.DrawFn, ctx: _Ctx) -> NearMiss:
-    s = _Script(draw, ctx)
-    s.opening()
-    spec = s.spec
-    elsewhere = sorted(
-        {
-            (version, m)
-            for version, other in VERSIONS.items()
-            for m in _methods(other, s.sender, Kind.NOTIFICATION)
-            if m not in spec.methods
-        }
-    )
-    requests = sorted(
-        {
-            m
-            for m, r in spec.methods.items()
-            if r.kind is Kind.REQUEST and m not in LIFECYCLE_METHODS
-        }
-    )
-    ways = ["an invented method", "a request's name"]
-    if elsewhere:
-        ways.append("a notification of another version")
-    way = draw(st.sampled_from(ways))
-    if way == "an invented method":
-        method = draw(
-            st.tuples(st.sampled_from(["", "notifications/"]), _INVENTED)
-            .map("".join)
-            .filter(lambda m: m not in _ALL_METHODS)
-        )
-        params: Any = draw(st.sampled_from([None, {}, {"x-arg": 1}]))
-    elif way == "a request's name":
-        method = draw(st.sampled_from(requests))
-        params = s.params(s.sender, method, as_request=False)
-    else:
-        version, method = draw(st.sampled_from(elsewhere))
-        params = s.params(s.sender, method, version=version, as_request=False)
-    message = _notification(method, params)
-    repaired = s.fork()
-    fixed = _sender_notification(repaired)
-    return s.near(
-        "method.unknown-notification",
-        message,
-        _NONE,
-        repaired.scenario(fixed),
-        f"{way}: {method!r}",
-    )
-
-
-@_generator("method.wrong-direction")
-@st.composite
-def _wrong_direction(draw: st.DrawFn, ctx: _Ctx) -> NearMiss:
-    s = _Script(draw, ctx)
-    s.opening()
-    spec = s.spec
-    methods = sorted(
-        m
-        for m, r in spec.methods.items()
-        if r.kind is Kind.REQUEST and r.direction is _SENDS[s.receiver] and m != "initialize"
-    )
-    method = draw(st.sampled_from(methods))
-    rid = s.new_id(s.sender)
-    message = _request(rid, method, s.params(s.receiver, method))
-    fixed = _fallback_request(s, rid)
-    return s.near(
-        "method.wrong-direction",
-        message,
-        _error_expect("method.wrong-direction", rid),
-        None if fixed is None else s.scenario(fixed),
-        f"{method} sent by the {s.sender.value}",
-    )
-
-
-def _wrong_type(draw: st.DrawFn, kind: str) -> Any:
-    options: dict[str, list[Any]] = {
-        "string": [0, True, None, [], {}],
-        "integer": ["0", None, [], {}],
-        "number": ["0", None, [], {}],
-        "object": ["x", 0, [], None],
-        "array": ["x", 0, {}, None],
-        "boolean": ["true", 0, None],
-        "id": [None, 1.5, True, [], {}],
-    }
-    return draw(st.sampled_from(options[kind]))
-
-
 def _params_methods(s: _Script) -> list[str]:
     methods = [
         m
-        for m in _methods(s.spec, s.sender, Kind.REQUEST, caps=s.caps[s.receiver])
+        for m in methods_of(s.spec, s.sender, Kind.REQUEST, caps=s.caps[s.receiver])
         if m in s.spec.required_params
     ]
     if s.legacy and s.sender is Role.CLIENT:
         methods.append("initialize")
     return methods
-
-
-@st.composite
-def _params_invalid_near(
-    draw: st.DrawFn, ctx: _Ctx, methods: frozenset[str] | None = None
-) -> NearMiss:
-    s = _Script(draw, ctx)
-    candidates = [m for m in _params_methods(s) if methods is None or m in methods]
-    method = draw(st.sampled_from(candidates))
-    if method == "initialize":
-        params: Any = s.initialize_params()
-    else:
-        s.opening()
-        s.filler()
-        params = s.params(s.sender, method)
-    assert isinstance(params, dict)
-    key, kind, enum = draw(st.sampled_from(s.spec.required_params[method]))
-    ways = ["missing"] if kind == "any" else ["missing", "of the wrong type"]
-    if enum:
-        ways.append("not one of its values")
-    if s.legacy:
-        ways.append("no params at all")
-    way = draw(st.sampled_from(ways))
-    bad: Any = copy.deepcopy(params)
-    if way == "missing":
-        del bad[key]
-    elif way == "of the wrong type":
-        bad[key] = _wrong_type(draw, kind)
-    elif way == "not one of its values":
-        bad[key] = draw(st.text(max_size=8).filter(lambda v: v not in (enum or ())))
-    else:
-        bad = None
-    rid = s.new_id(s.sender)
-    return s.near(
-        "params.invalid",
-        _request(rid, method, bad),
-        _error_expect("params.invalid", rid),
-        s.scenario(_request(rid, method, params)),
-        f"{method}: {'params missing' if bad is None else repr(key) + ' ' + way}",
-    )
-
-
-_GENERATORS["params.invalid"] = _params_invalid_near
 
 
 # -- progress and cancellation
@@ -1741,79 +1122,6 @@ def _progress_not_increasing(draw: st.DrawFn, ctx: _Ctx) -> NearMiss:
     )
 
 
-@_generator("progress.unknown-token")
-@st.composite
-def _progress_unknown_token(draw: st.DrawFn, ctx: _Ctx) -> NearMiss:
-    s = _Script(draw, ctx)
-    s.opening()
-    ways = ["a token never sent", "the token of an answered request"]
-    way = draw(st.sampled_from(ways))
-    if way == "a token never sent":
-        token = s.new_token()
-    else:
-        token = s.new_token()
-        method = draw(st.sampled_from([m for m in s.requests_of(s.receiver) if m != _LISTEN]))
-        rid = s.request(s.receiver, method, s.params(s.receiver, method, token=token))
-        s.respond(s.sender, rid, s.result(method))
-    params = {"progressToken": token, "progress": draw(_PROGRESS_VALUES)}
-    repaired = s.fork()
-    fixed_token = repaired.new_token()
-    repaired.in_flight(s.receiver, token=fixed_token)
-    return s.near(
-        "progress.unknown-token",
-        _notification(_PROGRESS, params),
-        _NONE,
-        repaired.scenario(_notification(_PROGRESS, dict(params, progressToken=fixed_token))),
-        f"progress for {way}",
-    )
-
-
-@_generator("cancel.unknown-request")
-@st.composite
-def _cancel_unknown(draw: st.DrawFn, ctx: _Ctx) -> NearMiss:
-    s = _Script(draw, ctx)
-    s.opening()
-    ways = ["a request never sent", "a malformed cancel"]
-    if _can_request(s, s.sender):
-        ways.append("an answered request")
-    if _can_request(s, s.receiver):
-        ways.append("one of the receiver's own requests")
-    way = draw(st.sampled_from(ways))
-    params: Any
-    if way == "a request never sent":
-        params = {"requestId": s.new_id(s.sender)}
-    elif way == "an answered request":
-        params = {"requestId": s.answered(s.sender)}
-    elif way == "one of the receiver's own requests":
-        params = {"requestId": s.in_flight(s.receiver)}
-    else:
-        params = draw(
-            st.sampled_from(
-                [
-                    None,
-                    {},
-                    {"requestId": None},
-                    {"requestId": 1.5},
-                    {"requestId": True},
-                    {"requestId": []},
-                    {"reason": "no id"},
-                ]
-            )
-        )
-    repaired = s.fork()
-    if _can_request(s, s.sender):
-        target = repaired.in_flight(s.sender)
-    else:  # a 2026 server cancels only a client's listen stream
-        target = repaired.listen(_listen_flags(repaired), ack=draw(st.booleans()))
-    return s.near(
-        "cancel.unknown-request",
-        _notification(_CANCELLED, params),
-        _NONE,
-        repaired.scenario(_notification(_CANCELLED, {"requestId": target})),
-        f"a cancel naming {way}",
-    )
-
-
 @_generator("cancel.initialize")
 @st.composite
 def _cancel_initialize(draw: st.DrawFn, ctx: _Ctx) -> NearMiss:
@@ -1837,65 +1145,6 @@ def _cancel_initialize(draw: st.DrawFn, ctx: _Ctx) -> NearMiss:
 # -- 2026-07-28
 
 
-@st.composite
-def _meta_near(draw: st.DrawFn, ctx: _Ctx, name: str) -> NearMiss:
-    s = _Script(draw, ctx)
-    s.opening()
-    s.filler()
-    method = draw(st.sampled_from(s.requests_of(Role.CLIENT)))
-    params = s.params(Role.CLIENT, method)
-    assert params is not None
-    rid = s.new_id(Role.CLIENT)
-    bad: Any = copy.deepcopy(params)
-    meta = bad["_meta"]
-    expect = _error_expect(name, rid)
-    if name == "meta.missing":
-        way = draw(
-            st.sampled_from(
-                [
-                    "no params",
-                    "no _meta",
-                    "a _meta that is not an object",
-                    "no protocolVersion",
-                    "a protocolVersion that is not a string",
-                ]
-            )
-        )
-        if way == "no params":
-            bad = None
-        elif way == "no _meta":
-            del bad["_meta"]
-        elif way == "a _meta that is not an object":
-            bad["_meta"] = draw(st.sampled_from(["x", [], 1, None, True]))
-        elif way == "no protocolVersion":
-            del meta[META_VERSION]
-        else:
-            meta[META_VERSION] = draw(st.sampled_from([20260728, None, [], {}, True]))
-    elif name == "meta.unsupported-version":
-        requested = draw(st.sampled_from(_LEGACY_VERSIONS) | _UNKNOWN_VERSIONS)
-        meta[META_VERSION] = requested
-        way = f"version {requested!r}"
-        expect = _error_expect(name, rid, data={"requested": requested}, data_keys=("supported",))
-    else:
-        if draw(st.booleans()):
-            del meta[META_CAPABILITIES]
-            way = "no clientCapabilities"
-        else:
-            meta[META_CAPABILITIES] = draw(st.sampled_from([[], "x", 1, None, True]))
-            way = "clientCapabilities that are not an object"
-    return s.near(
-        name,
-        _request(rid, method, bad),
-        expect,
-        s.scenario(_request(rid, method, params)),
-        f"{method} with {way}",
-    )
-
-
-for _name in ("meta.missing", "meta.unsupported-version", "meta.capabilities-missing"):
-    _GENERATORS[_name] = functools.partial(_meta_near, name=_name)
-
-
 @_generator("stateless.server-request")
 @st.composite
 def _stateless_server_request(draw: st.DrawFn, ctx: _Ctx) -> NearMiss:
@@ -1905,7 +1154,7 @@ def _stateless_server_request(draw: st.DrawFn, ctx: _Ctx) -> NearMiss:
         (version, m)
         for version, other in VERSIONS.items()
         if other.era is Era.INITIALIZE
-        for m in _methods(other, Role.SERVER, Kind.REQUEST)
+        for m in methods_of(other, Role.SERVER, Kind.REQUEST)
     )
     version, method = draw(st.sampled_from(pairs))
     rid = s.new_id(Role.SERVER)
@@ -2132,29 +1381,351 @@ def _not_opted_in(draw: st.DrawFn, ctx: _Ctx) -> NearMiss:
     )
 
 
-@_generator("resources.updated-not-subscribed")
-@st.composite
-def _updated_not_subscribed(draw: st.DrawFn, ctx: _Ctx) -> NearMiss:
-    s = _Script(draw, ctx)
-    s.opening()
-    name = st.text("abcxyz", min_size=1, max_size=6)
-    subscribed = "file:///" + draw(name)
-    other = draw(
-        st.sampled_from(["file:///", "file:///other/", "mcp://x/"])
-        .flatmap(lambda prefix: name.map(lambda n: prefix + n))
-        .filter(lambda u: u != subscribed and not u.startswith(subscribed + "/"))
-    )
-    rid = s.request(Role.CLIENT, "resources/subscribe", {"uri": subscribed})
-    s.respond(Role.SERVER, rid, {})
-    good = draw(st.sampled_from([subscribed, subscribed + "/part"]))
-    return s.near(
-        "resources.updated-not-subscribed",
-        _notification(_UPDATED, {"uri": other}),
-        _NONE,
-        s.scenario(_notification(_UPDATED, {"uri": good})),
-        f"an update of {other!r} after subscribing to {subscribed!r}",
-    )
+# ---------------------------------------------------------------------------- the faults
 
+
+class ScriptGround(Ground):
+    """A :class:`_Script` as the ground of a fault: what the builder asks for (an answered
+    request, a valid message of the sender's, ...) is added to the script."""
+
+    def __init__(self, script: _Script) -> None:
+        self.script = script
+        self.version = script.version
+        self.sender = script.sender
+        self.transport = "script"
+        self.repairs = True
+        self.prepared = True
+        """Whether the script is where the fault may be sent (see :meth:`prepare`)."""
+
+    def capabilities(self, role: Role) -> Mapping[str, Any] | None:
+        return self.script.caps[role]
+
+    def fresh_id(self) -> RequestId:
+        return self.script.new_id(self.sender)
+
+    def meta(self, **overrides: Any) -> dict[str, Any]:
+        meta = self.script.meta()
+        names = {"version": META_VERSION, "capabilities": META_CAPABILITIES}
+        for name, value in overrides.items():
+            key = names.get(name, name)
+            if value is None:
+                meta.pop(key, None)
+            else:
+                meta[key] = value
+        return meta
+
+    def valid(self, kinds: Sequence[str]) -> dict[str, Any]:
+        s = self.script
+        return _valid(s, kinds if _kinds(s, kinds) else ("notification",))
+
+    def requests_possible(self) -> bool:
+        return _can_request(self.script, self.sender)
+
+    def answers_possible(self) -> bool:
+        return _can_request(self.script, self.script.receiver)
+
+    def answered_ids(self, *, integers: bool = False) -> list[RequestId]:
+        return [self.script.answered(self.sender)]
+
+    def some_request(self) -> tuple[str, Any]:
+        s = self.script
+        method = s.draw(st.sampled_from(s.requests_of(s.sender)))
+        return method, s.params(s.sender, method)
+
+    def reusable_ids(self) -> list[tuple[RequestId, str]] | str:
+        s = self.script
+        if not s.legacy:
+            return [(s.listen(_listen_flags(s), ack=s.draw(st.booleans())), "a listen in flight")]
+        ways = ["an answered request", "a refused request"]
+        if s.sender is Role.CLIENT:
+            ways.append("the initialize request")
+        way = s.draw(st.sampled_from(ways))
+        if way == "the initialize request":
+            assert s.init_id is not None
+            rid = s.init_id
+        else:
+            rid = s.request(s.sender, "ping")
+            if way == "a refused request":
+                s.add(s.receiver, _error(rid, int(ErrorCode.INTERNAL_ERROR), "refused"))
+            else:
+                s.respond(s.receiver, rid, {})
+        s.filler()
+        return [(rid, way)]
+
+    def twin_ids(self) -> list[tuple[RequestId, RequestId]] | str:
+        s = self.script
+        used = s.used[s.sender]
+        n = s.draw(st.integers(-5, 2**31))
+        while {_key(n), _key(str(n))} & used:
+            n += 1
+        first: RequestId
+        twin: RequestId
+        first, twin = (n, str(n)) if s.draw(st.booleans()) else (str(n), n)
+        s.use(s.sender, twin)
+        if s.legacy:
+            s.request(s.sender, "ping", rid=first)
+            s.respond(s.receiver, first, {})
+        else:
+            s.listen(_listen_flags(s), ack=s.draw(st.booleans()), rid=first)
+        return [(first, twin)]
+
+    def stray_ids(self) -> list[tuple[RequestId, str]]:
+        s = self.script
+        receiver = s.receiver
+        method = _receiver_request_method(s)
+        params = {"_meta": s.meta()} if not s.legacy else None
+        ways = ["a request never sent"]
+        if _can_request(s, receiver):
+            ways += ["an answered request", "the same digits as a string or number"]
+        way = s.draw(st.sampled_from(ways))
+        rid: RequestId
+        if way == "a request never sent":
+            rid = s.new_id(receiver)
+        elif way == "an answered request":
+            rid = s.request(receiver, method, params)
+            s.respond(s.sender, rid, s.result(method))
+        else:
+            used = s.used[receiver]
+            n = s.draw(st.integers(0, 2**31))
+            while {_key(n), _key(str(n))} & used:
+                n += 1
+            asked: RequestId
+            asked, rid = (n, str(n)) if s.draw(st.booleans()) else (str(n), n)
+            s.request(receiver, method, params, rid=asked)
+            s.use(receiver, rid)
+        return [(rid, way)]
+
+    def receivers_request(self) -> RequestId | None:
+        s = self.script
+        if not _can_request(s, s.receiver):
+            return None
+        params = {"_meta": s.meta()} if not s.legacy else None
+        return s.request(s.receiver, _receiver_request_method(s), params)
+
+    def result(self) -> dict[str, Any]:
+        return self.script.result(_receiver_request_method(self.script))
+
+    def initialize_params(self) -> dict[str, Any] | None:
+        s = self.script
+        return None if s.stage == "idle" else s.initialize_params()
+
+    def params_of(
+        self,
+        method: str,
+        *,
+        version: str | None = None,
+        as_request: bool | None = None,
+        sent_by: Role | None = None,
+    ) -> Any:
+        s = self.script
+        if method == "initialize":
+            return s.initialize_params()
+        return s.params(sent_by or s.sender, method, version=version, as_request=as_request)
+
+    def params_methods(self) -> list[str]:
+        return _params_methods(self.script)
+
+    def prepare(self, method: str) -> None:
+        if self.prepared:
+            return
+        self.prepared = True
+        if method != "initialize":
+            self.script.opening()
+            self.script.filler()
+
+    def log_request(self) -> bool:
+        self.script.in_flight(Role.CLIENT, meta={META_LOG_LEVEL: "debug"})
+        return True
+
+    def stray_tokens(self, draw: Draw) -> list[tuple[Any, str]]:
+        s = self.script
+        way = s.draw(st.sampled_from(["a token never sent", "the token of an answered request"]))
+        token = s.new_token()
+        if way == "the token of an answered request":
+            method = s.draw(st.sampled_from([m for m in s.requests_of(s.receiver) if m != _LISTEN]))
+            rid = s.request(s.receiver, method, s.params(s.receiver, method, token=token))
+            s.respond(s.sender, rid, s.result(method))
+        return [(token, way)]
+
+    def token_request(self) -> Any:
+        s = self.script
+        token = s.new_token()
+        s.in_flight(s.receiver, token=token)
+        return token
+
+    def cancellable(self) -> RequestId | None:
+        s = self.script
+        if _can_request(s, s.sender):
+            return s.in_flight(s.sender)
+        # (A 2026-07-28 server cancels only a client's listen stream.)
+        return s.listen(_listen_flags(s), ack=s.draw(st.booleans()))
+
+    def subscribed_uri(self) -> str | None:
+        s = self.script
+        uri = "file:///" + s.draw(st.text("abcxyz", min_size=1, max_size=6))
+        rid = s.request(Role.CLIENT, "resources/subscribe", {"uri": uri})
+        s.respond(Role.SERVER, rid, {})
+        return uri
+
+    def receiver_versions(self) -> tuple[str, ...] | None:
+        return (self.version,)
+
+    def taken(self, rid: RequestId) -> bool:
+        return _key(rid) in self.script.used[self.sender]
+
+
+#: How the script of a repaired twin is made from the near miss's (finished) script.
+Repair = Callable[[_Script], _Script]
+
+
+def _opened(s: _Script) -> None:
+    s.opening()
+
+
+def _maybe_opened(s: _Script) -> None:
+    if not s.legacy or s.draw(st.booleans()):
+        s.opening()
+
+
+def _opened_filled(s: _Script) -> None:
+    _opened(s)
+    s.filler()
+
+
+def _maybe_opened_filled(s: _Script) -> None:
+    _maybe_opened(s)
+    s.filler()
+
+
+def _nothing(s: _Script) -> None:
+    """(The builder says where the script must be: :meth:`ScriptGround.prepare`.)"""
+
+
+def _lacking_request_gate(s: _Script) -> Repair:
+    """The receiver lacks the capability that gates a request of the sender's."""
+    spec, receiver = s.spec, s.receiver
+    # (Requests of one direction only: the probe leaves a peer's tasks/* alone.)
+    gated = [
+        m
+        for m in _gated(spec, s.sender, Kind.REQUEST)
+        if spec.methods[m].direction is SENDS[s.sender]
+    ]
+    method = s.draw(st.sampled_from(gated))
+    full = s.caps[receiver]
+    s.caps[receiver] = _without(full, spec.methods[method].gate, s.draw(st.booleans()))
+    s.opening()
+    key = "client_caps" if receiver is Role.CLIENT else "server_caps"
+    return lambda done: done.recap(**{key: full})
+
+
+def _lacking_subcapability(s: _Script) -> Repair:
+    """The client lacks a sub-capability a server's request may need."""
+    spec = s.spec
+    full = s.caps[Role.CLIENT]
+    ways = []
+    if spec.elicitation_modes and may_send(spec, Role.SERVER, "elicitation/create"):
+        ways += ["url", "form"]
+    if spec.sampling_tools and may_send(spec, Role.SERVER, "sampling/createMessage"):
+        ways += ["tools", "context"]
+    way = s.draw(st.sampled_from(ways))
+    lacking = copy.deepcopy(full)
+    if way in ("url", "form"):
+        lacking["elicitation"] = {"form": {}} if way == "url" else {"url": {}}
+    else:
+        lacking["sampling"] = {k: v for k, v in full["sampling"].items() if k != way}
+    s.caps[Role.CLIENT] = lacking
+    s.opening()
+    return lambda done: done.recap(client_caps=full)
+
+
+def _lacking_notification_gate(s: _Script) -> Repair:
+    """The sender lacks the capability that gates one of its notifications."""
+    spec, sender = s.spec, s.sender
+    needs_state = _STREAM_NOTIFICATIONS if spec.era is Era.STATELESS else {_UPDATED}
+    methods = [m for m in _gated(spec, sender, Kind.NOTIFICATION) if m not in needs_state]
+    method = s.draw(st.sampled_from(methods))
+    full = s.caps[sender]
+    s.caps[sender] = _without(full, spec.methods[method].gate, s.draw(st.booleans()))
+    s.opening()
+    key = "client_caps" if sender is Role.CLIENT else "server_caps"
+    return lambda done: done.recap(**{key: full})
+
+
+def _handshake_to_any_stage(s: _Script) -> None:
+    s.handshake(s.draw(st.sampled_from(["initializing", "initialized", "operating"])))
+    s.filler()
+
+
+#: Where the script of each rule's fault starts (what a live peer's state would be): by
+#: default an opened session. A setup may return how to make the script of the repaired
+#: twin from the finished script (default: the same script).
+_SETUPS: Final[Mapping[str, Callable[[_Script], Repair | None]]] = {
+    "envelope.parse-error": _maybe_opened_filled,
+    "envelope.invalid-request": _maybe_opened,
+    "envelope.invalid-response": _maybe_opened,
+    "envelope.batch-not-allowed": _maybe_opened,
+    "envelope.empty-batch": _opened_filled,
+    "lifecycle.second-initialize": _handshake_to_any_stage,
+    "capability.undeclared-server-capability": _lacking_request_gate,
+    "capability.undeclared-client-capability": _lacking_request_gate,
+    "capability.undeclared-client-subcapability": _lacking_subcapability,
+    "capability.undeclared-notification": _lacking_notification_gate,
+    "params.invalid": _nothing,
+}
+
+
+def expect_of(fault: Fault) -> Expect:
+    """What our own Connection must do with ``fault``'s message: the :class:`Expect` of
+    its :class:`~mcp_sansio.testing.Demand` (an error under the first id it allows, with
+    the rule's code)."""
+    due = fault.expect
+    if due.reply == "error":
+        return Expect(
+            reply="error",
+            code=RULES[fault.rule].code,
+            id=due.ids[0] if due.ids else None,
+            data=fault.data,
+            data_keys=fault.data_keys,
+        )
+    if due.reply == "result":
+        return Expect(reply="result", id=due.ids[0] if due.ids else None)
+    return _NONE
+
+
+@st.composite
+def _from_fault(
+    draw: st.DrawFn, ctx: _Ctx, name: str, builder: FaultBuilder | None = None
+) -> NearMiss:
+    s = _Script(draw, ctx)
+    setup = _SETUPS.get(name, _opened)
+    repair = setup(s)
+    ground = ScriptGround(s)
+    ground.prepared = setup is not _nothing
+
+    def variation(strategy: st.SearchStrategy[Any], canonical: Any, /) -> Any:
+        return draw(strategy)
+
+    fault = (builder or FAULTS[name])(ground, variation)
+    assert not isinstance(fault, str), (name, ctx.spec.version, fault)
+    message = fault.message + b"\n" if isinstance(fault.message, bytes) else fault.message
+    if fault.repaired is None:
+        repaired = None
+    elif fault.repaired_alone:
+        repaired = _Script(draw, ctx).scenario(fault.repaired)
+    else:
+        repaired = (s if repair is None else repair(s)).scenario(fault.repaired)
+    return s.near(name, message, expect_of(fault), repaired, fault.why)
+
+
+def params_invalid_near(
+    ctx: _Ctx, methods: frozenset[str] | None = None
+) -> st.SearchStrategy[NearMiss]:
+    """The near misses of ``params.invalid`` for ``methods`` only (default: all)."""
+    return _from_fault(ctx, "params.invalid", functools.partial(invalid_params, methods=methods))
+
+
+for _name in FAULTS:
+    _GENERATORS[_name] = functools.partial(_from_fault, name=_name)
 
 assert set(_GENERATORS) == set(RULES), set(RULES) ^ set(_GENERATORS)
 

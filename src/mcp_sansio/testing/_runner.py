@@ -22,9 +22,9 @@ from mcp_sansio._errors import ErrorCode
 from mcp_sansio._state import Role
 from mcp_sansio._versions import ALL_VERSIONS, VERSIONS, Era
 from mcp_sansio.testing._conversation import Conversation
+from mcp_sansio.testing._faults import canonical
 from mcp_sansio.testing._peer_machine import PeerMachine, SessionRefused
 from mcp_sansio.testing._report import Outcome
-from mcp_sansio.testing._shots import canonical
 from mcp_sansio.testing._targets import Target, TargetError
 from mcp_sansio.testing._wire import (
     DEFAULT_STARTUP,
