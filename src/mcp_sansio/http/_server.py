@@ -3,7 +3,8 @@ responses out.
 
 :class:`HttpServer` sits between any HTTP implementation and the
 :class:`~mcp_sansio.session.ServerSession` s that serve the protocol. The HTTP binding
-(h11 in :mod:`mcp_sansio.http.asyncio` and its siblings, or the ASGI application) hands
+(h11 in :mod:`mcp_sansio.http._h11server`, run by each runtime's ``serve_http``, or the
+ASGI application) hands
 it each request's method, target and headers (:meth:`HttpServer.begin`), then the body
 (:meth:`Exchange.receive_body`, :meth:`HttpServer.end`), and pulls the response out of the
 :class:`Exchange` (:meth:`Exchange.next_output`): a :class:`ResponseHead`, body chunks,
@@ -34,36 +35,59 @@ machinery). :meth:`HttpServer.end` returns :class:`Deliver` (feed these bytes to
 session) and :class:`Terminate` (that session is over) instructions; what a session writes
 goes through :meth:`HttpServer.route`, which puts each message on the right stream and
 returns the exchanges that have new output, for the binding to wake.
+
+What a request must be is checked in :mod:`~mcp_sansio.http._admission`; the exchanges, the
+streams with their replay buffers and the table of sessions are in
+:mod:`~mcp_sansio.http._sessions` (an :class:`HttpServer` is a
+:class:`~mcp_sansio.http._sessions.SessionTable`). Which versions have sessions is read from
+each version's record (:attr:`~mcp_sansio._versions.EraPolicy.session_header`).
 """
 
 from __future__ import annotations
 
-import re
 import secrets
 import time
-from collections import OrderedDict, deque
 from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import Any, Final
 from urllib.parse import urlsplit
 
-import attrs
 import orjson
 
 from .._errors import ErrorCode
 from .._events import RequestId
 from .._framing import DEFAULT_MAX_MESSAGE_SIZE
 from .._sse import encode_comment, encode_event
-from .._versions import ALL_VERSIONS, VERSIONS, Era
+from .._versions import ALL_VERSIONS, VERSIONS
 from ..session import DEFAULT, DefaultType, ServerSession
-from ._headers import (
-    ACCEPT,
-    CONTENT_TYPE,
-    LAST_EVENT_ID,
-    PROTOCOL_VERSION,
-    SESSION_ID,
-    check_standard_headers,
-    header_params,
-    lower_headers,
+from ._admission import (
+    accepts,
+    initialize_problem,
+    origin_problem,
+    post_head_problem,
+    session_less,
+    stateless_header_problem,
+    version_header_problem,
+)
+from ._headers import ACCEPT, LAST_EVENT_ID, SESSION_ID, header_params, lower_headers
+from ._sessions import (
+    _JSON,
+    _SSE,
+    DEFAULT_MAX_SESSIONS,
+    DEFAULT_REPLAY_BYTES,
+    DEFAULT_REPLAY_SIZE,
+    END,
+    REPLAY_EVENT_COST,
+    REPLAY_STREAM_COST,
+    Deliver,
+    Exchange,
+    HttpSession,
+    ResponseHead,
+    SessionTable,
+    Terminate,
+    Wake,
+    Work,
+    _Stream,
+    wake,
 )
 
 __all__ = [
@@ -90,23 +114,8 @@ __all__ = [
 
 #: The ``Host`` names a server on loopback accepts by default (any port).
 DEFAULT_ALLOWED_HOSTS: Final = ("localhost", "127.0.0.1", "[::1]")
-#: How many events each SSE stream keeps for resumption.
-DEFAULT_REPLAY_SIZE: Final = 256
-#: How many bytes of events each initialize-era session keeps for resumption, across its
-#: streams (4 MiB): each event counts its size and ``REPLAY_EVENT_COST``, each stream that
-#: keeps events ``REPLAY_STREAM_COST`` more. Past it the oldest events of the stream
-#: written to least recently are forgotten first (a finished stream whose events are all
-#: forgotten is forgotten with them); an event larger than the whole budget is not kept.
-DEFAULT_REPLAY_BYTES: Final = 4 * 1024 * 1024
-#: What the replay budget counts for each event beyond its bytes (its bookkeeping).
-REPLAY_EVENT_COST: Final = 96
-#: What the replay budget counts for each stream that keeps events (its bookkeeping).
-REPLAY_STREAM_COST: Final = 1024
 #: The reconnection delay (ms) sent in each stream's priming event.
 DEFAULT_RETRY: Final = 1000
-#: How many initialize-era sessions live at once; past it, the session idle the longest is
-#: ended, and when none is idle a new ``initialize`` gets 503.
-DEFAULT_MAX_SESSIONS: Final = 1024
 #: Seconds between the bindings' ``: keep-alive`` comments on open SSE streams.
 DEFAULT_KEEPALIVE: Final = 15.0
 #: Seconds a binding waits for the bytes of a request (the next one on a kept-alive
@@ -115,20 +124,8 @@ DEFAULT_IDLE_TIMEOUT: Final = 60.0
 
 # CR and LF to spaces: a JSON text on one line, of the same size.
 _ONE_LINE: Final = bytes.maketrans(b"\r\n", b"  ")
-# A Last-Event-ID of ours: two decimal numbers of at most 18 ASCII digits (int() takes them).
-_EVENT_ID: Final = re.compile(r"([0-9]{1,18})_([0-9]{1,18})")
-# A Content-Length: ASCII digits only (str.isdigit() takes "²", which int() refuses).
-_DIGITS: Final = re.compile(r"[0-9]+")
 _META: Final = "_meta"
-_META_VERSION: Final = "io.modelcontextprotocol/protocolVersion"
 _META_SUBSCRIPTION: Final = "io.modelcontextprotocol/subscriptionId"
-_JSON: Final = "application/json"
-_SSE: Final = "text/event-stream"
-_SSE_HEADERS: Final = (
-    ("content-type", _SSE),
-    ("cache-control", "no-cache"),
-    ("x-accel-buffering", "no"),
-)
 # 2026-07-28: the HTTP status of a JSON-RPC error answer.
 _STATUS_OF_ERROR: Final[dict[int, int]] = {
     ErrorCode.PARSE_ERROR: 400,
@@ -141,332 +138,7 @@ _STATUS_OF_ERROR: Final[dict[int, int]] = {
 }
 
 
-class _End:
-    def __repr__(self) -> str:
-        return "END"
-
-
-#: What :meth:`Exchange.next_output` returns when the response is complete.
-END: Final = _End()
-
-
-@attrs.frozen
-class ResponseHead:
-    """The status line and headers of a response."""
-
-    status: int
-    headers: tuple[tuple[str, str], ...]
-
-
-@attrs.frozen
-class Deliver:
-    """Feed ``data`` (JSON-RPC lines) to ``session`` (through its driver)."""
-
-    session: HttpSession
-    data: bytes
-
-
-@attrs.frozen
-class Terminate:
-    """``session`` is over (deleted, evicted): stop its driver."""
-
-    session: HttpSession
-
-
-@attrs.frozen
-class Wake:
-    """These exchanges, served on other connections, have new output (their end)."""
-
-    exchanges: tuple[Exchange, ...]
-
-
-#: What :meth:`HttpServer.end` and :meth:`HttpServer.disconnected` ask of the binding.
-Work = Deliver | Terminate | Wake
-
-
-class Exchange:
-    """One HTTP request and its response. The binding feeds the body in and pulls the
-    response out with :meth:`next_output`; ``waiter`` is the binding's to use (wake it
-    when :meth:`HttpServer.route` names this exchange)."""
-
-    __slots__ = (
-        "_body",
-        "_ended",
-        "_out",
-        "_size",
-        "headers",
-        "method",
-        "mode",
-        "session",
-        "stream",
-        "target",
-        "waiter",
-    )
-
-    def __init__(self, method: str, target: str, headers: dict[str, str]) -> None:
-        self.method = method
-        """The HTTP method."""
-        self.target = target
-        """The request target."""
-        self.headers = headers
-        """The request headers, by lower-case name."""
-        self.session: HttpSession | None = None
-        """The MCP session it belongs to, once known."""
-        self.stream: _Stream | None = None
-        self.mode: str | None = None  # None (undecided), "json", "sse" or "done"
-        self.waiter: Any = None
-        self._out: deque[ResponseHead | bytes | _End] = deque()
-        self._body: list[bytes] = []
-        self._size = 0
-        self._ended = False
-
-    # ------------------------------------------------------------------ the request
-
-    def receive_body(self, chunk: bytes, max_size: int) -> bool:
-        """Take a chunk of the request body; ``False`` (and a 413 response) when the body
-        grew past ``max_size``: stop reading it."""
-        if self._ended:
-            return False
-        self._size += len(chunk)
-        if self._size > max_size:
-            self._body.clear()
-            self.respond(413, f"the body is larger than {max_size} bytes")
-            return False
-        if chunk:
-            self._body.append(chunk)
-        return True
-
-    @property
-    def body(self) -> bytes:
-        """The request body received so far."""
-        return b"".join(self._body)
-
-    # ------------------------------------------------------------------ the response
-
-    def next_output(self) -> ResponseHead | bytes | _End | None:
-        """The next part of the response: a :class:`ResponseHead` (first), body bytes,
-        :data:`~mcp_sansio.http.END` (last), or ``None`` when nothing is ready yet (wait
-        on ``waiter``)."""
-        return self._out.popleft() if self._out else None
-
-    @property
-    def finished(self) -> bool:
-        """Whether the whole response has been queued (its :data:`~mcp_sansio.http.END`
-        included)."""
-        return self._ended
-
-    @property
-    def streaming(self) -> bool:
-        """Whether the response is an SSE stream."""
-        return self.mode == "sse"
-
-    def respond(
-        self,
-        status: int,
-        message: str | None = None,
-        *,
-        body: bytes | None = None,
-        headers: Iterable[tuple[str, str]] = (),
-        code: int = ErrorCode.INVALID_REQUEST,
-        request_id: RequestId | None = None,
-    ) -> None:
-        """Queue a whole response: ``body`` as JSON, or a JSON-RPC error of ``code`` and
-        ``message`` (with ``request_id``), or no body."""
-        if self._ended:
-            return
-        if body is None and message is not None:
-            body = orjson.dumps(
-                {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
-            )
-        head = list(headers)
-        if body:
-            head.append(("content-type", _JSON))
-        head.append(("content-length", str(len(body or b""))))
-        self._out.append(ResponseHead(status, tuple(head)))
-        if body:
-            self._out.append(body)
-        self._finish()
-
-    def _finish(self) -> None:
-        self._out.append(END)
-        self._ended = True
-        self.mode = "done"
-
-    def _start_sse(self, extra: Iterable[tuple[str, str]] = ()) -> None:
-        self.mode = "sse"
-        self._out.append(ResponseHead(200, _SSE_HEADERS + tuple(extra)))
-
-    def _push(self, data: bytes) -> None:
-        if not self._ended:
-            self._out.append(data)
-
-    def __repr__(self) -> str:
-        return f"<Exchange {self.method} {self.target} {self.mode or 'pending'}>"
-
-
-class _Stream:
-    """A logical SSE stream of a session: the answers (and related messages) of one POST,
-    or the standalone GET stream. It outlives a dropped connection in the initialize era,
-    keeping its last events for resumption: ``replay`` is always the run of its newest
-    events (none, when the newest could not be kept), so a resumption gets all the events
-    after its ``Last-Event-ID`` or none (400), never a gap."""
-
-    __slots__ = (
-        "_exchange",
-        "batched",
-        "cancels",
-        "kept",
-        "no",
-        "owed",
-        "replay",
-        "seq",
-        "session",
-        "standalone",
-    )
-
-    def __init__(self, session: HttpSession, no: int, *, standalone: bool = False) -> None:
-        self.session = session
-        self.no = no
-        self.standalone = standalone
-        self._exchange: Exchange | None = None
-        self.owed: set[RequestId] = set()
-        self.seq = 0
-        self.replay: deque[tuple[int, bytes]] = deque()
-        self.kept = 0  # what the events in replay count in the session's replay budget
-        self.cancels: tuple[RequestId, ...] = ()  # the requests its POST cancels
-        # A batch's POST: the answers that came while the JSON answer waits for the rest
-        # (``json_response=True``); None for a POST of one message.
-        self.batched: list[bytes] | None = None
-
-    @property
-    def done(self) -> bool:
-        return not self.standalone and not self.owed
-
-    @property
-    def exchange(self) -> Exchange | None:
-        """The HTTP response carrying the stream now, if any."""
-        return self._exchange
-
-    @exchange.setter
-    def exchange(self, ex: Exchange | None) -> None:
-        # The session and the server count the streams with a response attached, so that
-        # neither the eviction of an idle session nor the keep-alive walks all streams.
-        if (ex is None) != (self._exchange is None):
-            self.session._attach(self, ex is not None)
-        self._exchange = ex
-
-
-class HttpSession:
-    """One MCP session behind HTTP: an initialize-era session (named by its
-    ``Mcp-Session-Id``), or one stateless POST. ``driver`` is the binding's."""
-
-    __slots__ = (
-        "_next_stream",
-        "attached",
-        "by_request",
-        "closed",
-        "current",
-        "driver",
-        "get_stream",
-        "id",
-        "initializing",
-        "kept",
-        "owner",
-        "replay_bytes",
-        "session",
-        "streams",
-    )
-
-    def __init__(self, owner: HttpServer, session: ServerSession, session_id: str | None) -> None:
-        self.owner = owner
-        self.session = session
-        """The sans-IO server session."""
-        self.id = session_id
-        """The ``Mcp-Session-Id`` (``None`` for a stateless POST)."""
-        self.driver: Any = None
-        """The binding's loop around :attr:`session`."""
-        self.streams: dict[int, _Stream] = {}
-        self.by_request: dict[RequestId, _Stream] = {}
-        self.get_stream: _Stream | None = None
-        self.current: _Stream | None = None
-        self.closed = False
-        self.initializing: RequestId | None = None
-        """The id of the ``initialize`` request whose answer decides whether this session
-        exists: an error answer ends it, and its id is never sent."""
-        self.attached = 0
-        """How many of its streams have an HTTP response attached (0: the session is
-        idle)."""
-        self.kept: OrderedDict[int, _Stream] = OrderedDict()
-        """The streams keeping events for resumption, the least recently written first."""
-        self.replay_bytes = 0
-        """What the events kept for resumption count, within the server's
-        ``replay_bytes``."""
-        self._next_stream = 1
-
-    @property
-    def stateless(self) -> bool:
-        """Whether this is a 2026-07-28 POST (no session id, no resumption)."""
-        return self.id is None
-
-    @property
-    def over(self) -> bool:
-        """Whether the session has ended (deleted or evicted, or a stateless POST that is
-        answered or abandoned): the binding stops its driver."""
-        return self.closed or (self.id is None and self not in self.owner.live)
-
-    def _new_stream(self, *, standalone: bool = False) -> _Stream:
-        stream = _Stream(self, self._next_stream, standalone=standalone)
-        self._next_stream += 1
-        self.streams[stream.no] = stream
-        return stream
-
-    def _attach(self, stream: _Stream, attached: bool) -> None:
-        self.attached += 1 if attached else -1
-        self.owner._attached(self, stream, attached)
-
-    def _keep(self, stream: _Stream, seq: int, event: bytes) -> None:
-        """Keep ``event`` (number ``seq``, the stream's newest) for resumption, within
-        ``replay_size`` events per stream and ``replay_bytes`` per session: the oldest
-        events of the least recently written streams go first, each once (O(1) amortized
-        per event)."""
-        owner = self.owner
-        budget = owner.replay_bytes
-        cost = len(event) + REPLAY_EVENT_COST
-        if not stream.replay:
-            cost += REPLAY_STREAM_COST
-        if cost > budget or owner.replay_size < 1:
-            self._forget(stream, len(stream.replay))  # no gap: keep none
-            return
-        stream.replay.append((seq, event))
-        stream.kept += cost
-        self.replay_bytes += cost
-        self.kept[stream.no] = stream
-        self.kept.move_to_end(stream.no)
-        if len(stream.replay) > owner.replay_size:
-            self._forget(stream, 1)
-        while self.replay_bytes > budget:
-            self._forget(next(iter(self.kept.values())), 1)
-
-    def _forget(self, stream: _Stream, n: int) -> None:
-        """Forget the ``n`` oldest events of ``stream``; a stream left with none is out of
-        the budget, and so is a finished one with no response attached (gone)."""
-        replay = stream.replay
-        for _ in range(min(n, len(replay))):
-            cost = len(replay.popleft()[1]) + REPLAY_EVENT_COST
-            stream.kept -= cost
-            self.replay_bytes -= cost
-        if not replay:
-            self.replay_bytes -= stream.kept  # its REPLAY_STREAM_COST
-            stream.kept = 0
-            self.kept.pop(stream.no, None)
-            if stream.done and stream.exchange is None and self.current is not stream:
-                self.streams.pop(stream.no, None)
-
-    def __repr__(self) -> str:
-        return f"<HttpSession {self.id or 'stateless'}>"
-
-
-class HttpServer:
+class HttpServer(SessionTable):
     """Streamable HTTP for a :class:`~mcp_sansio.server.Server`, sans-IO.
 
     :param server: the registry to serve.
@@ -523,6 +195,9 @@ class HttpServer:
         state_clock: Callable[[], float] = time.time,
         **session_options: Any,
     ) -> None:
+        super().__init__(
+            max_sessions=max_sessions, replay_size=replay_size, replay_bytes=replay_bytes
+        )
         self.server = server
         """The registry served."""
         self.path = path
@@ -539,16 +214,10 @@ class HttpServer:
         """The accepted ``Origin`` hosts, or ``None`` (no check)."""
         self.max_body_size = max_body_size
         """The largest request body, in bytes."""
-        self.replay_size = replay_size
-        """How many events each stream keeps for resumption."""
-        self.replay_bytes = replay_bytes
-        """How many bytes of events each session keeps for resumption."""
         self.retry = retry
         """The reconnection delay (ms) of the priming events."""
         self.json_response = json_response
         """JSON only (``True``), SSE only (``False``) or automatic (``None``)."""
-        self.max_sessions = max_sessions
-        """The most initialize-era sessions at once."""
         self.state_keys = secrets.token_bytes(32) if state_keys is None else state_keys
         # Every body within max_body_size reaches its session as one line of its size: the
         # sessions must read lines that long (413 is the only refusal for size).
@@ -557,17 +226,12 @@ class HttpServer:
         versions = tuple(session_options.get("versions") or ALL_VERSIONS)
         self.versions = versions
         """The protocol versions served."""
-        self.legacy_versions = tuple(v for v in versions if VERSIONS[v].era is Era.INITIALIZE)
-        self.stateless_versions = tuple(v for v in versions if VERSIONS[v].era is Era.STATELESS)
-        self.sessions: OrderedDict[str, HttpSession] = OrderedDict()
-        """The initialize-era sessions, least recently used first."""
-        self.live: set[HttpSession] = set()
-        """Every session with work in hand (stateless POSTs included)."""
-        # The initialize-era sessions with no response attached, idle the longest first
-        # (the ones _make_room may end), and every stream with a response attached (the
-        # ones keepalive() visits): kept up to date so that neither walks the sessions.
-        self._idle: OrderedDict[HttpSession, None] = OrderedDict()
-        self._open: dict[_Stream, None] = {}
+        # The versions whose sessions the server names with an Mcp-Session-Id (one per
+        # initialize), and those where every POST is a session of its own.
+        self.legacy_versions = tuple(v for v in versions if VERSIONS[v].policy.session_header)
+        self.stateless_versions = tuple(
+            v for v in versions if not VERSIONS[v].policy.session_header
+        )
         # By name: (the tool, its header annotations); only names of registered tools.
         self._param_headers: dict[str, tuple[object, dict[str, str] | None]] = {}
 
@@ -581,59 +245,6 @@ class HttpServer:
             return HttpSession(self, session, None)
         session_id = secrets.token_hex(16)
         return HttpSession(self, session, session_id)
-
-    def _make_room(self) -> list[Work] | None:
-        """Room for a new initialize-era session: when :attr:`max_sessions` are open, the
-        one idle the longest (no response attached since its last request, or for
-        longest) is ended; ``None`` when every one has an open stream (the new one is
-        refused: the bound holds). O(1): the idle sessions are kept in order."""
-        if len(self.sessions) < self.max_sessions:
-            return []
-        if self._idle:
-            return self._terminate(next(iter(self._idle)))
-        return None
-
-    def _remember(self, hs: HttpSession) -> None:
-        """Register a new initialize-era session (after :meth:`_make_room`)."""
-        assert hs.id is not None
-        self.sessions[hs.id] = hs
-        if not hs.attached:
-            self._idle[hs] = None
-
-    def _used(self, hs: HttpSession) -> None:
-        """A request reached ``hs``: it is the most recently used."""
-        assert hs.id is not None
-        self.sessions.move_to_end(hs.id)
-        if hs in self._idle:
-            self._idle.move_to_end(hs)
-
-    def _attached(self, hs: HttpSession, stream: _Stream, attached: bool) -> None:
-        """``stream`` of ``hs`` got (or lost) its HTTP response."""
-        if attached:
-            self._open[stream] = None
-            self._idle.pop(hs, None)
-        else:
-            self._open.pop(stream, None)
-            if not hs.attached and not hs.closed and hs.id is not None and hs.id in self.sessions:
-                self._idle[hs] = None  # the most recently used idle session
-
-    def _terminate(self, hs: HttpSession) -> list[Work]:
-        hs.closed = True
-        if hs.id is not None:
-            self.sessions.pop(hs.id, None)
-        self.live.discard(hs)
-        self._idle.pop(hs, None)
-        ended = []
-        for stream in hs.streams.values():
-            ex = stream.exchange
-            if ex is not None and not ex.finished:
-                if ex.mode is None:
-                    ex.respond(404, "the session has ended")
-                else:
-                    ex._finish()
-                ended.append(ex)
-            self._open.pop(stream, None)
-        return [Terminate(hs), Wake(tuple(ended))]
 
     # ------------------------------------------------------------------ requests
 
@@ -649,7 +260,7 @@ class HttpServer:
         if urlsplit(target).path != self.path:
             ex.respond(404, f"no MCP endpoint at {urlsplit(target).path}")
             return ex
-        problem = self._check_origin(h)
+        problem = origin_problem(h, self.allowed_hosts, self.allowed_origins)
         if problem is not None:
             ex.respond(*problem)
             return ex
@@ -664,36 +275,11 @@ class HttpServer:
     def _allow(self) -> tuple[tuple[str, str], ...]:
         return (("allow", "GET, POST, DELETE" if self.legacy_versions else "POST"),)
 
-    def _check_origin(self, h: Mapping[str, str]) -> tuple[int, str] | None:
-        if self.allowed_hosts is not None:
-            host = _host_name(h.get("host", ""))
-            if host not in self.allowed_hosts:
-                return 421, f"the Host {h.get('host', '')!r} is not allowed"
-        origin = h.get("origin")
-        if origin is not None and self.allowed_origins is not None:
-            parts = urlsplit(origin)
-            if parts.scheme not in ("http", "https") or _host_name(parts.netloc) not in (
-                self.allowed_origins
-            ):
-                return 403, f"the Origin {origin!r} is not allowed"
-        return None
-
     def _begin_post(self, ex: Exchange) -> None:
         h = ex.headers
-        if not _accepts(h.get(ACCEPT, ""), _JSON) or not _accepts(h.get(ACCEPT, ""), _SSE):
-            ex.respond(406, "Accept must list both application/json and text/event-stream")
-            return
-        kind = h.get(CONTENT_TYPE, "").split(";")[0].strip().lower()
-        if kind != _JSON:
-            ex.respond(415, "the Content-Type must be application/json")
-            return
-        length = (h.get("content-length") or "").strip()
-        # More digits than the limit has is larger (and int() takes no more than 4,300).
-        digits = length.lstrip("0") or "0"
-        if _DIGITS.fullmatch(length) and (
-            len(digits) > len(str(self.max_body_size)) or int(digits) > self.max_body_size
-        ):
-            ex.respond(413, f"the body is larger than {self.max_body_size} bytes")
+        head_problem = post_head_problem(h, self.max_body_size)
+        if head_problem is not None:
+            ex.respond(*head_problem)
             return
         session_id = h.get(SESSION_ID)
         if session_id is not None and self.legacy_versions:
@@ -716,7 +302,7 @@ class HttpServer:
             return
         ex.session = hs
         self._used(hs)
-        if ex.method == "GET" and not _accepts(h.get(ACCEPT, ""), _SSE):
+        if ex.method == "GET" and not accepts(h.get(ACCEPT, ""), _SSE):
             ex.respond(406, "Accept must list text/event-stream")
 
     def end(self, ex: Exchange) -> list[Work]:
@@ -739,7 +325,7 @@ class HttpServer:
         assert hs is not None
         last = ex.headers.get(LAST_EVENT_ID)
         if last is not None:
-            stream, seq = self._find_event(hs, last.strip())
+            stream, seq = hs.find_event(last.strip())
             if stream is None:
                 ex.respond(400, f"unknown Last-Event-ID {last!r}: the stream cannot resume")
                 return []
@@ -770,21 +356,6 @@ class HttpServer:
         self._prime(stream, ex)
         return []
 
-    @staticmethod
-    def _find_event(hs: HttpSession, last: str) -> tuple[_Stream | None, int]:
-        match = _EVENT_ID.fullmatch(last)
-        if match is None:
-            return None, 0  # not one of ours (int() would refuse some: "²", 5,000 digits)
-        no, seq = match.groups()
-        stream = hs.streams.get(int(no))
-        if stream is None:
-            return None, 0
-        n = int(seq)
-        oldest = stream.replay[0][0] if stream.replay else stream.seq + 1
-        if n > stream.seq or n < oldest - 1:
-            return None, 0  # in the future, or fell out of the replay buffer
-        return stream, n
-
     def _prime(self, stream: _Stream, ex: Exchange) -> None:
         """The priming event of a resumable stream: an id (and ``retry``) with no data."""
         if stream.session.stateless:
@@ -811,7 +382,9 @@ class HttpServer:
         hs = ex.session
         out: list[Work] = []
         if hs is None:
-            stateless = self._is_stateless(ex, first)
+            stateless = session_less(
+                ex.headers, first, self.legacy_versions, self.stateless_versions
+            )
             if stateless is None:
                 ex.respond(
                     400, "a session id is needed: send initialize first", request_id=first.get("id")
@@ -831,7 +404,7 @@ class HttpServer:
                     )
                     return []
             else:
-                problem = _initialize_problem(message)
+                problem = initialize_problem(message)
                 if problem is not None:
                     ex.respond(400, problem, request_id=None)
                     return []
@@ -855,7 +428,7 @@ class HttpServer:
                 self._remember(hs)
             ex.session = hs
         else:
-            problem = self._check_version_header(ex, hs)
+            problem = version_header_problem(ex.headers, self.legacy_versions)
             if problem is not None:
                 ex.respond(400, problem, request_id=first.get("id"))
                 return []
@@ -899,44 +472,12 @@ class HttpServer:
         out.append(Deliver(hs, body.translate(_ONE_LINE) + b"\n"))
         return out
 
-    def _is_stateless(self, ex: Exchange, first: Mapping[str, Any]) -> bool | None:
-        """Whether a POST without a session is 2026-07-28; ``None`` when it is an
-        initialize-era message that needs a session."""
-        if not self.stateless_versions:
-            return False if first.get("method") == "initialize" else None
-        if not self.legacy_versions:
-            return True
-        header = ex.headers.get(PROTOCOL_VERSION, "").strip()
-        if header in VERSIONS and VERSIONS[header].era is Era.STATELESS:
-            return True
-        params = first.get("params")
-        meta = params.get(_META) if isinstance(params, Mapping) else None
-        if isinstance(meta, Mapping) and _META_VERSION in meta:
-            return True
-        if first.get("method") == "initialize":
-            return False
-        return None if header in VERSIONS else True
-
     def _check_stateless_headers(self, ex: Exchange, message: Mapping[str, Any]) -> str | None:
-        if "method" not in message:
-            return None
-        h = ex.headers
         params = message.get("params")
-        meta = params.get(_META) if isinstance(params, Mapping) else None
-        version = meta.get(_META_VERSION) if isinstance(meta, Mapping) else None
-        header = h.get(PROTOCOL_VERSION)
-        if header is None:
-            if version is not None:
-                return "the MCP-Protocol-Version header is missing"
-        elif version is not None and header.strip() != version:
-            return (
-                f"the MCP-Protocol-Version header {header.strip()!r} does not match the "
-                f"request's protocol version {version!r}"
-            )
         tool_headers = None
         if message.get("method") == "tools/call" and isinstance(params, Mapping):
             tool_headers = self._tool_headers(params.get("name"))
-        return check_standard_headers(h, message, tool_headers)
+        return stateless_header_problem(ex.headers, message, tool_headers)
 
     def _tool_headers(self, name: Any) -> dict[str, str] | None:
         """The ``Mcp-Param-*`` annotations of the tool called ``name``, cached per tool
@@ -953,18 +494,6 @@ class HttpServer:
         if cached is None or cached[0] is not tool:
             cached = self._param_headers[name] = (tool, header_params(tool.input_schema))
         return cached[1]
-
-    def _check_version_header(self, ex: Exchange, hs: HttpSession) -> str | None:
-        header = ex.headers.get(PROTOCOL_VERSION)
-        if header is None:
-            return None  # absent: assume 2025-03-26, as the spec says
-        header = header.strip()
-        if header not in self.legacy_versions:
-            return f"unsupported MCP-Protocol-Version {header!r}"
-        # The spec rejects only invalid or unsupported values: a supported version other
-        # than the negotiated one passes (the 0.1.16 conformance suite sends 2025-03-26 on
-        # a 2025-11-25 session).
-        return None
 
     # ------------------------------------------------------------------ what sessions write
 
@@ -1077,16 +606,11 @@ class HttpServer:
         """The session's ``initialize`` was answered: with an ``InitializeResult``, the
         session lives on; with an error, it ends here, and its id is never sent."""
         hs.initializing = None
-        if ok:
-            return
-        # Transports: the server MAY assign a session ID "by including it in an
-        # Mcp-Session-Id header on the HTTP response containing the InitializeResult"; an
-        # error is no InitializeResult: no session.
-        hs.closed = True
-        if hs.id is not None:
-            self.sessions.pop(hs.id, None)
-        self.live.discard(hs)
-        self._idle.pop(hs, None)
+        if not ok:
+            # Transports: the server MAY assign a session ID "by including it in an
+            # Mcp-Session-Id header on the HTTP response containing the InitializeResult";
+            # an error is no InitializeResult: no session.
+            self._drop(hs)
 
     def _emit(self, stream: _Stream, line: bytes) -> Exchange | None:
         ex = stream.exchange
@@ -1142,7 +666,7 @@ class HttpServer:
             stream.done
             and not stream.standalone
             and stream.seq == 0  # nothing went out on it before
-            and (self.json_response is True or _accepts(ex.headers.get(ACCEPT, ""), _JSON))
+            and (self.json_response is True or accepts(ex.headers.get(ACCEPT, ""), _JSON))
         )
 
     @staticmethod
@@ -1227,12 +751,6 @@ class HttpServer:
                 touched.append(ex)
         return touched
 
-    def all_sessions(self) -> list[HttpSession]:
-        """Every session alive: the initialize-era ones and the stateless POSTs in hand."""
-        seen = dict.fromkeys(self.sessions.values())
-        seen.update(dict.fromkeys(self.live))
-        return [hs for hs in seen if not hs.closed]
-
     def wire(
         self, hs: HttpSession, waker: Callable[[Iterable[Exchange]], None] | None = None
     ) -> Callable[[bytes, RequestId | None], None]:
@@ -1262,39 +780,6 @@ def _owes(session: ServerSession, request_id: RequestId) -> bool:
     return session.connection.owes(request_id)
 
 
-def _host_name(host: str) -> str:
-    """``host[:port]`` → ``host`` (an IPv6 literal keeps its brackets)."""
-    host = host.strip().lower()
-    if host.startswith("["):
-        end = host.find("]")
-        return host[: end + 1] if end != -1 else host
-    return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
-
-
-def _initialize_problem(message: Any) -> str | None:
-    """Why a POST that would open an initialize-era session cannot (``None``: it can): it
-    must be one ``initialize`` request, with an id."""
-    if isinstance(message, list):
-        # 2025-03-26, Lifecycle: "The initialize request MUST NOT be part of a JSON-RPC
-        # batch" (and later versions have no batches).
-        return "the initialize request must not be part of a JSON-RPC batch"
-    rid = message.get("id")
-    if not isinstance(rid, (str, int)) or isinstance(rid, bool):
-        # JSON-RPC 2.0: a request has an id, a string or a number; without one it is a
-        # notification, which opens nothing.
-        return "initialize must be a request, with a string or integer id"
-    return None
-
-
-def _accepts(accept: str, media: str) -> bool:
-    major = media.split("/")[0]
-    for item in accept.split(","):
-        kind = item.split(";")[0].strip().lower()
-        if kind in (media, "*/*", f"{major}/*"):
-            return True
-    return False
-
-
 def _status_of(line: bytes) -> int:
     """The HTTP status of a 2026-07-28 answer: from its JSON-RPC error code."""
     if b'"error"' not in line:
@@ -1302,11 +787,3 @@ def _status_of(line: bytes) -> int:
     error = orjson.loads(line).get("error")
     code = error.get("code") if isinstance(error, dict) else None
     return _STATUS_OF_ERROR.get(code, 200) if isinstance(code, int) else 200
-
-
-def wake(exchanges: Iterable[Exchange]) -> None:
-    """Set the ``waiter`` of each exchange (anything with a ``set()``: an
-    :class:`asyncio.Event`, a :class:`trio.Event`, a binding's own waker)."""
-    for ex in exchanges:
-        if ex.waiter is not None:
-            ex.waiter.set()
