@@ -27,7 +27,7 @@ from test_http_server import Client, build, modern
 
 from mcp_sansio._connection import Connection
 from mcp_sansio.http import HttpServer, ResponseHead
-from mcp_sansio.http import _client as http_client
+from mcp_sansio.http import _client_tools
 from mcp_sansio.http._client import HttpClientTransport
 from mcp_sansio.http._headers import lower_headers
 from mcp_sansio.http._server import (
@@ -448,7 +448,7 @@ def test_the_client_remembers_annotated_tools_within_its_bytes() -> None:
             learn(t, [annotated(f"{page}_{i}_" + "n" * 16384) for i in range(256)])
 
     assert grown(pages) < 4 + 1.5
-    assert t._tool_bytes <= http_client._MAX_TOOL_BYTES
+    assert t._tools.bytes <= _client_tools._MAX_TOOL_BYTES
     assert t.tool_headers(f"15_255_{'n' * 16384}") == {"r": "R"}  # the newest are kept
     assert t.tool_headers(f"0_0_{'n' * 16384}") == {}  # the first learned are forgotten
 
@@ -456,8 +456,8 @@ def test_the_client_remembers_annotated_tools_within_its_bytes() -> None:
 def test_the_client_does_not_remember_tools_without_annotations() -> None:
     t = HttpClientTransport()
     learn(t, [annotated("a"), {"name": "plain", "inputSchema": {"type": "object"}}])
-    assert set(t._tool_headers) == {"a"}
+    assert set(t._tools.known) == {"a"}
     learn(t, [{"name": "a", "inputSchema": {"type": "object"}}])  # lost its annotation
-    assert t._tool_headers == {}
-    assert t._tool_bytes == 0
+    assert t._tools.known == {}
+    assert t._tools.bytes == 0
     assert t.tool_headers("a") == {}

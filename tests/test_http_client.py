@@ -1904,15 +1904,15 @@ def test_an_id_less_error_where_nothing_is_owed_is_passed_on() -> None:
 
 
 def test_remembered_tools_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
-    from mcp_sansio.http import _client
+    from mcp_sansio.http import _client_tools
 
-    monkeypatch.setattr(_client, "_MAX_TOOLS", 3)
+    monkeypatch.setattr(_client_tools, "_MAX_TOOLS", 3)
     t = HttpClientTransport()
     learn(t, [{"name": f"t{i}", "inputSchema": {}} for i in range(3)])
     assert t.tool_headers("t0") == {}
     learn(t, [INVALID_TOOLS[0]])  # past the bound: the old ones are forgotten
     assert t.tool_headers(INVALID_TOOLS[0]["name"]) is None
-    assert len(t._tool_headers) == 1
+    assert len(t._tools.known) == 1
 
 
 def test_h11_exchange_fail_after_the_end_is_nothing() -> None:

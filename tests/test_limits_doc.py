@@ -19,7 +19,7 @@ from mcp_sansio._framing import DEFAULT_CLIENT_MAX_MESSAGE_SIZE, DEFAULT_MAX_MES
 from mcp_sansio._request_state import MAX_SEALED_DEPTH, MAX_SEALED_LENGTH
 from mcp_sansio.blocking import _http_client as _blocking_client
 from mcp_sansio.blocking import _http_server as _blocking_server
-from mcp_sansio.http import _client, _h11client, _server
+from mcp_sansio.http import _client, _client_tools, _h11client, _server
 from mcp_sansio.http._h11server import _MAX_HEAD
 
 PAGE = Path(__file__).resolve().parents[1] / "docs" / "limits.rst"
@@ -101,8 +101,8 @@ EXPECTED: dict[str, list[str]] = {
     "``max_body_size`` (client)": [_size(_client.DEFAULT_MAX_BODY_SIZE)],
     "response head (client)": [_size(_h11client.MAX_HEAD_SIZE)],
     "``x-mcp-header`` annotations (client)": [
-        f"{_client._MAX_TOOLS:,}",
-        _size(_client._MAX_TOOL_BYTES),
+        f"{_client_tools._MAX_TOOLS:,}",
+        _size(_client_tools._MAX_TOOL_BYTES),
     ],
     "``max_workers`` (the blocking client)": [str(_blocking_client.DEFAULT_MAX_WORKERS)],
     "``max_follow_ups``, ``max_write_buffer``, ``write_timeout`` (client)": [
