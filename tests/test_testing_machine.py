@@ -41,9 +41,10 @@ from mcp_sansio.testing import (
 )
 from mcp_sansio.testing._conversation import Conversation
 from mcp_sansio.testing._faults import canonical
-from mcp_sansio.testing._near_miss import NearMiss, near_misses
+from mcp_sansio.testing._near_miss import near_misses
 from mcp_sansio.testing._peer_machine import PeerMachine, SessionRefused
 from mcp_sansio.testing._replay import agrees, replay
+from mcp_sansio.testing._scenario import NearMiss
 from mcp_sansio.testing._shots import shot_builders
 from mcp_sansio.testing._wire import Demand, PeerViolation, Shot, WireLine, classify
 

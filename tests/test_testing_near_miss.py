@@ -58,8 +58,9 @@ from mcp_sansio.testing import (
     rules_for,
 )
 from mcp_sansio.testing._faults._ground import methods_of
-from mcp_sansio.testing._near_miss import _Ctx, params_invalid_near
 from mcp_sansio.testing._schema_strategies import _method_definitions
+from mcp_sansio.testing._script import Ctx
+from mcp_sansio.testing._script_faults import params_invalid_near
 
 EXAMPLES = max(4, settings().max_examples // 25)
 REPAIR_EXAMPLES = max(3, settings().max_examples // 33)
@@ -182,7 +183,7 @@ def test_near_miss_is_refused(name: str, version: str, receiver: str, data: st.D
 
 
 def _params_strategy(version: str, receiver: str, method: str) -> st.SearchStrategy[NearMiss]:
-    ctx = _Ctx(VERSIONS[version], Role(receiver).peer, SIZE)
+    ctx = Ctx(VERSIONS[version], Role(receiver).peer, SIZE)
     return params_invalid_near(ctx, frozenset({method}))
 
 

@@ -35,15 +35,7 @@ from mcp_sansio.testing._inprocess_target import (
     ConnectionTarget,
     FunctionTarget,
 )
-from mcp_sansio.testing._near_miss import (
-    MIN_MESSAGE_SIZE,
-    Expect,
-    Line,
-    NearMiss,
-    Scenario,
-    full_capabilities,
-    near_misses,
-)
+from mcp_sansio.testing._near_miss import near_misses
 from mcp_sansio.testing._peer_machine import PeerMachine, SessionRefused
 from mcp_sansio.testing._probe import run_probe
 from mcp_sansio.testing._replay import agrees, replay
@@ -59,6 +51,14 @@ from mcp_sansio.testing._rules import (
     Severity,
     rule,
     rules_for,
+)
+from mcp_sansio.testing._scenario import (
+    MIN_MESSAGE_SIZE,
+    Expect,
+    Line,
+    NearMiss,
+    Scenario,
+    full_capabilities,
 )
 from mcp_sansio.testing._schema_strategies import (
     EXTRA_KEYS,

@@ -1,4 +1,9 @@
-"""S"""
+"""The faults fired live: :class:`LiveGround` (a :class:`Conversation` as the ground of a
+fault builder of :mod:`._faults`), and the shot builders the probe and the machine fire,
+by rule (:func:`shot_builders` at a server, :func:`client_shot_builders` at a client under
+test), each drawing its variations from a :data:`~mcp_sansio.testing.Draw` (hypothesis in
+the fuzz phase, the canonical choice in the deterministic checks).
+"""
 
 from __future__ import annotations
 
@@ -7,12 +12,11 @@ from typing import Any, Final
 
 from hypothesis import strategies as st
 
-from mcp_sansio._errors import ErrorCode
 from mcp_sansio._events import (
     RequestId,
 )
 from mcp_sansio._state import Role
-from mcp_sansio._versions import VERSIONS, Era, capability_met
+from mcp_sansio._versions import capability_met
 from mcp_sansio.testing._conversation import Conversation
 from mcp_sansio.testing._faults import FAULTS, Draw, Fault, FaultBuilder, Ground
 from mcp_sansio.testing._faults._ground import may_send
@@ -155,27 +159,6 @@ def _live(builder: FaultBuilder) -> Builder:
 #: A shot builder: the near-miss for one rule in the conversation's current state, or why
 #: there is none (a string).
 Builder = Callable[[Conversation, Draw], "Shot | str"]
-
-_INVALID: Final = int(ErrorCode.INVALID_REQUEST)
-_NOT_FOUND: Final = int(ErrorCode.METHOD_NOT_FOUND)
-_PARAMS: Final = int(ErrorCode.INVALID_PARAMS)
-_ALL_METHODS: Final = frozenset(m for spec in VERSIONS.values() for m in spec.methods)
-
-
-def _request(
-    conv: Conversation, rid: RequestId | None, method: Any, params: Any = None
-) -> dict[str, Any]:
-    message: dict[str, Any] = {"jsonrpc": "2.0", "id": rid, "method": method}
-    if conv.era is Era.STATELESS:
-        params = dict(params or {})
-        params.setdefault("_meta", conv.meta())
-    if params is not None:
-        message["params"] = params
-    return message
-
-
-def _barrier_method(conv: Conversation) -> str:
-    return "server/discover" if conv.era is Era.STATELESS else "ping"
 
 
 # -- the near-misses a server sends to a client under test
