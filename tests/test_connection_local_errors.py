@@ -264,7 +264,6 @@ _OUTSIDE_THE_SESSION = frozenset(
     {
         "config",
         "role",
-        "_specs",
         "_peer",
         "_framer",
         "_max_in_flight",
@@ -273,7 +272,6 @@ _OUTSIDE_THE_SESSION = frozenset(
         "_closed_reported",
         "_error",
         "_next_id",
-        "_known",
     }
 )
 

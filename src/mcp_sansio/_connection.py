@@ -30,7 +30,8 @@ from typing import Any, Final
 
 import orjson
 
-from ._checks import LOG_RANK, Fault, input_required_fault, is_id
+from . import _negotiation as opening
+from ._checks import LOG_RANK, is_id
 from ._config import Config
 from ._errors import ErrorCode, LocalProtocolError, RemoteProtocolError
 from ._events import (
@@ -47,12 +48,14 @@ from ._events import (
     Response,
 )
 from ._framing import OVERSIZED, LineFramer
-from ._gates import compute_gates, method_fault, refresh
+from ._gates import method_fault, transition
 from ._jsonrpc import (
     ERROR_RESPONSE,
     NOTIFICATION,
     REQUEST,
     RESPONSE,
+    as_object,
+    batch_shape_fault,
     decode,
     encode,
     encode_batch,
@@ -65,6 +68,11 @@ from ._method_rules import (
     CHECKED_REQUESTS,
     NOTIFICATION_CHECKS,
     NOTIFICATION_EFFECTS,
+    cancel_target,
+    commit_cancel,
+    late_for_cancelled,
+    meta_fault,
+    peer_cancelled,
     release_subscription,
     request_fault,
 )
@@ -77,7 +85,6 @@ from ._names import (
     PING,
     PROGRESS,
     RESOURCES_SUBSCRIBE,
-    SERVER_DISCOVER,
 )
 
 # (Kept importable from here, where the layers above import them from.)
@@ -86,21 +93,10 @@ from ._names import META_CLIENT_INFO as META_CLIENT_INFO
 from ._names import META_LOG_LEVEL as META_LOG_LEVEL
 from ._names import META_SUBSCRIPTION as META_SUBSCRIPTION
 from ._names import META_VERSION as META_VERSION
-from ._negotiation import (
-    check_discover_result,
-    check_initialize_result,
-    choose_version,
-    client_trigger,
-    discover_result,
-    fill_meta,
-    initialize_result_fault,
-    opens_stateless,
-    stateless_meta_fault,
-)
 from ._requests import Listen, Pending, Session
 from ._sentinels import NEED_DATA, NeedData
-from ._state import TRANSITIONS, Role, State, Trigger
-from ._versions import POLICIES, UNDECIDED, Era, EraPolicy, Kind, VersionSpec
+from ._state import Role, State, Trigger
+from ._versions import UNDECIDED, Era, EraPolicy, Kind, VersionSpec
 
 __all__ = ["Connection", "NextEvent"]
 
@@ -118,18 +114,9 @@ _KIND_REQUEST: Final = Kind.REQUEST
 _ROLE_CLIENT: Final = Role.CLIENT
 _ROLE_SERVER: Final = Role.SERVER
 _STATE_IDLE: Final = State.IDLE
-_TRIGGER_INITIALIZE: Final = Trigger.INITIALIZE
 _TRIGGER_INITIALIZE_ERROR: Final = Trigger.INITIALIZE_ERROR
-_TRIGGER_INITIALIZE_RESULT: Final = Trigger.INITIALIZE_RESULT
-_TRIGGER_PROBE: Final = Trigger.PROBE
-_TRIGGER_PROBE_LEGACY: Final = Trigger.PROBE_LEGACY
-_TRIGGER_PROBE_MODERN: Final = Trigger.PROBE_MODERN
-_TRIGGER_STATELESS_REQUEST: Final = Trigger.STATELESS_REQUEST
-_INITIALIZE_POLICY: Final = POLICIES[Era.INITIALIZE]
-_STATELESS_POLICY: Final = POLICIES[Era.STATELESS]
 
 _INVALID: Final = ErrorCode.INVALID_REQUEST
-_PARAMS: Final = ErrorCode.INVALID_PARAMS
 # The peer's requests under this size are not counted against max_in_flight_bytes (so the
 # common small request costs no arithmetic): max_in_flight bounds their bytes, at most
 # 4,096 x 4 KiB = 16 MiB at the defaults.
@@ -150,8 +137,6 @@ class Connection:
         self.role: Role = role
         """Which side we play."""
         cfg = self.config
-        # The version tables, with the application's methods (Config.methods) added.
-        self._specs: Mapping[str, VersionSpec] = cfg.specs
         self._peer = role.peer
         self._framer = LineFramer(cfg.max_message_size)
         self._max_in_flight = cfg.max_in_flight
@@ -160,22 +145,9 @@ class Connection:
         self._closed_reported = False
         self._error: RemoteProtocolError | None = None
         self._next_id = 0
-        # Every method of the configured versions (a lifecycle set names no other).
-        self._known = frozenset(m for v in cfg.versions for m in self._specs[v].methods)
         # Everything a message can change: one object (a refused batch puts back a copy).
-        s = self._s = Session(cfg, role, UNDECIDED, _STATE_IDLE)
-        s.legacy = cfg.versions_of(Era.INITIALIZE)
-        s.modern = cfg.versions_of(Era.STATELESS)
-        if role is _ROLE_SERVER:
-            s.server_caps = cfg.capabilities
-        else:
-            s.client_caps = cfg.capabilities
-        if not s.legacy:
-            s.policy = _STATELESS_POLICY
-            s.spec = self._specs[s.modern[0]]
-        elif not s.modern:
-            s.policy = _INITIALIZE_POLICY
-        refresh(s, self._known)
+        self._s = Session(cfg, role, UNDECIDED, _STATE_IDLE)
+        opening.start(self._s)
 
     # ------------------------------------------------------------------ properties
 
@@ -336,10 +308,6 @@ class Connection:
         assert event is not None  # _receive passes an InvalidMessage on
         return event
 
-    def _fail(self, message: str, code: int = _INVALID) -> RemoteProtocolError:
-        self._error = RemoteProtocolError(message, code)
-        return self._error
-
     def _receive_batch(self, items: list[Message | InvalidMessage], size: int) -> None:
         kinds = {type(i) in (Request, Notification) for i in items if type(i) is not InvalidMessage}
         if len(kinds) > 1:
@@ -419,17 +387,25 @@ class Connection:
                 message=message,
                 reply=ErrorResponse(id=None, code=_INVALID, message=message),
             )
+        meta: Any = None  # a 2026-07-28 request's _meta (checked)
         if (
             self.role is _ROLE_SERVER
             and (s.policy.request_meta or s.state is _STATE_IDLE)
-            and opens_stateless(s, req)
+            and opening.opens_stateless(s, req)
         ):
-            return self._receive_stateless_request(req, size)
-        if rid in theirs.ids:
-            return self._reject(
-                req, _INVALID, f"Invalid request: id {rid!r} was already used in this session"
-            )
-        theirs.ids.add(rid)
+            # A server's checks of a 2026-07-28 request (the first one decides the era).
+            refusal = opening.stateless_meta_fault(s, req)
+            if refusal is not None:
+                return self._reject(req, *refusal)
+            meta = req.params["_meta"]
+            if s.state is _STATE_IDLE:
+                opening.enter_stateless(s, s.specs[s.modern[0]])
+        else:
+            if rid in theirs.ids:
+                return self._reject(
+                    req, _INVALID, f"Invalid request: id {rid!r} was already used in this session"
+                )
+            theirs.ids.add(rid)
         if len(theirs.pending) >= self._max_in_flight:
             return self._reject(
                 req, _INVALID, f"Invalid request: more than {self._max_in_flight} in flight"
@@ -437,14 +413,17 @@ class Connection:
         if size < _COUNTED:
             size = 0
         elif theirs.bytes and theirs.bytes + size > self.config.max_in_flight_bytes:
-            return self._over_in_flight_bytes(req)
+            limit = self.config.max_in_flight_bytes
+            return self._reject(
+                req, _INVALID, f"Invalid request: more than {limit} bytes of requests in flight"
+            )
         method = req.method
         if method not in s.peer_requests:
             return self._reject(req, *method_fault(s, self._peer, _KIND_REQUEST, method))
         params = req.params
         token = None
         if params and "_meta" in params:
-            fault, token = _meta_fault(params["_meta"], theirs.tokens)
+            fault, token = meta_fault(params["_meta"], theirs.tokens)
             if fault is not None:
                 return self._reject(req, *fault)
         if method in CHECKED_REQUESTS:
@@ -457,66 +436,24 @@ class Connection:
             theirs.tokens[token] = entry
         if size:
             theirs.bytes += size
-        if method == INITIALIZE:
-            self._initialize_request(params)
+        if meta is not None:
+            entry.caps = meta[META_CAPABILITIES]
+            if method == LISTEN:
+                entry.listen = Listen(params["notifications"])
+            else:
+                level = meta.get(META_LOG_LEVEL)
+                if level is not None:
+                    entry.rank = LOG_RANK[level]
+                    theirs.ranks[entry.rank] += 1
+        elif method == INITIALIZE:
+            opening.sent_initialize(s, params)
         return req
-
-    def _receive_stateless_request(self, req: Request, size: int) -> Event:
-        """A server's checks of one 2026-07-28 request (the first one decides the era)."""
-        s = self._s
-        refusal = stateless_meta_fault(s, req)
-        if refusal is not None:
-            return self._reject(req, *refusal)
-        params = req.params
-        meta = params["_meta"]
-        if s.state is _STATE_IDLE:
-            self._enter_stateless(self._specs[s.modern[0]])
-        rid = req.id
-        theirs = s.theirs
-        if len(theirs.pending) >= self._max_in_flight:
-            return self._reject(
-                req, _INVALID, f"Invalid request: more than {self._max_in_flight} in flight"
-            )
-        if size < _COUNTED:
-            size = 0
-        elif theirs.bytes and theirs.bytes + size > self.config.max_in_flight_bytes:
-            return self._over_in_flight_bytes(req)
-        method = req.method
-        if method not in s.peer_requests:
-            return self._reject(req, *method_fault(s, _ROLE_CLIENT, _KIND_REQUEST, method))
-        fault: Fault | None = None
-        token: Any = None
-        if "progressToken" in meta:
-            fault, token = _meta_fault(meta, theirs.tokens)
-        if fault is None and method in CHECKED_REQUESTS:
-            fault = request_fault(s, method, params, self.config.strict)
-        if fault is not None:
-            return self._reject(req, *fault)
-        entry = Pending(rid, method, params, token, size)
-        entry.caps = meta[META_CAPABILITIES]
-        if method == LISTEN:
-            entry.listen = Listen(params["notifications"])
-        else:
-            level = meta.get(META_LOG_LEVEL)
-            if level is not None:
-                entry.rank = LOG_RANK[level]
-        theirs.add(entry)
-        return req
-
-    def _over_in_flight_bytes(self, req: Request) -> InvalidMessage:
-        """Refuse a request that would take the peer's requests in flight past
-        ``max_in_flight_bytes`` (one request alone is always accepted; those under
-        ``_COUNTED`` bytes are not counted)."""
-        limit = self.config.max_in_flight_bytes
-        return self._reject(
-            req, _INVALID, f"Invalid request: more than {limit} bytes of requests in flight"
-        )
 
     def _receive_notification(self, note: Notification) -> Event | None:
         method = note.method
-        if method == CANCELLED:
-            return self._peer_cancelled(note)
         s = self._s
+        if method == CANCELLED:
+            return note if peer_cancelled(s, note.params) else None
         peer = self._peer
         if method not in s.peer_notes:
             code, message = method_fault(s, peer, _KIND_NOTIFICATION, method)
@@ -524,48 +461,11 @@ class Connection:
         if method in CHECKED_NOTIFICATIONS:
             fault = NOTIFICATION_CHECKS[method](s, peer, note)
             if fault is not None:
-                if self._late_for_cancelled(note):
+                if late_for_cancelled(s, note):
                     return None  # it crossed our cancel on the wire: dropped, like a late answer
                 return InvalidMessage(code=fault[0], message=fault[1], reply=None)
             self._apply_notification(peer, note)
         return note
-
-    def _late_for_cancelled(self, note: Notification) -> bool:
-        """Whether a refused notification belongs to a request we cancelled (progress on its
-        token, a 2026 stream notification of its listen)."""
-        params = note.params or {}
-        ours = self._s.ours
-        if note.method == PROGRESS:
-            token = params.get("progressToken")
-            return is_id(token) and token in ours.cancelled_tokens
-        meta = params.get("_meta")
-        sid = meta.get(META_SUBSCRIPTION) if type(meta) is dict else None
-        return is_id(sid) and sid in ours.cancelled
-
-    def _peer_cancelled(self, note: Notification) -> Event | None:
-        """The peer cancels one of its requests; malformed or unknown cancels, and cancels
-        of ``initialize``, are ignored (no event), as the specification says."""
-        params = note.params
-        rid = params.get("requestId") if params else None
-        if not is_id(rid):
-            return None
-        s = self._s
-        pending = s.theirs.pending.get(rid)  # type: ignore[arg-type]
-        if pending is not None:
-            if pending.method == INITIALIZE:
-                return None
-            s.theirs.retire(rid)  # type: ignore[arg-type]
-            if pending.method == RESOURCES_SUBSCRIBE:
-                release_subscription(s, pending.params)
-            s.theirs.cancelled.put(rid)
-            return note
-        if self.role is _ROLE_CLIENT and s.policy.cancel_ends_listen:
-            # 2026: a stdio server ends a listen stream with notifications/cancelled.
-            ours = s.ours.pending.get(rid)  # type: ignore[arg-type]
-            if ours is not None and ours.method == LISTEN:
-                s.ours.retire(rid)  # type: ignore[arg-type]
-                return note
-        return None
 
     def _receive_response(self, msg: Response | ErrorResponse) -> Event | None:
         rid = msg.id
@@ -590,56 +490,28 @@ class Connection:
         if pending.rank >= 0:
             ours.ranks[pending.rank] -= 1
         method = pending.method
-        if type(msg) is ERROR_RESPONSE:
-            if method == INITIALIZE:
-                self._transition(_TRIGGER_INITIALIZE_ERROR)
+        try:
+            if type(msg) is ERROR_RESPONSE:
+                if method == INITIALIZE:
+                    transition(s, _TRIGGER_INITIALIZE_ERROR)
+                elif rid == s.probe_id:
+                    opening.refused_probe(s, msg)
+                return msg
+            assert type(msg) is RESPONSE
+            policy = s.policy
+            if policy.result_type:
+                return opening.stateless_answer(s, msg, pending)
+            if method in policy.effectful:
+                if method == INITIALIZE:
+                    opening.answered_initialize(s, msg.result, sent=False)
+                else:
+                    ANSWER_EFFECTS[method](s, pending.params)
             elif rid == s.probe_id:
-                self._probe_error(msg)
-            return msg
-        assert type(msg) is RESPONSE
-        policy = s.policy
-        if policy.result_type:
-            return self._stateless_result(msg, pending)
-        if method in policy.effectful:
-            if method == INITIALIZE:
-                self._initialize_result(msg.result, sent=False)
-            else:
-                ANSWER_EFFECTS[method](s, pending.params)
-        elif rid == s.probe_id:
-            self._probe_result(msg.result)
+                opening.answered_probe(s, msg.result)
+        except RemoteProtocolError as exc:  # the opening failed: the session is over
+            self._error = exc
+            raise
         return msg
-
-    def _stateless_result(self, msg: Response, pending: Pending) -> Event:
-        result = msg.result
-        rid = msg.id
-        s = self._s
-        result_type = result.get("resultType", "complete")
-        if result_type == "complete":
-            if pending.method == SERVER_DISCOVER and type(result.get("capabilities")) is dict:
-                # A stateless-only client learns the server's capabilities here too.
-                s.server_caps = result["capabilities"]
-                compute_gates(s)
-                refresh(s, self._known)
-            return msg
-        if result_type != "input_required":
-            return InvalidMessage(
-                code=_INVALID,
-                message=f"Invalid response: unknown resultType {result_type!r}",
-                reply=None,
-                id=rid,
-            )
-        method, params = pending.method, pending.params
-        assert s.spec is not None
-        meta = params.get("_meta") if params else None
-        caps = meta.get(META_CAPABILITIES) if type(meta) is dict else None
-        fault = input_required_fault(s.spec, method, result, caps or {}, strict=self.config.strict)
-        if fault is not None:
-            return InvalidMessage(
-                code=_INVALID, message=f"Invalid response: {fault[1]}", reply=None, id=rid
-            )
-        return InputRequired(
-            id=rid, result=result, request=Request(id=rid, method=method, params=params)
-        )
 
     # ------------------------------------------------------------------ sending
 
@@ -681,21 +553,9 @@ class Connection:
         if not self._s.batches:
             raise LocalProtocolError("JSON-RPC batches exist only in protocol version 2025-03-26")
         events = batch.events
-        if not isinstance(events, (tuple, list)):
-            raise LocalProtocolError("a batch's events must be a sequence of messages")
-        if not events:
-            raise LocalProtocolError("a batch must not be empty")
-        if any(type(e) not in (Request, Notification, Response, ErrorResponse) for e in events):
-            raise LocalProtocolError("a batch holds only requests, notifications and answers")
-        if len({type(e) in (Request, Notification) for e in events}) > 1:
-            raise LocalProtocolError("a batch holds requests and notifications, or responses")
-        ids = [(type(e.id), e.id) for e in events if type(e) is not Notification and is_id(e.id)]
-        if len(set(ids)) != len(ids):
-            raise LocalProtocolError("a batch must not repeat an id")
-        if any(
-            type(e) is Request and type(e.method) is str and e.method == INITIALIZE for e in events
-        ):
-            raise LocalProtocolError("initialize must not be batched")
+        why = batch_shape_fault(events)
+        if why is not None:
+            raise LocalProtocolError(why)
         # Each member is checked against the state the members before it leave (two
         # requests with one progress token, or progress that does not increase, are
         # caught); if any member is refused, the session is put back as it was: one copy.
@@ -756,17 +616,17 @@ class Connection:
             raise LocalProtocolError(f"id {rid!r} was already used in this session")
         params = req.params
         if params is not None and type(params) is not dict:  # (the call only when needed)
-            params = _params_dict(params)
+            params = as_object(params)
         trigger: Trigger | None = None
         if s.state is _STATE_IDLE and self.role is _ROLE_CLIENT and method != PING:
-            trigger = client_trigger(policy, method)
+            trigger = opening.client_trigger(policy, method)
         commit = self._commit_request
         if policy.request_meta or trigger is not None:
             if self.role is _ROLE_SERVER and not policy.server_requests:
                 raise LocalProtocolError("a 2026-07-28 server never sends requests")
             commit = self._commit_stateless_request
-            spec = s.spec or self._specs[s.modern[0]]
-            params = fill_meta(params, spec.version, self.config)
+            spec = s.spec or s.specs[s.modern[0]]
+            params = opening.fill_meta(params, spec.version, self.config)
             rule = spec.methods.get(method)
             if rule is None or rule.kind is not _KIND_REQUEST:
                 raise LocalProtocolError(
@@ -781,7 +641,7 @@ class Connection:
             raise LocalProtocolError(message, code)
         token = None
         if params and "_meta" in params:
-            fault, token = _meta_fault(params["_meta"], ours.tokens)
+            fault, token = meta_fault(params["_meta"], ours.tokens)
             if fault is not None:
                 raise LocalProtocolError(fault[1], fault[0])
         if method in CHECKED_REQUESTS:
@@ -817,7 +677,7 @@ class Connection:
         if s.policy.ids_unique_per_session:
             ours.ids.add(rid)
         if trigger is not None or method == INITIALIZE:
-            self._opened(entry, trigger)
+            opening.opened(s, entry, trigger)
 
     def _commit(self, entry: Pending, trigger: Trigger | None) -> None:
         s = self._s
@@ -825,19 +685,7 @@ class Connection:
         if s.policy.ids_unique_per_session:
             s.ours.ids.add(entry.id)
         if trigger is not None or entry.method == INITIALIZE:
-            self._opened(entry, trigger)
-
-    def _opened(self, entry: Pending, trigger: Trigger | None) -> None:
-        """Our request moves the lifecycle: ``initialize``, the probe, or the first
-        stateless request."""
-        s = self._s
-        if entry.method == INITIALIZE:
-            self._initialize_request(entry.params)
-        elif trigger is _TRIGGER_PROBE:
-            s.probe_id = entry.id
-            self._transition(_TRIGGER_PROBE)
-        elif trigger is _TRIGGER_STATELESS_REQUEST:
-            self._enter_stateless(s.spec or self._specs[s.modern[0]])
+            opening.opened(s, entry, trigger)
 
     def _check_notification(self, note: Any) -> tuple[Message, tuple[Any, ...]]:
         method = note.method
@@ -845,7 +693,7 @@ class Connection:
             raise LocalProtocolError("method must be a string")
         params = note.params
         if params is not None and type(params) is not dict:
-            params = _params_dict(params)
+            params = as_object(params)
         out = note if params is note.params else Notification(method=method, params=params)
         if method == CANCELLED:
             return out, self._check_cancel(params)
@@ -862,41 +710,14 @@ class Connection:
         return out, (self._apply_notification, self.role, out)
 
     def _check_cancel(self, params: Any) -> tuple[Any, ...]:
-        rid = params.get("requestId") if params else None
-        if not is_id(rid):
-            raise LocalProtocolError(
-                "notifications/cancelled needs params.requestId (a string or an integer)"
-            )
-        s = self._s
-        if self.role is _ROLE_SERVER and s.policy.cancel_ends_listen:
-            entry = s.theirs.pending.get(rid)  # type: ignore[arg-type]
-            if entry is None or entry.method != LISTEN:
-                raise LocalProtocolError(
-                    "a 2026-07-28 server sends notifications/cancelled only to end a listen stream"
-                )
-            return (self._retire_theirs, rid)
-        entry = s.ours.pending.get(rid)  # type: ignore[arg-type]
-        if entry is None:
-            raise LocalProtocolError(
-                f"cannot cancel {rid!r}: no request of ours with this id is in flight"
-            )
-        if entry.method == INITIALIZE:
-            raise LocalProtocolError("initialize must not be cancelled")
-        return (self._commit_cancel, rid)
+        ends_listen, rid = cancel_target(self._s, params)
+        return (self._retire_theirs if ends_listen else self._commit_cancel, rid)
 
     def _retire_theirs(self, rid: RequestId) -> None:
         self._s.theirs.retire(rid)
 
     def _commit_cancel(self, rid: RequestId) -> None:
-        s = self._s
-        ours = s.ours
-        token = ours.retire(rid).token
-        if token is not None:
-            ours.cancelled_tokens.put(token)
-        ours.cancelled.put(rid)
-        if rid == s.probe_id:
-            s.probe_id = None
-            self._decide_legacy()
+        commit_cancel(self._s, rid)
 
     def _check_response(self, msg: Any) -> tuple[Message | None, tuple[Any, ...]]:
         rid = msg.id
@@ -923,26 +744,17 @@ class Connection:
             return msg, (self._commit_response, rid, method, None)
         result = msg.result
         if type(result) is not dict:
-            result = _params_dict(result)
+            result = as_object(result)
             if result is None:
                 raise LocalProtocolError("a result must be a JSON object")
             msg = Response(id=rid, result=result)
         if s.policy.result_type:
-            result_type = result.get("resultType")
             if "resultType" not in result:
                 result = {**result, "resultType": "complete"}
                 msg = Response(id=rid, result=result)
-            elif result_type == "input_required":
-                assert s.spec is not None
-                fault = input_required_fault(s.spec, method, result, pending.caps or {})
-                if fault is not None:
-                    raise LocalProtocolError(fault[1], fault[0])
-            elif result_type != "complete":
-                raise LocalProtocolError(f"unknown resultType {result_type!r}")
-            if method == SERVER_DISCOVER:
-                check_discover_result(s, result)
+            opening.check_stateless_result(s, pending, result)
         elif method == INITIALIZE:
-            check_initialize_result(s, result)
+            opening.check_initialize_result(s, result)
         return msg, (self._commit_response, rid, method, result)
 
     def discover_result(
@@ -954,7 +766,7 @@ class Connection:
     ) -> dict[str, Any]:
         """The ``server/discover`` result that describes this server (2026-07-28): its
         stateless versions, its configured capabilities and ``serverInfo`` in ``_meta``."""
-        return discover_result(self._s, ttl_ms, cache_scope, instructions)
+        return opening.discover_result(self._s, ttl_ms, cache_scope, instructions)
 
     def _commit_response(self, rid: RequestId, method: str, result: Any) -> None:
         s = self._s
@@ -966,12 +778,12 @@ class Connection:
             theirs.release_counts(pending)
         if result is None:  # an error answer
             if method == INITIALIZE:
-                self._transition(_TRIGGER_INITIALIZE_ERROR)
+                transition(s, _TRIGGER_INITIALIZE_ERROR)
             elif method == RESOURCES_SUBSCRIBE:
                 release_subscription(s, pending.params)
         elif method in s.policy.effectful:
             if method == INITIALIZE:
-                self._initialize_result(result, sent=True)
+                opening.answered_initialize(s, result, sent=True)
             else:
                 if method == RESOURCES_SUBSCRIBE:
                     release_subscription(s, pending.params)
@@ -982,86 +794,9 @@ class Connection:
         if effect is not None:
             trigger = effect(self._s, sender, note.params)
             if trigger is not None:
-                self._transition(trigger)
+                transition(self._s, trigger)
 
     # ------------------------------------------------------------------ lifecycle
-
-    def _transition(self, trigger: Trigger) -> None:
-        s = self._s
-        try:
-            s.state = TRANSITIONS[s.state][trigger]
-        except KeyError:  # pragma: no cover - callers check the state first
-            raise LocalProtocolError(
-                f"{trigger.value} is not possible in state {s.state.value}"
-            ) from None
-        refresh(s, self._known)
-
-    def _initialize_request(self, params: Any) -> None:
-        s = self._s
-        s.requested_version = params["protocolVersion"]
-        s.client_caps = params["capabilities"]
-        s.policy = _INITIALIZE_POLICY
-        self._transition(_TRIGGER_INITIALIZE)
-
-    def _initialize_result(self, result: Mapping[str, Any], *, sent: bool) -> None:
-        s = self._s
-        if not sent:
-            fault = initialize_result_fault(s, result)
-            if fault is not None:
-                raise self._fail(*fault)
-        version = result["protocolVersion"]
-        caps = result["capabilities"]
-        assert isinstance(version, str)
-        assert isinstance(caps, dict)
-        self._set_spec(self._specs[version])
-        s.server_caps = caps
-        compute_gates(s)
-        self._transition(_TRIGGER_INITIALIZE_RESULT)
-
-    def _set_spec(self, spec: VersionSpec) -> None:
-        s = self._s
-        s.spec = spec
-        s.policy = spec.policy
-        s.batches = spec.batches
-
-    def _enter_stateless(self, spec: VersionSpec) -> None:
-        self._set_spec(spec)
-        compute_gates(self._s)
-        self._transition(_TRIGGER_STATELESS_REQUEST)
-
-    def _probe_result(self, result: Mapping[str, Any]) -> None:
-        s = self._s
-        s.probe_id = None
-        supported = result.get("supportedVersions")
-        caps = result.get("capabilities")
-        if type(supported) is not list or type(caps) is not dict:
-            raise self._fail("the server/discover result lacks supportedVersions or capabilities")
-        s.server_caps = caps
-        self._choose_modern(supported)
-
-    def _choose_modern(self, supported: Any) -> None:
-        mine = self._s.modern
-        version = choose_version(mine, supported)
-        if version is None:
-            raise self._fail(
-                f"the server supports {supported!r}; this client speaks none of them ({mine})",
-                ErrorCode.UNSUPPORTED_PROTOCOL_VERSION,
-            )
-        self._set_spec(self._specs[version])
-        compute_gates(self._s)
-        self._transition(_TRIGGER_PROBE_MODERN)
-
-    def _probe_error(self, error: ErrorResponse) -> None:
-        self._s.probe_id = None
-        if error.code == ErrorCode.UNSUPPORTED_PROTOCOL_VERSION and isinstance(error.data, dict):
-            self._choose_modern(error.data.get("supported"))
-        else:
-            self._decide_legacy()
-
-    def _decide_legacy(self) -> None:
-        assert self._s.legacy, "only a client of both eras probes"
-        self._s.policy = _INITIALIZE_POLICY
-        self._transition(_TRIGGER_PROBE_LEGACY)
 
     def fall_back_to_initialize(self) -> None:
         """Give up the ``server/discover`` probe (the adapter's timeout ran out): the era
@@ -1073,7 +808,7 @@ class Connection:
         rid = self._s.probe_id
         if rid is None:
             raise LocalProtocolError("no server/discover probe is in flight")
-        self._commit_cancel(rid)  # a probe implies a client of both eras
+        commit_cancel(self._s, rid)  # a probe implies a client of both eras
 
     # ------------------------------------------------------------------ 2026 helpers
 
@@ -1089,56 +824,9 @@ class Connection:
 
         Raises :class:`LocalProtocolError` when an answer's key was not asked for.
         """
-        extra = set(input_responses) - set(event.input_requests)
-        if extra:
-            raise LocalProtocolError(
-                f"inputResponses for keys that were not asked: {sorted(extra)}"
-            )
-        params = dict(event.request.params or {})
-        params.pop("inputResponses", None)
-        params.pop("requestState", None)
-        if input_responses:
-            params["inputResponses"] = dict(input_responses)
-        if event.request_state is not None:
-            params["requestState"] = event.request_state
+        params = opening.retry_params(event, input_responses)
         return Request(
             id=self.next_request_id() if id is None else id,
             method=event.request.method,
             params=params,
         )
-
-
-def _meta_fault(meta: Any, tokens: Mapping[Any, Pending]) -> tuple[Fault | None, Any]:
-    """The request ``_meta`` object and its progress token (unique among requests in flight
-    of the same sender)."""
-    if type(meta) is not dict:
-        return (_PARAMS, "Invalid params: _meta must be an object"), None
-    token = meta.get("progressToken")
-    if token is None:
-        return None, None
-    cls = type(token)
-    if cls is not str and cls is not int:  # is_id(), inline: every request, both ways
-        return (_PARAMS, "Invalid params: progressToken must be a string or an integer"), None
-    if token in tokens:
-        return (
-            _INVALID,
-            f"Invalid request: progressToken {token!r} is in use by another request",
-        ), None
-    return None, token
-
-
-def _params_dict(params: Any) -> Any:
-    """Outgoing params or result as a JSON object (typed MCP objects are unstructured)."""
-    if params is None or type(params) is dict:
-        return params
-    if isinstance(params, Mapping):
-        return dict(params)
-    from . import types  # typed objects: imported lazily, to keep `import mcp_sansio` light
-
-    try:
-        value = types.unstructure(params)
-    except Exception as exc:  # any failure of a foreign object
-        raise LocalProtocolError(f"expected a JSON object or a typed MCP object: {exc}") from None
-    if type(value) is not dict:
-        raise LocalProtocolError("params and results must be JSON objects")
-    return value

@@ -14,7 +14,7 @@ from typing import Any, Final
 import orjson
 
 from ._checks import Fault, undeclared_is_soft
-from ._errors import ErrorCode
+from ._errors import ErrorCode, LocalProtocolError
 from ._names import INITIALIZE, INITIALIZED
 from ._requests import Session
 from ._state import (
@@ -22,14 +22,16 @@ from ._state import (
     LIFECYCLE_METHODS,
     NOTIFICATIONS_ALLOWED,
     REQUESTS_ALLOWED,
+    TRANSITIONS,
     Allowed,
     Every,
     Role,
     State,
+    Trigger,
 )
 from ._versions import Direction, Kind, capability_met
 
-__all__ = ["allowed_in", "compute_gates", "method_fault", "refresh"]
+__all__ = ["allowed_in", "compute_gates", "method_fault", "refresh", "transition"]
 
 _KIND_REQUEST: Final = Kind.REQUEST
 _KIND_NOTIFICATION: Final = Kind.NOTIFICATION
@@ -69,11 +71,23 @@ def allowed_in(s: Session, state: State, sender: Role, kind: Kind) -> Allowed:
     return NOTIFICATIONS_ALLOWED[(state, sender)]
 
 
-def refresh(s: Session, known: frozenset[str]) -> None:
-    """Recompute the methods each side may use now (after every state change); ``known``
-    is every method of the configured versions."""
+def transition(s: Session, trigger: Trigger) -> None:
+    """Move the lifecycle (:data:`~mcp_sansio._state.TRANSITIONS`) and recompute what each
+    side may use."""
+    try:
+        s.state = TRANSITIONS[s.state][trigger]
+    except KeyError:  # pragma: no cover - callers check the state first
+        raise LocalProtocolError(
+            f"{trigger.value} is not possible in state {s.state.value}"
+        ) from None
+    refresh(s)
+
+
+def refresh(s: Session) -> None:
+    """Recompute the methods each side may use now (after every state change)."""
     state = s.state
     gated = s.gated
+    known = s.known
 
     def allowed(sender: Role, kind: Kind) -> frozenset[str]:
         value = allowed_in(s, state, sender, kind)

@@ -20,12 +20,13 @@ peer expects none, and an error under its own request's id would be mistaken for
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any, Final
 
 import attrs
 import orjson
 
-from ._errors import ErrorCode
+from ._errors import ErrorCode, LocalProtocolError
 from ._events import (
     ErrorResponse,
     InvalidMessage,
@@ -37,9 +38,12 @@ from ._events import (
     make_request,
     make_response,
 )
+from ._names import INITIALIZE
 from ._sentinels import OMITTED
 
 __all__ = [
+    "batch_shape_fault",
+    "as_object",
     "Decoded",
     "decode",
     "encode",
@@ -597,3 +601,46 @@ def _backward(text: str) -> list[tuple[str, str]]:
         if at < 0 or text[at] != ",":
             return found
         at -= 1
+
+
+def as_object(params: Any) -> Any:
+    """Outgoing params or result as a JSON object (typed MCP objects are unstructured);
+    ``None`` stays ``None``. Raises :class:`LocalProtocolError` for anything else."""
+    if params is None or type(params) is dict:
+        return params
+    if isinstance(params, Mapping):
+        return dict(params)
+    from . import types  # typed objects: imported lazily, to keep `import mcp_sansio` light
+
+    try:
+        value = types.unstructure(params)
+    except Exception as exc:  # any failure of a foreign object
+        raise LocalProtocolError(f"expected a JSON object or a typed MCP object: {exc}") from None
+    if type(value) is not dict:
+        raise LocalProtocolError("params and results must be JSON objects")
+    return value
+
+
+def batch_shape_fault(events: Any) -> str | None:
+    """What is wrong with the members of a batch we send, before any is checked against
+    the session: not a non-empty sequence of messages of one direction, a repeated id, an
+    ``initialize``."""
+    if not isinstance(events, (tuple, list)):
+        return "a batch's events must be a sequence of messages"
+    if not events:
+        return "a batch must not be empty"
+    if any(type(e) not in (Request, Notification, Response, ErrorResponse) for e in events):
+        return "a batch holds only requests, notifications and answers"
+    if len({type(e) in (Request, Notification) for e in events}) > 1:
+        return "a batch holds requests and notifications, or responses"
+    ids = [(type(e.id), e.id) for e in events if type(e) is not Notification and _is_id(e.id)]
+    if len(set(ids)) != len(ids):
+        return "a batch must not repeat an id"
+    if any(type(e) is Request and type(e.method) is str and e.method == INITIALIZE for e in events):
+        return "initialize must not be batched"
+    return None
+
+
+def _is_id(value: object) -> bool:
+    cls = type(value)
+    return cls is str or cls is int

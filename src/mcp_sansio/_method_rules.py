@@ -28,9 +28,10 @@ from ._checks import (
     required_params_fault,
     sampling_fault,
 )
-from ._errors import ErrorCode
-from ._events import Notification
+from ._errors import ErrorCode, LocalProtocolError
+from ._events import Notification, RequestId
 from ._names import (
+    CANCELLED,
     ELICITATION_CREATE,
     INITIALIZE,
     INITIALIZED,
@@ -50,17 +51,24 @@ from ._names import (
     SUBSCRIPTIONS_ACKNOWLEDGED,
     TOOLS_LIST_CHANGED,
 )
-from ._requests import Listen, Session
+from ._negotiation import decide_legacy
+from ._requests import Listen, Pending, Session
 from ._state import Role, Trigger
 from ._versions import VERSIONS
 
 __all__ = [
     "ANSWER_EFFECTS",
+    "CANCEL_CHECKS",
     "CHECKED_NOTIFICATIONS",
     "CHECKED_REQUESTS",
     "NOTIFICATION_CHECKS",
     "NOTIFICATION_EFFECTS",
     "REQUEST_CHECKS",
+    "cancel_target",
+    "commit_cancel",
+    "late_for_cancelled",
+    "meta_fault",
+    "peer_cancelled",
     "release_subscription",
     "request_fault",
 ]
@@ -68,6 +76,7 @@ __all__ = [
 _INVALID: Final = ErrorCode.INVALID_REQUEST
 _PARAMS: Final = ErrorCode.INVALID_PARAMS
 _ROLE_SERVER: Final = Role.SERVER
+_ROLE_CLIENT: Final = Role.CLIENT
 
 RequestCheck = Callable[[Session, Any, bool], "Fault | None"]
 NotificationCheck = Callable[[Session, Role, Notification], "Fault | None"]
@@ -151,6 +160,115 @@ def request_fault(s: Session, method: str, params: Any, strict: bool = True) -> 
     if method in REQUEST_CHECKS:
         return REQUEST_CHECKS[method](s, params, strict)
     return None
+
+
+def meta_fault(meta: Any, tokens: Mapping[Any, Pending]) -> tuple[Fault | None, Any]:
+    """A request's ``_meta`` object and its progress token (unique among the requests in
+    flight of the same sender): the fault, and the token or ``None``."""
+    if type(meta) is not dict:
+        return (_PARAMS, "Invalid params: _meta must be an object"), None
+    token = meta.get("progressToken")
+    if token is None:
+        return None, None
+    cls = type(token)
+    if cls is not str and cls is not int:  # is_id(), inline: every request, both ways
+        return (_PARAMS, "Invalid params: progressToken must be a string or an integer"), None
+    if token in tokens:
+        return (
+            _INVALID,
+            f"Invalid request: progressToken {token!r} is in use by another request",
+        ), None
+    return None, token
+
+
+# ---------------------------------------------------------------- cancellation
+# What a cancel means is the era's (EraPolicy.cancel_ends_listen): a request of its sender,
+# or, from a 2026-07-28 server, the client's listen stream that it ends.
+
+
+def cancel_target(s: Session, params: Any) -> tuple[bool, RequestId]:
+    """Check a cancel we send: ``(ends_listen, request id)``; raises
+    :class:`LocalProtocolError` when it names nothing we may cancel."""
+    rid: Any = params.get("requestId") if params else None
+    cls = type(rid)
+    if cls is not str and cls is not int:
+        raise LocalProtocolError(
+            "notifications/cancelled needs params.requestId (a string or an integer)"
+        )
+    if s.role is _ROLE_SERVER and s.policy.cancel_ends_listen:
+        entry = s.theirs.pending.get(rid)
+        if entry is None or entry.method != LISTEN:
+            raise LocalProtocolError(
+                "a 2026-07-28 server sends notifications/cancelled only to end a listen stream"
+            )
+        return True, rid
+    entry = s.ours.pending.get(rid)
+    if entry is None:
+        raise LocalProtocolError(
+            f"cannot cancel {rid!r}: no request of ours with this id is in flight"
+        )
+    if entry.method == INITIALIZE:
+        raise LocalProtocolError("initialize must not be cancelled")
+    return False, rid
+
+
+def commit_cancel(s: Session, rid: RequestId) -> None:
+    """Our request ``rid`` is cancelled: its late answer and progress will be dropped; a
+    cancelled probe decides the initialize era."""
+    ours = s.ours
+    token = ours.retire(rid).token
+    if token is not None:
+        ours.cancelled_tokens.put(token)
+    ours.cancelled.put(rid)
+    if rid == s.probe_id:
+        s.probe_id = None
+        decide_legacy(s)
+
+
+def peer_cancelled(s: Session, params: Any) -> bool:
+    """The peer's cancel: whether it is delivered. Malformed or unknown cancels, and
+    cancels of ``initialize``, are ignored, as the specification says."""
+    rid: Any = params.get("requestId") if params else None
+    cls = type(rid)
+    if cls is not str and cls is not int:
+        return False
+    theirs = s.theirs
+    pending = theirs.pending.get(rid)
+    if pending is not None:
+        if pending.method == INITIALIZE:
+            return False
+        theirs.retire(rid)
+        if pending.method == RESOURCES_SUBSCRIBE:
+            release_subscription(s, pending.params)
+        theirs.cancelled.put(rid)
+        return True
+    if s.role is _ROLE_CLIENT and s.policy.cancel_ends_listen:
+        # 2026: a stdio server ends a listen stream with notifications/cancelled.
+        ours = s.ours.pending.get(rid)
+        if ours is not None and ours.method == LISTEN:
+            s.ours.retire(rid)
+            return True
+    return False
+
+
+def late_for_cancelled(s: Session, note: Notification) -> bool:
+    """Whether a refused notification belongs to a request we cancelled (progress on its
+    token, a 2026 stream notification of its listen): it crossed our cancel on the wire,
+    and is dropped like a late answer."""
+    params = note.params or {}
+    ours = s.ours
+    if note.method == PROGRESS:
+        token = params.get("progressToken")
+        cls = type(token)
+        return (cls is str or cls is int) and token in ours.cancelled_tokens
+    meta = params.get("_meta")
+    sid = meta.get(META_SUBSCRIPTION) if type(meta) is dict else None
+    cls = type(sid)
+    return (cls is str or cls is int) and sid in ours.cancelled
+
+
+#: (For the rule tables' readers: the cancel is handled before the method tables.)
+CANCEL_CHECKS: Final = frozenset({CANCELLED})
 
 
 # ---------------------------------------------------------------- notifications

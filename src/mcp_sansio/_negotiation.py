@@ -15,10 +15,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
-from ._checks import LOG_RANK
+from ._checks import LOG_RANK, input_required_fault
 from ._config import Config
-from ._errors import ErrorCode, LocalProtocolError
-from ._events import Request
+from ._errors import ErrorCode, LocalProtocolError, RemoteProtocolError
+from ._events import ErrorResponse, Event, InputRequired, InvalidMessage, Request, Response
+from ._gates import compute_gates, refresh, transition
 from ._names import (
     INITIALIZE,
     META_CAPABILITIES,
@@ -29,19 +30,30 @@ from ._names import (
     PING,
     SERVER_DISCOVER,
 )
-from ._requests import Session
-from ._state import State, Trigger
-from ._versions import EraPolicy
+from ._requests import Pending, Session
+from ._state import Role, State, Trigger
+from ._versions import POLICIES, Era, EraPolicy, VersionSpec
 
 __all__ = [
+    "answered_initialize",
+    "answered_probe",
     "check_discover_result",
     "check_initialize_result",
     "choose_version",
     "client_trigger",
+    "decide_legacy",
     "discover_result",
     "fill_meta",
     "looks_stateless",
+    "enter_stateless",
+    "opened",
     "opens_stateless",
+    "refused_probe",
+    "retry_params",
+    "check_stateless_result",
+    "sent_initialize",
+    "start",
+    "stateless_answer",
     "stateless_meta_fault",
 ]
 
@@ -49,6 +61,7 @@ _PARAMS: Final = ErrorCode.INVALID_PARAMS
 _STATE_IDLE: Final = State.IDLE
 _TRIGGER_PROBE: Final = Trigger.PROBE
 _TRIGGER_STATELESS_REQUEST: Final = Trigger.STATELESS_REQUEST
+_INITIALIZE_POLICY: Final = POLICIES[Era.INITIALIZE]
 
 #: A refusal of a request: (code, message, data or None).
 Refusal = tuple[int, str, Any]
@@ -239,3 +252,195 @@ def choose_version(mine: tuple[str, ...], supported: Any) -> str | None:
         if version in supported:
             return version
     return None
+
+
+# ---------------------------------------------------------------- the lifecycle moves
+
+
+def start(s: Session) -> None:
+    """A new session: the configured versions of each era, our own capabilities, and the
+    era when we speak only one (else ``UNDECIDED`` until the first exchange)."""
+    cfg = s.config
+    s.known = frozenset(m for v in cfg.versions for m in s.specs[v].methods)
+    s.legacy = cfg.versions_of(Era.INITIALIZE)
+    s.modern = cfg.versions_of(Era.STATELESS)
+    if s.role is Role.SERVER:
+        s.server_caps = cfg.capabilities
+    else:
+        s.client_caps = cfg.capabilities
+    if not s.legacy:
+        s.policy = POLICIES[Era.STATELESS]
+        s.spec = s.specs[s.modern[0]]
+    elif not s.modern:
+        s.policy = _INITIALIZE_POLICY
+    refresh(s)
+
+
+def set_spec(s: Session, spec: VersionSpec) -> None:
+    """The version is chosen: its record, its era's policy."""
+    s.spec = spec
+    s.policy = spec.policy
+    s.batches = spec.batches
+
+
+def sent_initialize(s: Session, params: Any) -> None:
+    """``initialize`` went out or came in: the era is the initialize era."""
+    s.requested_version = params["protocolVersion"]
+    s.client_caps = params["capabilities"]
+    s.policy = _INITIALIZE_POLICY
+    transition(s, Trigger.INITIALIZE)
+
+
+def answered_initialize(s: Session, result: Mapping[str, Any], *, sent: bool) -> None:
+    """The ``initialize`` result went out (``sent``) or came in. Raises
+    :class:`RemoteProtocolError` for a received result that breaks the session."""
+    if not sent:
+        fault = initialize_result_fault(s, result)
+        if fault is not None:
+            raise RemoteProtocolError(*fault)
+    version = result["protocolVersion"]
+    caps = result["capabilities"]
+    assert isinstance(version, str)
+    assert isinstance(caps, dict)
+    set_spec(s, s.specs[version])
+    s.server_caps = caps
+    compute_gates(s)
+    transition(s, Trigger.INITIALIZE_RESULT)
+
+
+def enter_stateless(s: Session, spec: VersionSpec) -> None:
+    """The first 2026-07-28 request went out or came in."""
+    set_spec(s, spec)
+    compute_gates(s)
+    transition(s, _TRIGGER_STATELESS_REQUEST)
+
+
+def opened(s: Session, entry: Pending, trigger: Trigger | None) -> None:
+    """Our request moves the lifecycle: ``initialize``, the probe, or the first stateless
+    request."""
+    if entry.method == INITIALIZE:
+        sent_initialize(s, entry.params)
+    elif trigger is _TRIGGER_PROBE:
+        s.probe_id = entry.id
+        transition(s, _TRIGGER_PROBE)
+    elif trigger is _TRIGGER_STATELESS_REQUEST:
+        enter_stateless(s, s.spec or s.specs[s.modern[0]])
+
+
+def answered_probe(s: Session, result: Mapping[str, Any]) -> None:
+    """The ``server/discover`` result: the stateless era, at the newest common version.
+    Raises :class:`RemoteProtocolError` when it lacks what it must carry or names no
+    version this client speaks."""
+    s.probe_id = None
+    supported = result.get("supportedVersions")
+    caps = result.get("capabilities")
+    if type(supported) is not list or type(caps) is not dict:
+        raise RemoteProtocolError(
+            "the server/discover result lacks supportedVersions or capabilities",
+            ErrorCode.INVALID_REQUEST,
+        )
+    s.server_caps = caps
+    _choose_modern(s, supported)
+
+
+def refused_probe(s: Session, error: ErrorResponse) -> None:
+    """An error to the probe: -32022 with versions this client speaks chooses the stateless
+    era; any other error, the initialize era."""
+    s.probe_id = None
+    if error.code == ErrorCode.UNSUPPORTED_PROTOCOL_VERSION and isinstance(error.data, dict):
+        _choose_modern(s, error.data.get("supported"))
+    else:
+        decide_legacy(s)
+
+
+def _choose_modern(s: Session, supported: Any) -> None:
+    mine = s.modern
+    version = choose_version(mine, supported)
+    if version is None:
+        raise RemoteProtocolError(
+            f"the server supports {supported!r}; this client speaks none of them ({mine})",
+            ErrorCode.UNSUPPORTED_PROTOCOL_VERSION,
+        )
+    set_spec(s, s.specs[version])
+    compute_gates(s)
+    transition(s, Trigger.PROBE_MODERN)
+
+
+def decide_legacy(s: Session) -> None:
+    """The probe failed or was given up: the initialize era."""
+    assert s.legacy, "only a client of both eras probes"
+    s.policy = _INITIALIZE_POLICY
+    transition(s, Trigger.PROBE_LEGACY)
+
+
+# ---------------------------------------------------------------- 2026-07-28 answers
+
+
+def check_stateless_result(s: Session, pending: Pending, result: Mapping[str, Any]) -> None:
+    """A 2026-07-28 result a server sends (``resultType`` filled): ``input_required`` only
+    where the method allows it and for the capabilities the request declared; a discover
+    result that describes this server."""
+    result_type = result["resultType"]
+    if result_type == "input_required":
+        assert s.spec is not None
+        fault = input_required_fault(s.spec, pending.method, result, pending.caps or {})
+        if fault is not None:
+            raise LocalProtocolError(fault[1], fault[0])
+    elif result_type != "complete":
+        raise LocalProtocolError(f"unknown resultType {result_type!r}")
+    if pending.method == SERVER_DISCOVER:
+        check_discover_result(s, result)
+
+
+def stateless_answer(s: Session, msg: Response, pending: Pending) -> Event:
+    """A 2026-07-28 result a client receives: complete (a discover result teaches a
+    stateless-only client the server's capabilities), or ``input_required`` checked against
+    the request (an :class:`InputRequired` event)."""
+    result = msg.result
+    rid = msg.id
+    result_type = result.get("resultType", "complete")
+    if result_type == "complete":
+        if pending.method == SERVER_DISCOVER and type(result.get("capabilities")) is dict:
+            s.server_caps = result["capabilities"]
+            compute_gates(s)
+            refresh(s)
+        return msg
+    if result_type != "input_required":
+        return InvalidMessage(
+            code=ErrorCode.INVALID_REQUEST,
+            message=f"Invalid response: unknown resultType {result_type!r}",
+            reply=None,
+            id=rid,
+        )
+    method, params = pending.method, pending.params
+    assert s.spec is not None
+    meta = params.get("_meta") if params else None
+    caps = meta.get(META_CAPABILITIES) if type(meta) is dict else None
+    fault = input_required_fault(s.spec, method, result, caps or {}, strict=s.config.strict)
+    if fault is not None:
+        return InvalidMessage(
+            code=ErrorCode.INVALID_REQUEST,
+            message=f"Invalid response: {fault[1]}",
+            reply=None,
+            id=rid,
+        )
+    return InputRequired(
+        id=rid, result=result, request=Request(id=rid, method=method, params=params)
+    )
+
+
+def retry_params(event: InputRequired, input_responses: Mapping[str, Any]) -> dict[str, Any]:
+    """The params of the retry of an ``input_required`` answer: the original params,
+    ``inputResponses`` under the server's keys, and ``requestState`` echoed exactly.
+    Raises :class:`LocalProtocolError` when an answer's key was not asked for."""
+    extra = set(input_responses) - set(event.input_requests)
+    if extra:
+        raise LocalProtocolError(f"inputResponses for keys that were not asked: {sorted(extra)}")
+    params = dict(event.request.params or {})
+    params.pop("inputResponses", None)
+    params.pop("requestState", None)
+    if input_responses:
+        params["inputResponses"] = dict(input_responses)
+    if event.request_state is not None:
+        params["requestState"] = event.request_state
+    return params

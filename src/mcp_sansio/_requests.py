@@ -188,6 +188,7 @@ class Session:
         "client_caps",
         "config",
         "gated",
+        "known",
         "legacy",
         "log_level",
         "modern",
@@ -203,6 +204,7 @@ class Session:
         "role",
         "server_caps",
         "spec",
+        "specs",
         "state",
         "subscriptions",
         "theirs",
@@ -217,6 +219,10 @@ class Session:
         """The configured versions of the initialize era, newest first."""
         self.modern: tuple[str, ...] = ()
         """The configured versions of the stateless era, newest first."""
+        self.specs: Mapping[str, VersionSpec] = config.specs
+        """The version tables, with the application's methods (``Config.methods``)."""
+        self.known: frozenset[str] = frozenset()
+        """Every method of the configured versions."""
         # What messages change.
         self.state = state
         self.policy = policy
@@ -256,6 +262,8 @@ class Session:
         new = Session(self.config, self.role, self.policy, self.state)
         new.legacy = self.legacy
         new.modern = self.modern
+        new.specs = self.specs
+        new.known = self.known
         new.spec = self.spec
         new.batches = self.batches
         new.client_caps = self.client_caps

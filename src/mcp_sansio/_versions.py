@@ -127,6 +127,12 @@ class EraPolicy:
     """List and read results carry ``ttlMs`` and ``cacheScope``."""
     session_header: bool
     """Streamable HTTP: the server may assign an ``Mcp-Session-Id`` at ``initialize``."""
+    http_cancel_closes_stream: bool
+    """Streamable HTTP: a request is cancelled by closing its HTTP stream, not by
+    ``notifications/cancelled``."""
+    standard_headers: bool
+    """Streamable HTTP: requests carry the standard headers (``Mcp-Method``, ``Mcp-Name``)
+    that mirror the body; a mismatch is refused with -32020 (``HEADER_MISMATCH``)."""
 
     def __deepcopy__(self, memo: dict[int, Any]) -> EraPolicy:
         return self  # an immutable table: copies share it
@@ -152,6 +158,8 @@ POLICIES: Final[Mapping[Era, EraPolicy]] = {
         listen_streams=False,
         cache_hints=False,
         session_header=True,
+        http_cancel_closes_stream=False,
+        standard_headers=False,
     ),
     Era.STATELESS: EraPolicy(
         era=Era.STATELESS,
@@ -167,6 +175,8 @@ POLICIES: Final[Mapping[Era, EraPolicy]] = {
         listen_streams=True,
         cache_hints=True,
         session_header=False,
+        http_cancel_closes_stream=True,
+        standard_headers=True,
     ),
 }
 
