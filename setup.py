@@ -19,6 +19,11 @@ COMPILED = [
     "src/mcp_sansio/_checks.py",
     "src/mcp_sansio/_state.py",
     "src/mcp_sansio/_ids.py",
+    "src/mcp_sansio/_names.py",
+    "src/mcp_sansio/_requests.py",
+    "src/mcp_sansio/_gates.py",
+    "src/mcp_sansio/_negotiation.py",
+    "src/mcp_sansio/_method_rules.py",
 ]
 
 if os.environ.get("MCP_SANSIO_COMPILE", "") == "1":

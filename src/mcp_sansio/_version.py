@@ -5,7 +5,19 @@ from __future__ import annotations
 __version__ = "0.1.0.dev0"
 
 # The modules that a build with MCP_SANSIO_COMPILE=1 compiles with mypyc (setup.py).
-CORE_MODULES = ("_connection", "_jsonrpc", "_framing", "_checks", "_state", "_ids")
+CORE_MODULES = (
+    "_connection",
+    "_jsonrpc",
+    "_framing",
+    "_checks",
+    "_state",
+    "_ids",
+    "_names",
+    "_requests",
+    "_gates",
+    "_negotiation",
+    "_method_rules",
+)
 
 
 def compiled_core() -> tuple[str, ...]:
