@@ -1114,3 +1114,33 @@ def test_a_batch_repeating_an_id_is_refused() -> None:
     ping = {"jsonrpc": "2.0", "id": 7, "method": "ping"}
     reply = client.send(body=[ping, ping])
     assert reply.status == 400
+
+
+# ---------------------------------------------------------------------- layering
+
+
+def test_the_sans_io_http_layer_imports_no_runtime_and_no_h11() -> None:
+    # The sans-IO server and client (every module of mcp_sansio.http but the h11 glue and
+    # the ASGI app) load neither an event loop nor a runtime package nor h11: a runtime
+    # imports them, never the other way round.
+    import subprocess
+    import sys
+    import textwrap
+
+    code = textwrap.dedent(
+        """
+        import sys
+        import mcp_sansio.http
+        from mcp_sansio.http import (
+            _admission, _client, _client_base, _client_follow_ups, _client_parts,
+            _client_reopen, _client_tools, _headers, _server, _sessions,
+        )
+        loaded = [
+            name for name in ("asyncio", "trio", "h11", "mcp_sansio.asyncio", "mcp_sansio.trio",
+                              "mcp_sansio.blocking", "mcp_sansio.http.asgi")
+            if name in sys.modules
+        ]
+        assert not loaded, loaded
+        """
+    )
+    subprocess.run([sys.executable, "-bb", "-c", code], check=True, timeout=60)
