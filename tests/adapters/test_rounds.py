@@ -95,10 +95,7 @@ def test_more_input_rounds_than_the_bound_fail_the_call(rt: Runtime) -> None:
     assert [what for what, _ in seen] == ["elicit"]
 
 
-LISTEN_DRIFT = "listen() waits for the stream's end (here its 2 s timeout) instead of returning"
-
-
-@runtimes(asyncio=LISTEN_DRIFT, trio=LISTEN_DRIFT)
+@runtimes()
 def test_listen_starts_the_stream_and_returns(rt: Runtime) -> None:
     """``listen(tools=True)`` returns the acknowledgement; the stream's list changes reach
     ``on_notification``; the calls go on meanwhile."""
@@ -125,8 +122,6 @@ SUBSCRIPTION = "io.modelcontextprotocol/subscriptionId"
 
 
 @runtimes(
-    asyncio=LISTEN_DRIFT,
-    trio=LISTEN_DRIFT,
     blocking="the stream's notifications reach on_notification only while the client pumps"
     " (a call, poll()): there is no reader thread",
 )

@@ -3,11 +3,10 @@ every runtime, with gating): ``acme/search``, a client-to-server request gated b
 server's ``experimental.acme`` capability, and ``acme/indexed``, a server-to-client
 notification, declared with the core's ``MethodSpec`` and carried by each runtime.
 
-The built-in counterpart (a gated or wrong-direction built-in call refused before the wire,
-the same in each runtime) passes today; the vendor cases are strict xfails until the
-runtimes carry application methods. They are written against the API proposed to the
-runtimes' side: ``Server(methods=, experimental=)``, ``@server.method(name)``,
-``ctx.notify(method, params)``, ``Client.connect_*(methods=)``, ``client.notify``."""
+The API: ``Server(methods=, experimental=)``, ``@server.method(name)``,
+``ctx.notify(method, params)``, ``Client.connect_*(methods=)``, ``client.request``,
+``client.notify``. The built-in counterpart (a gated or wrong-direction built-in call
+refused before the wire) is checked alongside: the vendor methods are refused the same way."""
 
 from __future__ import annotations
 
@@ -16,19 +15,16 @@ from typing import Any
 
 import pytest
 
-from mcp_sansio import LocalProtocolError
+from mcp_sansio import Direction, Kind, LocalProtocolError, MethodSpec
 from mcp_sansio.server import Server
 
 from ._peers import MODERN, VERSION, Served, raw_client
 from ._runtimes import Face, Runtime, runtimes
 
-NOT_YET = "vendor methods not yet carried by the runtimes"
 ERAS = pytest.mark.parametrize("version", [VERSION, MODERN])
 
 
-def specs() -> list[Any]:
-    from mcp_sansio import Direction, Kind, MethodSpec
-
+def specs() -> list[MethodSpec]:
     return [
         MethodSpec(
             "acme/search", Kind.REQUEST, Direction.CLIENT_TO_SERVER, gate=("experimental", "acme")
@@ -43,11 +39,8 @@ def specs() -> list[Any]:
 
 
 def vendor_server(rt: Runtime, declared: bool) -> Server:
-    options: dict[str, Any] = {
-        "methods": specs(),
-        "experimental": {"acme": {}} if declared else {},
-    }
-    server: Any = Server("acme", "1.0", **options)
+    experimental: dict[str, Any] = {"acme": {}} if declared else {}
+    server = Server("acme", "1.0", methods=specs(), experimental=experimental)
 
     async def search(ctx: Any, params: Mapping[str, Any]) -> Any:
         "Search the index."
@@ -55,7 +48,6 @@ def vendor_server(rt: Runtime, declared: bool) -> Server:
         return {"hits": [params["q"], params["q"].upper()]}
 
     server.method("acme/search")(rt.handler(search))
-    assert isinstance(server, Server)
     return server
 
 
@@ -66,7 +58,7 @@ async def notify(client: Face, method: str, params: Mapping[str, Any]) -> None:
         client.client.notify(method, params)
 
 
-@runtimes(blocking=NOT_YET, asyncio=NOT_YET, trio=NOT_YET)
+@runtimes()
 @ERAS
 def test_a_vendor_request_and_notification_round_trip(rt: Runtime, version: str) -> None:
     notes: list[Any] = []
@@ -85,7 +77,7 @@ def test_a_vendor_request_and_notification_round_trip(rt: Runtime, version: str)
     assert note.params == {"count": 2}
 
 
-@runtimes(blocking=NOT_YET, asyncio=NOT_YET, trio=NOT_YET)
+@runtimes()
 def test_a_vendor_request_is_gated_by_the_servers_capability(rt: Runtime) -> None:
     """Not declared: the client refuses to send it (as for built-in methods), and a raw
     client that sends it anyway gets -32601 naming the capability."""
@@ -107,7 +99,7 @@ def test_a_vendor_request_is_gated_by_the_servers_capability(rt: Runtime) -> Non
     assert "experimental.acme" in answer["error"]["message"]
 
 
-@runtimes(blocking=NOT_YET, asyncio=NOT_YET, trio=NOT_YET)
+@runtimes()
 def test_a_vendor_notification_sent_the_wrong_way_is_refused(rt: Runtime) -> None:
     """``acme/indexed`` goes from server to client: the client refuses to send it."""
 
