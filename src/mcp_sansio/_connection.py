@@ -30,8 +30,9 @@ from typing import Any, Final
 
 import orjson
 
+from . import _method_rules as rules
 from . import _negotiation as opening
-from ._checks import LOG_RANK, is_id
+from ._checks import is_id
 from ._config import Config
 from ._errors import ErrorCode, LocalProtocolError, RemoteProtocolError
 from ._events import (
@@ -63,28 +64,20 @@ from ._jsonrpc import (
     sniff,
 )
 from ._method_rules import (
-    ANSWER_EFFECTS,
     CHECKED_NOTIFICATIONS,
     CHECKED_REQUESTS,
     NOTIFICATION_CHECKS,
     NOTIFICATION_EFFECTS,
-    cancel_target,
-    commit_cancel,
-    late_for_cancelled,
     meta_fault,
-    peer_cancelled,
-    release_subscription,
     request_fault,
 )
 from ._names import (
     CANCELLED,
     INITIALIZE,
-    LISTEN,
     LISTEN_FLAGS,
     LOG_MESSAGE,
     PING,
     PROGRESS,
-    RESOURCES_SUBSCRIBE,
 )
 
 # (Kept importable from here, where the layers above import them from.)
@@ -93,7 +86,7 @@ from ._names import META_CLIENT_INFO as META_CLIENT_INFO
 from ._names import META_LOG_LEVEL as META_LOG_LEVEL
 from ._names import META_SUBSCRIPTION as META_SUBSCRIPTION
 from ._names import META_VERSION as META_VERSION
-from ._requests import Listen, Pending, Session
+from ._requests import Pending, Session, with_meta
 from ._sentinels import NEED_DATA, NeedData
 from ._state import Role, State, Trigger
 from ._versions import UNDECIDED, Era, EraPolicy, Kind, VersionSpec
@@ -114,7 +107,6 @@ _KIND_REQUEST: Final = Kind.REQUEST
 _ROLE_CLIENT: Final = Role.CLIENT
 _ROLE_SERVER: Final = Role.SERVER
 _STATE_IDLE: Final = State.IDLE
-_TRIGGER_INITIALIZE_ERROR: Final = Trigger.INITIALIZE_ERROR
 
 _INVALID: Final = ErrorCode.INVALID_REQUEST
 # The peer's requests under this size are not counted against max_in_flight_bytes (so the
@@ -437,14 +429,9 @@ class Connection:
         if size:
             theirs.bytes += size
         if meta is not None:
-            entry.caps = meta[META_CAPABILITIES]
-            if method == LISTEN:
-                entry.listen = Listen(params["notifications"])
-            else:
-                level = meta.get(META_LOG_LEVEL)
-                if level is not None:
-                    entry.rank = LOG_RANK[level]
-                    theirs.ranks[entry.rank] += 1
+            with_meta(entry, meta)
+            if entry.rank >= 0:
+                theirs.ranks[entry.rank] += 1
         elif method == INITIALIZE:
             opening.sent_initialize(s, params)
         return req
@@ -453,7 +440,7 @@ class Connection:
         method = note.method
         s = self._s
         if method == CANCELLED:
-            return note if peer_cancelled(s, note.params) else None
+            return note if rules.peer_cancelled(s, note.params) else None
         peer = self._peer
         if method not in s.peer_notes:
             code, message = method_fault(s, peer, _KIND_NOTIFICATION, method)
@@ -461,7 +448,7 @@ class Connection:
         if method in CHECKED_NOTIFICATIONS:
             fault = NOTIFICATION_CHECKS[method](s, peer, note)
             if fault is not None:
-                if late_for_cancelled(s, note):
+                if rules.late_for_cancelled(s, note):
                     return None  # it crossed our cancel on the wire: dropped, like a late answer
                 return InvalidMessage(code=fault[0], message=fault[1], reply=None)
             self._apply_notification(peer, note)
@@ -489,23 +476,19 @@ class Connection:
             del ours.tokens[pending.token]
         if pending.rank >= 0:
             ours.ranks[pending.rank] -= 1
-        method = pending.method
         try:
             if type(msg) is ERROR_RESPONSE:
-                if method == INITIALIZE:
-                    transition(s, _TRIGGER_INITIALIZE_ERROR)
-                elif rid == s.probe_id:
+                if rid == s.probe_id:
                     opening.refused_probe(s, msg)
+                else:
+                    rules.answered(s, pending, None, sent=False)
                 return msg
             assert type(msg) is RESPONSE
             policy = s.policy
             if policy.result_type:
                 return opening.stateless_answer(s, msg, pending)
-            if method in policy.effectful:
-                if method == INITIALIZE:
-                    opening.answered_initialize(s, msg.result, sent=False)
-                else:
-                    ANSWER_EFFECTS[method](s, pending.params)
+            if pending.method in policy.effectful:
+                rules.answered(s, pending, msg.result, sent=False)
             elif rid == s.probe_id:
                 opening.answered_probe(s, msg.result)
         except RemoteProtocolError as exc:  # the opening failed: the session is over
@@ -655,15 +638,8 @@ class Connection:
         self, rid: RequestId, method: str, params: Any, token: Any, trigger: Trigger | None
     ) -> None:
         """As :meth:`_commit_request`, for a 2026 request: its logLevel is counted, and a
-        listen's stream is recorded."""
-        entry = Pending(rid, method, params, token, 0)
-        if method == LISTEN:
-            entry.listen = Listen(params["notifications"])
-        else:
-            level = params["_meta"].get(META_LOG_LEVEL)  # (checked by fill_meta)
-            if level is not None:
-                entry.rank = LOG_RANK[level]
-        self._commit(entry, trigger)
+        listen's stream is recorded (its ``_meta`` was checked by ``fill_meta``)."""
+        self._commit(with_meta(Pending(rid, method, params, token, 0), params["_meta"]), trigger)
 
     def _commit_request(
         self, rid: RequestId, method: str, params: Any, token: Any, trigger: Trigger | None
@@ -710,14 +686,14 @@ class Connection:
         return out, (self._apply_notification, self.role, out)
 
     def _check_cancel(self, params: Any) -> tuple[Any, ...]:
-        ends_listen, rid = cancel_target(self._s, params)
+        ends_listen, rid = rules.cancel_target(self._s, params)
         return (self._retire_theirs if ends_listen else self._commit_cancel, rid)
 
     def _retire_theirs(self, rid: RequestId) -> None:
         self._s.theirs.retire(rid)
 
     def _commit_cancel(self, rid: RequestId) -> None:
-        commit_cancel(self._s, rid)
+        rules.commit_cancel(self._s, rid)
 
     def _check_response(self, msg: Any) -> tuple[Message | None, tuple[Any, ...]]:
         rid = msg.id
@@ -776,18 +752,8 @@ class Connection:
             del theirs.tokens[pending.token]
         if pending.size or pending.rank >= 0:
             theirs.release_counts(pending)
-        if result is None:  # an error answer
-            if method == INITIALIZE:
-                transition(s, _TRIGGER_INITIALIZE_ERROR)
-            elif method == RESOURCES_SUBSCRIBE:
-                release_subscription(s, pending.params)
-        elif method in s.policy.effectful:
-            if method == INITIALIZE:
-                opening.answered_initialize(s, result, sent=True)
-            else:
-                if method == RESOURCES_SUBSCRIBE:
-                    release_subscription(s, pending.params)
-                ANSWER_EFFECTS[method](s, pending.params)
+        if result is None or method in s.policy.effectful:
+            rules.answered(s, pending, result, sent=True)
 
     def _apply_notification(self, sender: Role, note: Notification) -> None:
         effect = NOTIFICATION_EFFECTS.get(note.method)
@@ -808,7 +774,7 @@ class Connection:
         rid = self._s.probe_id
         if rid is None:
             raise LocalProtocolError("no server/discover probe is in flight")
-        commit_cancel(self._s, rid)  # a probe implies a client of both eras
+        rules.commit_cancel(self._s, rid)  # a probe implies a client of both eras
 
     # ------------------------------------------------------------------ 2026 helpers
 

@@ -30,6 +30,7 @@ from ._checks import (
 )
 from ._errors import ErrorCode, LocalProtocolError
 from ._events import Notification, RequestId
+from ._gates import transition
 from ._names import (
     CANCELLED,
     ELICITATION_CREATE,
@@ -51,7 +52,7 @@ from ._names import (
     SUBSCRIPTIONS_ACKNOWLEDGED,
     TOOLS_LIST_CHANGED,
 )
-from ._negotiation import decide_legacy
+from ._negotiation import answered_initialize, decide_legacy
 from ._requests import Listen, Pending, Session
 from ._state import Role, Trigger
 from ._versions import VERSIONS
@@ -59,6 +60,7 @@ from ._versions import VERSIONS
 __all__ = [
     "ANSWER_EFFECTS",
     "CANCEL_CHECKS",
+    "answered",
     "CHECKED_NOTIFICATIONS",
     "CHECKED_REQUESTS",
     "NOTIFICATION_CHECKS",
@@ -468,3 +470,22 @@ ANSWER_EFFECTS: Final[Mapping[str, AnswerEffect]] = {
     RESOURCES_UNSUBSCRIBE: _unsubscribed,
     LOGGING_SET_LEVEL: _level_set,
 }
+
+
+def answered(s: Session, entry: Pending, result: Any, *, sent: bool) -> None:
+    """The effects of an answer to ``entry``, the same whether we sent it (``sent``) or
+    received it: an error (``result`` ``None``) undoes ``initialize`` and frees a
+    subscription's reserved place; a result of the era's ``effectful`` set applies
+    ``initialize`` or the row of :data:`ANSWER_EFFECTS`. (A server frees the reserved place
+    either way; :func:`release_subscription` is nothing on a client.)"""
+    method = entry.method
+    if method == INITIALIZE:
+        if result is None:
+            transition(s, Trigger.INITIALIZE_ERROR)
+        else:
+            answered_initialize(s, result, sent=sent)
+        return
+    if method == RESOURCES_SUBSCRIBE:
+        release_subscription(s, entry.params)
+    if result is not None:
+        ANSWER_EFFECTS[method](s, entry.params)

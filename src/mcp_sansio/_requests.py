@@ -25,10 +25,11 @@ from ._checks import LOG_RANK
 from ._config import Config
 from ._events import RequestId
 from ._ids import IdHistory, RecentIds, Subscriptions
+from ._names import LISTEN, META_CAPABILITIES, META_LOG_LEVEL
 from ._state import Role, State
 from ._versions import EraPolicy, Kind, VersionSpec
 
-__all__ = ["LOG_LEVELS", "Listen", "Pending", "RequestTable", "Session"]
+__all__ = ["LOG_LEVELS", "Listen", "Pending", "RequestTable", "Session", "with_meta"]
 
 #: How many log levels there are.
 LOG_LEVELS: Final = len(LOG_RANK)
@@ -78,6 +79,20 @@ class Pending:
             new.listen = Listen(listen.wanted)
             new.listen.granted = listen.granted
         return new
+
+
+def with_meta(entry: Pending, meta: Mapping[str, Any]) -> Pending:
+    """A 2026-07-28 request's record, with what its (checked) ``_meta`` and params carry: the
+    client's capabilities, the log level it asks for (a listen's is not counted), and a
+    listen's stream."""
+    entry.caps = meta[META_CAPABILITIES]
+    if entry.method == LISTEN:
+        entry.listen = Listen(entry.params["notifications"])
+    else:
+        level = meta.get(META_LOG_LEVEL)
+        if level is not None:
+            entry.rank = LOG_RANK[level]
+    return entry
 
 
 class RequestTable:
