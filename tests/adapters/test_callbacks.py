@@ -4,6 +4,7 @@ requests that raises, against a scripted raw server whose every line is exact.""
 
 from __future__ import annotations
 
+import json
 import traceback
 from collections.abc import Mapping
 from typing import Any
@@ -30,8 +31,6 @@ def answer_pings_until_eof(wire: Wire) -> list[dict[str, Any]]:
     """Answer the client's pings until it closes; return every other message."""
     others = []
     while (line := wire.line()) is not None:
-        import json
-
         message = json.loads(line)
         if message.get("method") == "ping":
             wire.send(result(message, {}))

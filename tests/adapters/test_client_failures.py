@@ -7,6 +7,7 @@ a close mid-line, a process exit), garbage lines, the unreadable bound, an answe
 from __future__ import annotations
 
 import json
+import re
 import sys
 import textwrap
 import time
@@ -366,6 +367,65 @@ def test_closing_cancels_the_clients_handlers(rt: Runtime) -> None:
         async with rt.client(peer.path, handlers=handlers) as client:
             await client.until(probe.started.is_set)
         assert probe.cancelled.wait(2), "the handler was not cancelled"
+
+    with RawServer(script) as peer:
+        rt.run(scenario)
+
+
+MALFORMED = {
+    "result-not-object": (
+        {"jsonrpc": "2.0", "id": 1, "result": "nope"},
+        "'result' must be an object",
+    ),
+    "error-code-not-integer": (
+        {"jsonrpc": "2.0", "id": 1, "error": {"code": "x", "message": "m"}},
+        "'error.code' must be an integer",
+    ),
+}
+
+
+@runtimes()
+@pytest.mark.parametrize("case", sorted(MALFORMED))
+def test_a_malformed_answer_fails_its_call_at_once(rt: Runtime, case: str) -> None:
+    """(Added by D.) An answer recognizable as the call's but malformed: the call fails at
+    once with McpError(-32600) naming the defect; nothing is sent back; the session goes
+    on."""
+    line, defect = MALFORMED[case]
+
+    def script(wire: Wire) -> None:
+        wire.accept_initialize()
+        wire.recv_method("tools/call")
+        wire.send(line)
+        assert rest(wire) == []
+
+    async def scenario() -> None:
+        async with rt.client(peer.path) as client:
+            started = time.monotonic()
+            with pytest.raises(McpError, match=re.escape(defect)) as info:
+                await client.call_tool("x")
+            assert info.value.code == -32600
+            assert time.monotonic() - started < 3
+            assert await client.ping() == {}
+
+    with RawServer(script) as peer:
+        rt.run(scenario)
+
+
+@runtimes()
+def test_a_stray_answer_is_dropped_and_the_call_gets_its_own(rt: Runtime) -> None:
+    """(Added by D.) An answer to an id the client never used is dropped quietly (nothing
+    sent back); the pending call gets its own answer."""
+
+    def script(wire: Wire) -> None:
+        wire.accept_initialize()
+        call = wire.recv_method("tools/call")
+        wire.send({"jsonrpc": "2.0", "id": 77, "result": {}}, result(call, text_result("own")))
+        assert rest(wire) == []
+
+    async def scenario() -> None:
+        async with rt.client(peer.path) as client:
+            assert await client.call_tool("x") == text_result("own")
+            assert await client.ping() == {}
 
     with RawServer(script) as peer:
         rt.run(scenario)
