@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from mcp_sansio._cli import probe_command
 from mcp_sansio.testing import StdioTarget, run_probe
+from mcp_sansio.testing._command import probe_command
 
 SERVER = [sys.executable, str(Path(__file__).with_name("spec_minimal_server.py"))]
 OFFERED = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")

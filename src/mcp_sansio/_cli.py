@@ -39,7 +39,7 @@ from . import asyncio as mcp_asyncio
 from ._errors import ProtocolError
 from ._events import Notification
 from ._version import __version__, build
-from ._versions import ALL_VERSIONS, Era
+from ._versions import ALL_VERSIONS, VERSIONS
 from .example import build_server
 from .session import DEFAULT_PROBE_TIMEOUT, McpError
 
@@ -492,7 +492,7 @@ async def _serve(args: argparse.Namespace, err: TextIO) -> int:
 
 def _probe(args: argparse.Namespace, command: list[str] | None, out: TextIO, err: TextIO) -> int:
     try:
-        import mcp_sansio.testing  # noqa: F401
+        from .testing._command import probe_command
     except ImportError as exc:  # hypothesis (or h11) missing
         err.write(
             f"{_PROG} probe needs hypothesis, the testing extra ({exc}): pip install"
@@ -514,88 +514,6 @@ def _probe(args: argparse.Namespace, command: list[str] | None, out: TextIO, err
         err=err,
         strict=args.strict,
     )
-
-
-def probe_command(
-    *,
-    http: str | None,
-    command: Sequence[str] | None,
-    json_output: bool,
-    examples: int,
-    seed: int | None,
-    timeout: float,
-    startup: float | None = None,
-    versions: Sequence[str] | None,
-    jobs: int,
-    out: TextIO,
-    err: TextIO,
-    client: bool = False,
-    strict: bool = False,
-) -> int:
-    """``mcp-sansio probe``: run the probe, print the report (JSON with ``json_output``).
-    Returns the exit status: 0 when no rule failed (warnings and notes do not fail,
-    warnings do under ``strict``), 1 when one did, 2 when the target
-    cannot be used (it cannot be started or reached, or it offers no version: then the
-    report says why), 130 when interrupted (the conversations in progress are shut down
-    first; no report). Without ``startup``, the probe's default. With ``client``,
-    ``command`` is a client to probe (see :func:`~mcp_sansio.testing.run_client_probe`)."""
-    from mcp_sansio.testing import (
-        ClientTarget,
-        HttpTarget,
-        StdioTarget,
-        Target,
-        TargetError,
-        run_client_probe,
-        run_probe,
-    )
-
-    # (Without ``startup``, each takes its own default.)
-    bound: dict[str, Any] = {} if startup is None else {"startup": startup}
-    try:
-        target: Target
-        if client:
-            report = run_client_probe(
-                ClientTarget(command or (), **bound),
-                timeout=timeout,
-                **bound,
-                examples=examples,
-                seed=seed,
-                jobs=jobs,
-                progress=err,
-                strict=strict,
-            )
-        else:
-            if http is not None:
-                target = HttpTarget(http)
-            elif command:
-                target = StdioTarget(command)
-            else:
-                target = StdioTarget([sys.executable, "-m", "mcp_sansio", "serve"])
-            report = run_probe(
-                target,
-                versions=versions,
-                timeout=timeout,
-                **bound,
-                examples=examples,
-                seed=seed,
-                jobs=jobs,
-                progress=err,
-                strict=strict,
-            )
-    except TargetError as exc:
-        err.write(f"mcp-sansio probe: {exc}\n")
-        return 2
-    except KeyboardInterrupt:
-        err.write("\nmcp-sansio probe: interrupted\n")
-        return 130
-    if json_output:
-        out.write(json.dumps(report.to_json(), indent=2, ensure_ascii=False) + "\n")
-    else:
-        out.write(report.render())
-    if report.unusable is not None:
-        err.write(f"mcp-sansio probe: unusable: {report.unusable}\n")
-        return 2
-    return 0 if report.ok else 1
 
 
 # ---------------------------------------------------------------------- call
@@ -829,7 +747,8 @@ async def _demo_client(out: TextIO, command: list[str], versions: Sequence[str] 
         command, versions=versions, handlers={"elicitation/create": elicit}
     )
     async with client:
-        opening = "initialize" if client.era is Era.INITIALIZE else "server/discover"
+        spec = VERSIONS.get(client.protocol_version or "")
+        opening = "initialize" if spec is not None and spec.policy.handshake else "server/discover"
         info = client.server_info or {}
         step(
             "handshake",

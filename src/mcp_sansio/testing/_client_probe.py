@@ -35,7 +35,7 @@ from typing import Any, Final, TextIO
 import orjson
 
 from mcp_sansio._state import Role
-from mcp_sansio._versions import ALL_VERSIONS, VERSIONS, Era
+from mcp_sansio._versions import ALL_VERSIONS
 from mcp_sansio.testing._conversation import Conversation
 from mcp_sansio.testing._report import (
     Outcome,
@@ -55,6 +55,7 @@ from mcp_sansio.testing._runner import (
     fuzz_phase,
     oversized_check,
     shot_check,
+    split_eras,
 )
 from mcp_sansio.testing._shots import client_shot_builders
 from mcp_sansio.testing._targets import Target
@@ -65,7 +66,7 @@ __all__ = ["UNSUPPORTED_VERSION", "run_client_probe"]
 #: The version the probe answers ``initialize`` with to see a client give up.
 UNSUPPORTED_VERSION: Final = "1999-01-01"
 
-_LEGACY: Final = tuple(v for v in ALL_VERSIONS if VERSIONS[v].era is Era.INITIALIZE)
+_LEGACY: Final = split_eras(ALL_VERSIONS)[0]
 
 
 class _ClientProbe(Probe):

@@ -34,7 +34,7 @@ from mcp_sansio._events import (
 )
 from mcp_sansio._sentinels import NEED_DATA
 from mcp_sansio._state import Role
-from mcp_sansio._versions import ALL_VERSIONS, VERSIONS, Era
+from mcp_sansio._versions import ALL_VERSIONS, VERSIONS
 from mcp_sansio.testing._targets import MAX_LINE, Channel, Incoming, Target
 from mcp_sansio.testing._wire import (
     DEFAULT_STARTUP,
@@ -120,6 +120,8 @@ class Conversation:
         self.version = version
         """The version spoken (in the initialize era, the one asked for)."""
         self.era = spec.era
+        self.policy = spec.policy
+        """The era's policy (the version record's ``policy``: what differs by era)."""
         """Its era."""
         self.timeout = timeout
         """Seconds the peer has for each answer."""
@@ -130,12 +132,14 @@ class Conversation:
             capabilities = PROBE_SERVER_CAPABILITIES
         self.capabilities: Mapping[str, Any] = dict(capabilities or {})
         """The capabilities we declare."""
-        if peer is Role.CLIENT and self.era is Era.STATELESS:
+        if peer is Role.CLIENT and not self.policy.handshake:
             raise ValueError("a client is probed in the initialize era only")
-        if self.era is Era.STATELESS:
+        if not self.policy.handshake:  # no negotiation: one version
             versions: tuple[str, ...] = (version,)
         else:
-            legacy = [v for v in (legacy_versions or ALL_VERSIONS) if VERSIONS[v].era is spec.era]
+            legacy = [
+                v for v in (legacy_versions or ALL_VERSIONS) if VERSIONS[v].policy is self.policy
+            ]
             versions = tuple(sorted({*legacy, version}, reverse=True))
         self.mirror = Connection(
             peer.peer,
@@ -271,7 +275,7 @@ class Conversation:
         """Cancel our request ``rid``: ``notifications/cancelled`` (the initialize era;
         2026-07-28 on a stream of lines), or closing its HTTP stream (2026-07-28 over
         HTTP). Its late answer, if any, is dropped by the mirror."""
-        if self.era is Era.STATELESS and self.channel.abort(rid):
+        if self.policy.http_cancel_closes_stream and self.channel.abort(rid):
             self.mirror.send(
                 Notification(method="notifications/cancelled", params={"requestId": rid})
             )
@@ -381,7 +385,7 @@ class Conversation:
                 self.version = self.negotiated
             # Open means answering: a ping makes sure the client reads what comes next.
             return self.barrier()
-        if self.era is Era.STATELESS:
+        if not self.policy.handshake:
             answer = self.request("server/discover")
             if isinstance(answer, Response):
                 caps = answer.result.get("capabilities")
@@ -432,7 +436,7 @@ class Conversation:
         if settled:
             self._pump(lambda: False, 0.0)
             return True
-        method = "server/discover" if self.era is Era.STATELESS else "ping"
+        method = "ping" if self.policy.handshake else "server/discover"
         rid = self.request(method, wait=False)
         return rid is not None and self.wait_answer(rid, blame=False) is not None
 
@@ -475,7 +479,7 @@ class Conversation:
             self._shooting = False
         self.forget_raw(watch)
         self.last_answer = "; ".join(describe(m) for m in got) or "no answer"
-        header_level = self.transport == "http" and self.era is Era.STATELESS
+        header_level = self.transport == "http" and self.policy.standard_headers
         problem = judge(expect, got, self.transport, header_level and headerless(shot.data))
         if problem is None and not alive:
             problem = "the peer stopped answering after this message" + (

@@ -13,6 +13,7 @@ from urllib.parse import urlsplit
 
 import orjson
 
+from mcp_sansio._versions import VERSIONS
 from mcp_sansio.testing._targets import (
     CHUNK,
     MAX_LINE,
@@ -28,8 +29,14 @@ _HEAD_WAIT: Final = 10.0
 #: The longest an HTTP response may stay open before it is cut (a listen stream is cut
 #: earlier, by :meth:`Channel.abort`).
 _MAX_STREAM_SECONDS: Final = 120.0
-_VERSION_HEADER_VERSIONS: Final = frozenset({"2025-06-18", "2025-11-25"})
 _META_VERSION: Final = "io.modelcontextprotocol/protocolVersion"
+
+
+def _version_header(version: str) -> bool:
+    """Whether requests of ``version``'s session carry ``MCP-Protocol-Version`` once it is
+    initialized (2026-07-28 requests carry it as a standard header of their own)."""
+    spec = VERSIONS.get(version)
+    return spec is not None and spec.protocol_version_header and spec.policy.handshake
 
 
 def _loopback(host: str, port: int) -> list[tuple[Any, ...]]:
@@ -115,7 +122,7 @@ class _HttpChannel(Channel):
     def _headers(self, body: bytes) -> tuple[list[tuple[str, str]], Any, bool]:
         """The era's headers for ``body``, the request id it carries, and whether it is
         an ``initialize`` request."""
-        from mcp_sansio.http._headers import standard_headers
+        from mcp_sansio.http import standard_headers
 
         try:
             message = orjson.loads(body)
@@ -143,7 +150,7 @@ class _HttpChannel(Channel):
         if not modern:
             if self._session_id is not None:
                 headers.append(("Mcp-Session-Id", self._session_id))
-            if self._version in _VERSION_HEADER_VERSIONS:
+            if self._version is not None and _version_header(self._version):
                 headers.append(("MCP-Protocol-Version", self._version))
             elif self._version is None and self._modern is not None and message is None:
                 headers.append(("MCP-Protocol-Version", self._modern))
@@ -368,7 +375,7 @@ class _HttpChannel(Channel):
             ("Mcp-Session-Id", self._session_id or ""),
             ("Connection", "close"),
         ]
-        if self._version in _VERSION_HEADER_VERSIONS:
+        if self._version is not None and _version_header(self._version):
             headers.append(("MCP-Protocol-Version", self._version or ""))
         with contextlib.suppress(OSError, h11.ProtocolError):
             conn = h11.Connection(h11.CLIENT)

@@ -45,7 +45,7 @@ from mcp_sansio._connection import (
 )
 from mcp_sansio._framing import DEFAULT_MAX_MESSAGE_SIZE
 from mcp_sansio._state import Role
-from mcp_sansio._versions import VERSIONS, Era, Kind
+from mcp_sansio._versions import VERSIONS, Kind
 from mcp_sansio.testing._faults import FAULTS
 from mcp_sansio.testing._faults._ground import LISTEN_FLAGS, methods_of
 from mcp_sansio.testing._rules import RULES, rule
@@ -352,7 +352,7 @@ def _stateless_server_request(draw: st.DrawFn, ctx: Ctx) -> NearMiss:
     pairs = sorted(
         (version, m)
         for version, other in VERSIONS.items()
-        if other.era is Era.INITIALIZE
+        if other.policy.handshake
         for m in methods_of(other, Role.SERVER, Kind.REQUEST)
     )
     version, method = draw(st.sampled_from(pairs))

@@ -25,6 +25,7 @@ from mcp_sansio._events import (
 from mcp_sansio._state import Role
 from mcp_sansio._versions import VERSIONS, Era, capability_met
 from mcp_sansio.testing._conversation import Conversation
+from mcp_sansio.testing._faults import FAULTS
 from mcp_sansio.testing._replay import agrees, replay
 from mcp_sansio.testing._shots import client_shot_builders, shot_builders
 from mcp_sansio.testing._targets import Target
@@ -109,15 +110,17 @@ def _known_rules() -> frozenset[str]:
 
 @functools.cache
 def _scripts(version: str, rules: frozenset[str] | None) -> st.SearchStrategy[Any] | None:
-    """The scripted near-misses of ``version`` (client to server) without those whose
-    expectation a live server cannot show (``"close"``)."""
+    """The scripted near-misses of ``version`` (client to server) of the rules no single
+    message breaks (those of :data:`~._faults.FAULTS` are fired live, by :meth:`near_miss`),
+    without those whose expectation a live server cannot show (``"close"``)."""
     from mcp_sansio.testing._near_miss import near_misses
     from mcp_sansio.testing._rules import RULES
 
     names = [
         name
         for name, r in RULES.items()
-        if r.applies(version, Role.SERVER)
+        if name not in FAULTS
+        and r.applies(version, Role.SERVER)
         and r.reply != "close"
         and r.level != "ours"  # what the specification leaves open: the checks judge it
         and (rules is None or name in rules)
@@ -243,7 +246,7 @@ class PeerMachine(RuleBasedStateMachine):
         detail = (
             f"error {answer.code} {answer.message!r}" if isinstance(answer, ErrorResponse) else "no"
         )
-        if conv.era is Era.STATELESS:
+        if not conv.policy.handshake:
             raise SessionRefused(
                 f"server/discover got {detail} answer: the server does not speak {conv.version}"
             )
@@ -342,7 +345,7 @@ class PeerMachine(RuleBasedStateMachine):
         may break (the mirror drops a late answer), and it must go on answering."""
         conv = self.conversation
         methods = legal_methods(conv)
-        if not methods or (conv.era is Era.STATELESS and conv.transport == "http"):
+        if not methods or (conv.policy.http_cancel_closes_stream and conv.transport == "http"):
             return
         rid = conv.request(methods[0], wait=False)
         if rid is None:

@@ -44,7 +44,7 @@ import orjson
 from mcp_sansio._errors import ErrorCode
 from mcp_sansio._events import ErrorResponse, InputRequired, Response
 from mcp_sansio._state import Role
-from mcp_sansio._versions import ALL_VERSIONS, VERSIONS, Era, capability_met
+from mcp_sansio._versions import ALL_VERSIONS, VERSIONS, capability_met
 from mcp_sansio.testing._conversation import Conversation
 from mcp_sansio.testing._report import (
     Outcome,
@@ -64,6 +64,7 @@ from mcp_sansio.testing._runner import (
     fuzz_phase,
     oversized_check,
     shot_check,
+    split_eras,
 )
 from mcp_sansio.testing._shots import shot_builders
 from mcp_sansio.testing._stdio_target import StdioTarget
@@ -191,8 +192,7 @@ class ServerProbe(Probe):
     # -------------------------------------------------------------- the plan
 
     def plan(self) -> list[tuple[str, CheckFn]]:
-        legacy = [v for v in self.offered if VERSIONS[v].era is Era.INITIALIZE]
-        modern = [v for v in self.offered if VERSIONS[v].era is Era.STATELESS]
+        legacy, modern = split_eras(self.offered)
         checks: list[tuple[str, CheckFn]] = []
         main_versions = ([legacy[0]] if legacy else []) + ([modern[0]] if modern else [])
         for version in main_versions:
@@ -209,11 +209,12 @@ class ServerProbe(Probe):
             checks.append((first, _handshake))
             checks.append((first, _cancel_initialize))
             checks.append((first, self._initialize_version))
-            if "2025-03-26" in legacy:
-                checks.append(("2025-03-26", _batch_accepted))
-                if first != "2025-03-26":  # else the shots above covered them
+            batched = [v for v in legacy if VERSIONS[v].batches]
+            if batched:
+                checks.append((batched[0], _batch_accepted))
+                if first != batched[0]:  # else the shots above covered them
                     for name in ("envelope.empty-batch", "envelope.batch-mixed"):
-                        checks.append(("2025-03-26", shot_check(name, shot_builders()[name])))
+                        checks.append((batched[0], shot_check(name, shot_builders()[name])))
         elif modern and self.legacy:
             checks.append((modern[0], self._initialize_stateless))
         if legacy and modern:
@@ -251,7 +252,7 @@ class ServerProbe(Probe):
             )
 
     def _initialize_version(self, check: Check) -> None:
-        offered = [v for v in self.offered if VERSIONS[v].era is Era.INITIALIZE]
+        offered = list(split_eras(self.offered)[0])
         with check.talk() as conv:
             rid = conv.fresh_id()
             params = conv.initialize_params("1999-01-01")
@@ -370,8 +371,8 @@ def _cancel_initialize(check: Check) -> None:
 
 def _batch_accepted(check: Check) -> None:
     with check.talk() as conv:
-        if not conv.open_session() or conv.negotiated != "2025-03-26":
-            check.not_applicable("envelope.batch-accepted", "no 2025-03-26 session")
+        if not conv.open_session() or conv.negotiated != check.version:
+            check.not_applicable("envelope.batch-accepted", f"no {check.version} session")
             return
         ids = [conv.fresh_id(), conv.fresh_id()]
         batch = [{"jsonrpc": "2.0", "id": rid, "method": "ping"} for rid in ids]
@@ -644,8 +645,7 @@ def run_probe(
         plan = probe.plan()
         conversations += len(plan)
         outcomes += probe.run(plan, "checks")
-        legacy = [v for v in probe.offered if VERSIONS[v].era is Era.INITIALIZE]
-        modern = [v for v in probe.offered if VERSIONS[v].era is Era.STATELESS]
+        legacy, modern = split_eras(probe.offered)
         fuzzed = ([legacy[0]] if legacy else []) + ([modern[0]] if modern else [])
         # The fuzz phase looks for what the checks did not find: the near-misses of the
         # rules that already failed are not fired again (their failures are minimal).

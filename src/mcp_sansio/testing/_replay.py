@@ -4,7 +4,8 @@
 whole exchange from a fresh connection) against a fresh peer; :func:`agrees` says whether
 our own Connection, configured like the live server (its versions, its capabilities),
 finds that the script breaks its rule the way the rule says, since the scripts assume a
-server of their own making.
+server of their own making. (No rule has two builders to reconcile: the machine replays
+only the scripts of rules no single message breaks; the others' faults it fires live.)
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from mcp_sansio._events import (
     InvalidMessage,
     Request,
 )
-from mcp_sansio._versions import VERSIONS, Era
+from mcp_sansio._versions import VERSIONS
 from mcp_sansio.testing._targets import Target
 from mcp_sansio.testing._wire import (
     DEFAULT_STARTUP,
@@ -94,11 +95,11 @@ def replay(
     Returns what is wrong with the peer's replies (``nm.expect.check``), or ``None``, and
     the exchange. A setup the peer does not answer is not judged (``None``)."""
     http = target.transport == "http"
-    if http and nm.rule == "ids.duplicate-request-id" and VERSIONS[nm.version].era is Era.STATELESS:
+    if http and nm.rule == "ids.duplicate-request-id" and not VERSIONS[nm.version].policy.handshake:
         # Over HTTP each request has its own stream: an answer cannot be mistaken for
         # another request's, which is what the rule is for.
         return None, ()
-    if http and VERSIONS[nm.version].era is Era.INITIALIZE:
+    if http and VERSIONS[nm.version].policy.handshake:
         first = next((line for line in nm.exchange if line.sender is nm.sender), None)
         if first is None or method_of(first.data) != "initialize":
             # Before initialize, an HTTP request carries nothing that names its era: a
@@ -179,9 +180,8 @@ def replay(
                 return None, tuple(lines)
         since = len(values)
         send(nm.message)
-        era = VERSIONS[nm.version].era
         barrier: dict[str, Any] = {"jsonrpc": "2.0", "id": "probe-barrier", "method": "ping"}
-        if era is Era.STATELESS:
+        if not VERSIONS[nm.version].policy.handshake:
             barrier["method"] = "server/discover"
             barrier["params"] = {
                 "_meta": {

@@ -12,7 +12,7 @@ import attrs
 
 from mcp_sansio._errors import ErrorCode
 from mcp_sansio._state import Role
-from mcp_sansio._versions import VERSIONS, Direction, Era, Kind, VersionSpec
+from mcp_sansio._versions import VERSIONS, Direction, Kind, VersionSpec
 from mcp_sansio.testing._rule_model import JSONRPC, MCP, Binds, Citation, Level, Reply, Rule
 
 # ---------------------------------------------------------------------------- predicates
@@ -44,11 +44,11 @@ def always(spec: VersionSpec, receiver: Role) -> bool:
 
 
 def legacy(*roles: Role) -> _Where:
-    return lambda spec, receiver: spec.era is Era.INITIALIZE and receiver in roles
+    return lambda spec, receiver: spec.policy.handshake and receiver in roles
 
 
 def stateless(*roles: Role) -> _Where:
-    return lambda spec, receiver: spec.era is Era.STATELESS and receiver in roles
+    return lambda spec, receiver: not spec.policy.handshake and receiver in roles
 
 
 def batches(spec: VersionSpec, receiver: Role) -> bool:

@@ -38,7 +38,6 @@ from typing import Final
 
 from mcp_sansio._state import Role
 from mcp_sansio._versions import VERSIONS
-from mcp_sansio.testing import _rules_envelope, _rules_flow, _rules_lifecycle, _rules_methods
 from mcp_sansio.testing._rule_model import (
     Binds,
     Citation,
@@ -56,6 +55,10 @@ from mcp_sansio.testing._rule_parts import (
     mcp,
     rpc,
 )
+from mcp_sansio.testing._rules_envelope import CATALOG as ENVELOPE
+from mcp_sansio.testing._rules_flow import CATALOG as FLOW
+from mcp_sansio.testing._rules_lifecycle import CATALOG as LIFECYCLE
+from mcp_sansio.testing._rules_methods import CATALOG as METHODS
 
 __all__ = [
     "OTHER_RULE",
@@ -74,10 +77,10 @@ __all__ = [
 
 #: The catalog: one table, the families' rows in order.
 _CATALOG: Final = (
-    *_rules_envelope.CATALOG,
-    *_rules_lifecycle.CATALOG,
-    *_rules_methods.CATALOG,
-    *_rules_flow.CATALOG,
+    *ENVELOPE,
+    *LIFECYCLE,
+    *METHODS,
+    *FLOW,
 )
 
 _ALL_CASES: Final = frozenset((v, r) for v in VERSIONS for r in Role)

@@ -20,7 +20,7 @@ from hypothesis.stateful import run_state_machine_as_test
 
 from mcp_sansio._errors import ErrorCode
 from mcp_sansio._state import Role
-from mcp_sansio._versions import ALL_VERSIONS, VERSIONS, Era
+from mcp_sansio._versions import ALL_VERSIONS, VERSIONS
 from mcp_sansio.testing._conversation import Conversation
 from mcp_sansio.testing._faults import canonical
 from mcp_sansio.testing._peer_machine import PeerMachine, SessionRefused
@@ -46,6 +46,14 @@ MAX_SHRINKS: Final = 200
 #: Steps per fuzz example.
 STEPS: Final = 8
 # ---------------------------------------------------------------------- progress
+
+
+def split_eras(versions: Sequence[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """``versions`` in two, in order: those of the initialize era (a handshake opens a
+    session: the probe checks the lifecycle there) and those of 2026-07-28 (every request
+    stands alone). The one place the probe chooses by era what to check."""
+    handshake = tuple(v for v in versions if VERSIONS[v].policy.handshake)
+    return handshake, tuple(v for v in versions if v not in handshake)
 
 
 class Progress:
@@ -190,8 +198,7 @@ class Probe:
         self.startup = startup
         self.jobs = max(1, jobs)
         self.progress = progress
-        self.legacy = tuple(v for v in self.versions if VERSIONS[v].era is Era.INITIALIZE)
-        self.modern = tuple(v for v in self.versions if VERSIONS[v].era is Era.STATELESS)
+        self.legacy, self.modern = split_eras(self.versions)
         self.answers: dict[str, str] = {}
         self.offered: list[str] = []
         self.caps: dict[str, Mapping[str, Any]] = {}
@@ -318,9 +325,9 @@ def oversized_check(check: Check) -> None:
             check.not_applicable("envelope.oversized-message", "the session could not be opened")
             return
         rid = conv.fresh_id()
-        method = "server/discover" if conv.era is Era.STATELESS else "ping"
+        method = "ping" if conv.policy.handshake else "server/discover"
         params: dict[str, Any] = (
-            {"_meta": conv.meta()} if conv.era is Era.STATELESS else {"_meta": {}}
+            {"_meta": conv.meta()} if conv.policy.request_meta else {"_meta": {}}
         )
         message = {"jsonrpc": "2.0", "id": rid, "method": method, "params": params}
         head = len(orjson.dumps(message))

@@ -24,7 +24,7 @@ from mcp_sansio._events import Batch, Event, InvalidMessage, Message, RequestId
 from mcp_sansio._jsonrpc import decode
 from mcp_sansio._sentinels import NEED_DATA
 from mcp_sansio._state import Role
-from mcp_sansio._versions import VERSIONS, Era
+from mcp_sansio._versions import VERSIONS
 from mcp_sansio.testing._faults._ground import LISTEN_FLAGS
 from mcp_sansio.testing._rules import Reply
 from mcp_sansio.testing._schema_strategies import (
@@ -49,7 +49,7 @@ MESSAGE: Final = "notifications/message"
 STREAM_NOTIFICATIONS: Final = frozenset(LISTEN_FLAGS.values()) | {UPDATED}
 #: Every method name of every version.
 _ALL_METHODS: Final = frozenset(m for spec in VERSIONS.values() for m in spec.methods)
-LEGACY_VERSIONS: Final = tuple(v for v, s in sorted(VERSIONS.items()) if s.era is Era.INITIALIZE)
+LEGACY_VERSIONS: Final = tuple(v for v, s in sorted(VERSIONS.items()) if s.policy.handshake)
 
 IDS: Final[st.SearchStrategy[RequestId]] = st.one_of(
     st.integers(0, 1000), st.integers(-(2**31), 2**53), st.text(max_size=8)

@@ -23,7 +23,7 @@ from mcp_sansio._errors import ErrorCode
 from mcp_sansio._events import RequestId
 from mcp_sansio._sentinels import OMITTED
 from mcp_sansio._state import Role
-from mcp_sansio._versions import VERSIONS, Era, Kind, VersionSpec
+from mcp_sansio._versions import VERSIONS, Kind, VersionSpec
 from mcp_sansio.testing._faults._ground import LISTEN_FLAGS, may_send, methods_of
 from mcp_sansio.testing._rules import RULES
 from mcp_sansio.testing._scenario import (
@@ -78,7 +78,7 @@ class Script:
         self.ctx = ctx
         self.spec = ctx.spec
         self.version = ctx.spec.version
-        self.legacy = ctx.spec.era is Era.INITIALIZE
+        self.legacy = ctx.spec.policy.handshake
         self.sender = ctx.sender
         self.receiver = ctx.sender.peer
         self.caps: dict[Role, dict[str, Any]] = {

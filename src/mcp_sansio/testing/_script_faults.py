@@ -21,7 +21,7 @@ from mcp_sansio._connection import (
 from mcp_sansio._errors import ErrorCode
 from mcp_sansio._events import RequestId
 from mcp_sansio._state import Role
-from mcp_sansio._versions import Era, Kind
+from mcp_sansio._versions import Kind
 from mcp_sansio.testing._faults import FAULTS, Draw, Fault, FaultBuilder, Ground
 from mcp_sansio.testing._faults._ground import SENDS, may_send
 from mcp_sansio.testing._faults.methods import invalid_params
@@ -309,7 +309,7 @@ def _lacking_subcapability(s: Script) -> Repair:
 def _lacking_notification_gate(s: Script) -> Repair:
     """The sender lacks the capability that gates one of its notifications."""
     spec, sender = s.spec, s.sender
-    needs_state = STREAM_NOTIFICATIONS if spec.era is Era.STATELESS else {UPDATED}
+    needs_state = STREAM_NOTIFICATIONS if spec.policy.listen_streams else {UPDATED}
     methods = [m for m in gated(spec, sender, Kind.NOTIFICATION) if m not in needs_state]
     method = s.draw(st.sampled_from(methods))
     full = s.caps[sender]

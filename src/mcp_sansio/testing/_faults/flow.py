@@ -58,7 +58,7 @@ _MALFORMED: Final[list[Any]] = [
 
 
 def unknown_cancel(g: Ground, draw: Draw) -> Fault | str:
-    if g.stateless and g.transport == "http":
+    if g.spec.policy.http_cancel_closes_stream and g.transport == "http":
         return "2026-07-28 over HTTP cancels by closing the stream"
     ways = ["unknown", "malformed"]
     if g.requests_possible():

@@ -1,0 +1,86 @@
+"""``mcp-sansio probe``: the command behind the CLI (:func:`probe_command`). It imports the
+server probe and the client probe, neither of which imports the other."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Sequence
+from typing import TextIO
+
+from mcp_sansio.testing._client_probe import run_client_probe
+from mcp_sansio.testing._http_target import HttpTarget
+from mcp_sansio.testing._probe import run_probe
+from mcp_sansio.testing._stdio_target import ClientTarget, StdioTarget
+from mcp_sansio.testing._targets import Target, TargetError
+from mcp_sansio.testing._wire import DEFAULT_STARTUP
+
+
+def probe_command(
+    *,
+    http: str | None,
+    command: Sequence[str] | None,
+    json_output: bool,
+    examples: int,
+    seed: int | None,
+    timeout: float,
+    startup: float = DEFAULT_STARTUP,
+    versions: Sequence[str] | None,
+    jobs: int,
+    out: TextIO,
+    err: TextIO,
+    client: bool = False,
+    strict: bool = False,
+) -> int:
+    """``mcp-sansio probe``: run the probe, print the report (JSON with ``json_output``).
+    Returns the exit status: 0 when no rule failed (warnings and notes do not fail,
+    warnings do under ``strict``), 1 when one did, 2 when the target
+    cannot be used (it cannot be started or reached, or it offers no version: then the
+    report says why), 130 when interrupted (the conversations in progress are shut down
+    first; no report). With ``client``,
+    ``command`` is a client to probe (see :func:`~mcp_sansio.testing.run_client_probe`)."""
+    try:
+        target: Target
+        if client:
+            report = run_client_probe(
+                ClientTarget(command or (), startup=startup),
+                timeout=timeout,
+                startup=startup,
+                examples=examples,
+                seed=seed,
+                jobs=jobs,
+                progress=err,
+                strict=strict,
+            )
+        else:
+            if http is not None:
+                target = HttpTarget(http)
+            elif command:
+                target = StdioTarget(command)
+            else:
+                target = StdioTarget([sys.executable, "-m", "mcp_sansio", "serve"])
+            report = run_probe(
+                target,
+                versions=versions,
+                timeout=timeout,
+                startup=startup,
+                examples=examples,
+                seed=seed,
+                jobs=jobs,
+                progress=err,
+                strict=strict,
+            )
+    except TargetError as exc:
+        err.write(f"mcp-sansio probe: {exc}\n")
+        return 2
+    except KeyboardInterrupt:
+        err.write("\nmcp-sansio probe: interrupted\n")
+        return 130
+    if json_output:
+        out.write(json.dumps(report.to_json(), indent=2, ensure_ascii=False) + "\n")
+    else:
+        out.write(report.render())
+    if report.unusable is not None:
+        err.write(f"mcp-sansio probe: unusable: {report.unusable}\n")
+        return 2
+    return 0 if report.ok else 1
