@@ -33,7 +33,16 @@ from ._request_state import RequestStateSeal
 from ._sentinels import NEED_DATA, OMITTED, NeedData, Omitted
 from ._state import Role, State
 from ._version import __version__
-from ._versions import ALL_VERSIONS, Direction, Era, Kind, MethodSpec
+from ._versions import (
+    ALL_VERSIONS,
+    Direction,
+    Era,
+    EraPolicy,
+    Kind,
+    MethodRule,
+    MethodSpec,
+    VersionSpec,
+)
 
 __all__ = [
     "ALL_VERSIONS",
@@ -47,6 +56,7 @@ __all__ = [
     "ConnectionClosed",
     "Direction",
     "Era",
+    "EraPolicy",
     "ErrorCode",
     "ErrorResponse",
     "Event",
@@ -56,6 +66,7 @@ __all__ = [
     "Kind",
     "LocalProtocolError",
     "Message",
+    "MethodRule",
     "MethodSpec",
     "NeedData",
     "NextEvent",
@@ -70,5 +81,6 @@ __all__ = [
     "Role",
     "State",
     "ValidationError",
+    "VersionSpec",
     "__version__",
 ]

@@ -14,7 +14,7 @@ This module is the three verbs and the glue. What a session knows is one object
 batch puts back one copy); capability gating is :mod:`~mcp_sansio._gates`; opening and the
 choice of era and version, :mod:`~mcp_sansio._negotiation`; the per-method checks and
 effects, the tables of :mod:`~mcp_sansio._method_rules`; what differs by era or version, the
-fields of :class:`~mcp_sansio._versions.VersionSpec` and its ``EraPolicy``.
+fields of :class:`~mcp_sansio.VersionSpec` and its ``EraPolicy``.
 
 Speed: the methods each side may use are precomputed whenever the state changes (the
 negotiated capabilities cannot change within a session), so the common path of a message
@@ -163,14 +163,14 @@ class Connection:
 
     @property
     def spec(self) -> VersionSpec | None:
-        """The negotiated version's record (:class:`~mcp_sansio._versions.VersionSpec`, with
+        """The negotiated version's record (:class:`~mcp_sansio.VersionSpec`, with
         the application's :attr:`Config.methods` added), or ``None`` before the handshake.
         What differs by version is a field of it; what differs by era, of its ``policy``."""
         return self._s.spec
 
     @property
     def policy(self) -> EraPolicy:
-        """What differs by era, as data (:class:`~mcp_sansio._versions.EraPolicy`): the
+        """What differs by era, as data (:class:`~mcp_sansio.EraPolicy`): the
         negotiated era's policy, or ``UNDECIDED`` while a side of both eras has not chosen."""
         return self._s.policy
 

@@ -86,16 +86,16 @@ class MethodRule:
 class EraPolicy:
     """What differs between the eras, as data: each :class:`VersionSpec` points to its era's
     policy (:attr:`VersionSpec.policy`), and the code reads these fields where the behaviour
-    differs instead of comparing eras or version strings. :data:`UNDECIDED` is the policy of
+    differs instead of comparing eras or version strings. ``UNDECIDED`` is the policy of
     a side that speaks both eras before the first exchange has chosen one."""
 
     era: Era | None
-    """The era (``None`` for :data:`UNDECIDED`)."""
+    """The era (``None`` for ``UNDECIDED``)."""
     handshake: bool
     """An ``initialize`` handshake opens the session (otherwise every request stands alone)."""
     probe: bool
     """A client must open with the ``server/discover`` probe (or ``initialize``) before any
-    other request: the era is not chosen yet (:data:`UNDECIDED` only)."""
+    other request: the era is not chosen yet (``UNDECIDED`` only)."""
     ids_unique_per_session: bool
     """A request id may not be reused within the session ("MUST NOT ... used in the same
     session"); otherwise only while a request with it is in flight."""
@@ -217,10 +217,10 @@ class VersionSpec:
     """Streamable HTTP: requests after initialization carry ``MCP-Protocol-Version``
     (2025-06-18 on)."""
     policy: EraPolicy = attrs.field(init=False)
-    """The era's policy (:data:`POLICIES`): what differs between the eras."""
+    """The era's policy (``POLICIES``): what differs between the eras."""
     required_params: Mapping[str, tuple[Required, ...]] = attrs.field(init=False)
     """method -> the params its messages must carry, as ``(key, kind, enum)`` rows read
-    from the schema (see :mod:`mcp_sansio._required_params`)."""
+    from the schema (see ``mcp_sansio._required_params``)."""
 
     @policy.default
     def _policy(self) -> EraPolicy:
