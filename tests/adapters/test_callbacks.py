@@ -55,6 +55,7 @@ def test_on_progress_raising_fails_the_call_with_that_exception(rt: Runtime) -> 
         token = call["params"]["_meta"]["progressToken"]
         wire.send(progress(token, 1))
         cancels.append(wire.recv_method("notifications/cancelled"))
+        cancels.append(call)
         wire.send(progress(token, 2), result(call, text_result("late")))
         assert answer_pings_until_eof(wire) == []
 
@@ -77,8 +78,8 @@ def test_on_progress_raising_fails_the_call_with_that_exception(rt: Runtime) -> 
 
     with RawServer(script) as peer:
         rt.run(scenario)
-    [cancel] = cancels
-    assert cancel["params"]["requestId"] == 1
+    cancel, call = cancels
+    assert cancel["params"]["requestId"] == call["id"]
     assert "ValueError" in cancel["params"]["reason"]
 
 

@@ -102,6 +102,76 @@ def test_reset_on_progress_restarts_the_timeout(rt: Runtime) -> None:
     assert [p["progress"] for p in steps] == list(range(6))
 
 
+@runtimes()
+def test_reset_on_progress_stops_at_max_timeout(rt: Runtime) -> None:
+    """Progress every 0.1 s for ever, a 0.3 s timeout reset by each, ``max_timeout=0.8``:
+    RequestTimeout after 0.8 s, and the request is cancelled at the peer."""
+    seen: list[dict[str, Any]] = []
+
+    def script(wire: Wire) -> None:
+        wire.accept_initialize()
+        call = wire.recv_method("tools/call")
+        token = call["params"]["_meta"]["progressToken"]
+        step = 0
+        while True:
+            step += 1
+            wire.send(progress(token, step))
+            try:
+                message = wire.recv(timeout=0.1)
+            except AssertionError:
+                continue
+            seen.append(message)
+            break
+        assert rest(wire) == []
+
+    async def scenario() -> float:
+        async with rt.client(peer.path) as client:
+            started = time.monotonic()
+            with pytest.raises(RequestTimeout):
+                await client.call_tool(
+                    "slow",
+                    timeout=0.3,
+                    reset_on_progress=True,
+                    max_timeout=0.8,
+                    on_progress=lambda params: None,
+                )
+            return time.monotonic() - started
+
+    with RawServer(script) as peer:
+        elapsed = rt.run(scenario)
+    assert 0.8 <= elapsed < 2.5, elapsed
+    [cancel] = seen
+    assert cancel["method"] == "notifications/cancelled", cancel
+    assert cancel["params"]["requestId"] == 1
+
+
+NO_TOKEN = "reset_on_progress without on_progress sends no progressToken: nothing can reset it"
+
+
+@runtimes(blocking=NO_TOKEN, asyncio=NO_TOKEN, trio=NO_TOKEN)
+def test_reset_on_progress_asks_for_progress_without_a_callback(rt: Runtime) -> None:
+    """(Added by D.) ``reset_on_progress=True`` alone: the request carries a
+    ``progressToken``, so the peer's progress can keep the call alive."""
+    calls: list[dict[str, Any]] = []
+
+    def script(wire: Wire) -> None:
+        wire.accept_initialize()
+        call = wire.recv_method("tools/call")
+        calls.append(call)
+        wire.send(result(call, text_result("done")))
+        assert rest(wire) == []
+
+    async def scenario() -> None:
+        async with rt.client(peer.path) as client:
+            got = await client.call_tool("slow", timeout=5, reset_on_progress=True)
+            assert got == text_result("done")
+
+    with RawServer(script) as peer:
+        rt.run(scenario)
+    [call] = calls
+    assert "progressToken" in call["params"].get("_meta", {}), call
+
+
 # ---------------------------------------------------------------------- the caller cancels
 
 
