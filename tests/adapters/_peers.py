@@ -242,9 +242,15 @@ class ErrorLog(logging.Handler):
         return list(self.records)
 
 
+#: How many :func:`error_log` blocks were entered (the suite's fixture lets a test that
+#: entered one log errors: it checks them itself; any other test must log none).
+EXPECTED_ERRORS = [0]
+
+
 @contextlib.contextmanager
 def error_log() -> Iterator[ErrorLog]:
     """Collect what ``mcp_sansio`` logs at ERROR during the block."""
+    EXPECTED_ERRORS[0] += 1
     logger = logging.getLogger("mcp_sansio")
     handler = ErrorLog()
     logger.addHandler(handler)

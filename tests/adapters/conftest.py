@@ -5,6 +5,7 @@ outlives a test that passed."""
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import signal
 import threading
@@ -15,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from ._peers import EXPECTED_ERRORS, ErrorLog
 from ._runtimes import RUNTIMES, Runtime
 
 #: The backstop bound on one test, in seconds (each wait inside is bounded far tighter).
@@ -52,14 +54,19 @@ def _fds() -> dict[str, str]:
 
 @pytest.fixture(autouse=True)
 def _bounded_and_clean(request: pytest.FixtureRequest) -> Iterator[None]:
-    """Fail a test past :data:`TEST_LIMIT`; after a test that passed, no thread and no
-    descriptor more than before it (waiting up to 5 s for them to go). Trio's idle worker
+    """Fail a test past :data:`TEST_LIMIT`; after a test that passed, nothing logged at
+    ERROR by ``mcp_sansio`` (unless the test checks its own with ``error_log()``), no thread
+    and no descriptor more than before it (waiting up to 5 s for them to go). Trio's idle worker
     threads ("Trio thread N", its thread cache, which keeps them up to 10 s for reuse) are
     trio's, not a runtime's, and are not counted."""
 
     def expired(signum: int, frame: FrameType | None) -> None:
         raise SuiteTimeout(f"{request.node.nodeid} ran for more than {TEST_LIMIT:g} s")
 
+    logged = ErrorLog()
+    logger = logging.getLogger("mcp_sansio")
+    logger.addHandler(logged)
+    expected = EXPECTED_ERRORS[0]
     threads = set(threading.enumerate())
     fds = _fds()
     previous = signal.signal(signal.SIGALRM, expired)
@@ -69,8 +76,11 @@ def _bounded_and_clean(request: pytest.FixtureRequest) -> Iterator[None]:
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+        logger.removeHandler(logged)
     if not request.node.stash.get(_PASSED, False):
         return
+    if EXPECTED_ERRORS[0] == expected:
+        assert not logged.records, [r.getMessage() for r in logged.records]
     end = time.monotonic() + 5
     while time.monotonic() < end:
         extra_threads = [
