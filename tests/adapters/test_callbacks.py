@@ -14,7 +14,7 @@ import pytest
 from mcp_sansio.session import McpError
 
 from ._peers import RawServer, Wire, error_log, result, text_result
-from ._runtimes import Runtime, runtimes
+from ._runtimes import Runtime, async_runtimes, runtimes
 
 
 def progress(token: Any, value: float) -> dict[str, Any]:
@@ -125,6 +125,38 @@ def test_on_notification_raising_is_logged_once_and_the_session_goes_on(rt: Runt
     assert record.exc_info is not None
     assert isinstance(record.exc_info[1], RuntimeError)
     assert str(record.exc_info[1]) == "notification callback bug"
+    assert len(log.records) == 1
+
+
+@async_runtimes()
+def test_an_async_on_notification_raising_is_logged_once_too(rt: Runtime) -> None:
+    """The coroutine-function form of ``on_notification`` (asyncio, trio): the same row."""
+
+    def script(wire: Wire) -> None:
+        wire.accept_initialize({"tools": {}, "logging": {}})
+        params = {"level": "error", "data": "first"}
+        wire.send({"jsonrpc": "2.0", "method": "notifications/message", "params": params})
+        call = wire.recv_method("tools/call")
+        wire.send(result(call, text_result("still here")))
+        assert answer_pings_until_eof(wire) == []
+
+    seen: list[Any] = []
+
+    async def on_notification(note: Any) -> None:
+        seen.append(note)
+        raise RuntimeError("async notification callback bug")
+
+    async def scenario() -> None:
+        async with rt.client(peer.path, on_notification=on_notification) as client:
+            await client.until(lambda: bool(seen))
+            got = await client.call_tool("echo")
+            assert got["content"][0]["text"] == "still here"
+
+    with error_log() as log, RawServer(script) as peer:
+        rt.run(scenario)
+    [record] = log.wait(1)
+    assert record.exc_info is not None
+    assert str(record.exc_info[1]) == "async notification callback bug"
     assert len(log.records) == 1
 
 

@@ -173,3 +173,34 @@ def test_listen_updates_arrive_while_the_caller_makes_no_call(rt: Runtime) -> No
     with RawServer(script) as peer:
         rt.run(scenario)
     assert listens[0]["params"]["notifications"] == {"toolsListChanged": True}
+
+
+HANDLER_DRIFT = (
+    "the call fails with McpError(-32603, 'RuntimeError: handler detail'), as if the server"
+    " had failed"
+)
+
+
+@runtimes(blocking=HANDLER_DRIFT, asyncio=HANDLER_DRIFT, trio=HANDLER_DRIFT)
+def test_a_client_handler_raising_in_an_input_round_fails_the_call_with_it(rt: Runtime) -> None:
+    """(Added by D.) 2026-07-28: the client's handler answers an ``input_required`` round
+    inside the caller's own call; when it raises, the call raises that exception (same
+    object), as for ``on_progress``: the caller's code failed, not the server. The session
+    goes on."""
+    raised: list[Exception] = []
+
+    async def failing(ctx: Any, params: Mapping[str, Any]) -> Any:
+        raised.append(RuntimeError("handler detail"))
+        raise raised[-1]
+
+    async def scenario() -> None:
+        handlers = client_handlers(rt, [])
+        handlers["elicitation/create"] = rt.handler(failing)
+        async with rt.client(served.path, versions=[MODERN], handlers=handlers) as client:
+            with pytest.raises(RuntimeError, match="handler detail") as info:
+                await client.call_tool("ask")
+            assert info.value is raised[0]
+            assert (await client.call_tool("touch"))["content"][0]["text"] == "touched"
+
+    with Served(rt.name, build_server(rt), versions=[MODERN]) as served:
+        rt.run(scenario)
