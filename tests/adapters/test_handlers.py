@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from mcp_sansio.server import Server
+from mcp_sansio.server import Server, ToolError
 from mcp_sansio.session import McpError, RequestTimeout
 
 from ._peers import MODERN, VERSION, RawServer, Served, Wire, error_log, raw_client, result
@@ -101,6 +101,11 @@ def build_server(rt: Runtime, probe: Probe) -> Server:
         raise RuntimeError("internal detail")
 
     @server.tool()
+    def invalid(ctx: Any, arguments: Mapping[str, Any]) -> str:
+        "Raise a ToolError."
+        raise ToolError("the input was wrong")
+
+    @server.tool()
     def refuse(ctx: Any, arguments: Mapping[str, Any]) -> str:
         "Raise an McpError."
         raise McpError(-32050, "refused on purpose", {"why": "test"})
@@ -153,6 +158,18 @@ def test_a_tool_handler_raising_answers_internal_error(rt: Runtime) -> None:
 def test_a_prompt_handler_raising_answers_internal_error(rt: Runtime) -> None:
     request = {"jsonrpc": "2.0", "id": 1, "method": "prompts/get", "params": {"name": "broken"}}
     _raising_handler(rt, request)
+
+
+@runtimes()
+def test_a_tool_error_is_an_is_error_result(rt: Runtime) -> None:
+    """``ToolError`` is the tool's own failure, for the model to read: an ``isError``
+    result with its text, not a protocol error; nothing logged at ERROR."""
+    with Served(rt.name, build_server(rt, Probe())) as served, raw_client(served.path) as wire:
+        wire.initialize()
+        wire.send(call(1, "invalid"))
+        answer = wire.recv()
+    content = [{"type": "text", "text": "the input was wrong"}]
+    assert answer == {"jsonrpc": "2.0", "id": 1, "result": {"content": content, "isError": True}}
 
 
 @runtimes()
