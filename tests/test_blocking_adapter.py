@@ -743,8 +743,11 @@ def test_odd_handler_values_are_answered_with_errors() -> None:
         with pytest.raises(McpError) as info:
             client.read_resource("test://odd")
         assert info.value.code == -32603
-        # A coroutine handler cannot run here; it is an error, not a hang.
-        assert client.call_tool("awaiting")["isError"] is True
+        # A coroutine handler cannot run here; it is an error (-32603), not a hang.
+        with pytest.raises(McpError) as info:
+            client.call_tool("awaiting")
+        assert info.value.code == -32603
+        assert "cannot await" in info.value.message
 
 
 # ---------------------------------------------------------------------- stdio specifics

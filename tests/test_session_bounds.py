@@ -164,7 +164,9 @@ def test_a_call_waiting_for_its_input_handlers_fails_when_the_connection_closes(
     session, call, job = _input_call()
     actions = session.receive_data(b"", 1.0)
     assert [type(a) for a in actions] == [CallFinished, Closed]
-    assert actions[0].call is call  # type: ignore[attr-defined]
+    first = actions[0]
+    assert isinstance(first, CallFinished)  # the closed union narrows
+    assert first.call is call
     assert isinstance(call.error, ConnectionLost)
     assert session.finish(job, {"roots": []}, now=2.0) == b""
     assert session._input == {}

@@ -23,6 +23,8 @@ from typing import Any, TypeVar
 
 import attrs
 
+from ._versions import MethodSpec
+
 __all__ = ["Prompt", "Resource", "ResourceTemplate", "Server", "Tool", "ToolError"]
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -32,8 +34,8 @@ _ANY_OBJECT: Mapping[str, Any] = {"type": "object"}
 
 class ToolError(Exception):
     """Raised by a tool handler to answer with an ``isError: true`` result (the model sees
-    the message); any other exception from a tool does the same, but this one says you
-    meant it."""
+    the message). Any other exception (not an :class:`~mcp_sansio.session.McpError`) is a
+    bug of the handler: it is logged with its traceback, and the client gets -32603."""
 
 
 @attrs.frozen
@@ -179,6 +181,12 @@ class Server:
     :param logging: whether to declare the ``logging`` capability.
     :param subscribe: whether resources can be subscribed to (``resources.subscribe``).
     :param list_changed: whether to declare ``listChanged`` for tools, prompts and resources.
+    :param methods: application methods (:class:`~mcp_sansio.MethodSpec`: a vendor request
+        such as ``acme/search``, an extension's notifications) added to the protocol's
+        tables of every session served; handlers of its requests are registered with
+        :meth:`method`.
+    :param experimental: the ``experimental`` capability to declare (``{"acme": {}}``), which
+        gates the methods whose ``gate`` is ``("experimental", "acme")``.
     """
 
     def __init__(
@@ -191,6 +199,8 @@ class Server:
         logging: bool = True,
         subscribe: bool = True,
         list_changed: bool = True,
+        methods: Sequence[MethodSpec] = (),
+        experimental: Mapping[str, Any] | None = None,
     ) -> None:
         self.info: dict[str, Any] = {"name": name, "version": version}
         """``serverInfo``."""
@@ -214,6 +224,14 @@ class Server:
         """The prompts, by name."""
         self.completer: Callable[..., Any] | None = None
         """The ``completion/complete`` handler, or ``None``."""
+        self.methods: tuple[MethodSpec, ...] = tuple(methods)
+        """The application methods (``MethodSpec``) the sessions' connections add."""
+        self.experimental: dict[str, Any] | None = (
+            None if experimental is None else dict(experimental)
+        )
+        """The ``experimental`` capability declared, or ``None``."""
+        self.handlers: dict[str, Callable[..., Any]] = {}
+        """The handlers of application requests, by method (see :meth:`method`)."""
 
     @property
     def capabilities(self) -> dict[str, Any]:
@@ -232,6 +250,8 @@ class Server:
             caps["completions"] = {}
         if self.logging:
             caps["logging"] = {}
+        if self.experimental is not None:
+            caps["experimental"] = dict(self.experimental)
         return caps
 
     def tool(
@@ -339,6 +359,22 @@ class Server:
         context_arguments)`` returns a list of values (or a whole ``completion`` object)."""
         self.completer = fn
         return fn
+
+    def method(self, name: str) -> Callable[[F], F]:
+        """Register the handler of an application request ``name`` (declared in ``methods=``
+        as a request the client sends): ``fn(context, params)`` returns the result object
+        (``None`` for ``{}``), plain or ``async`` as for tools. Its errors are answered as a
+        tool's are not: an :class:`~mcp_sansio.session.McpError` as that error, anything
+        else as -32603."""
+        known = {spec.method for spec in self.methods}
+        if name not in known:
+            raise ValueError(f"{name!r} is not one of this server's methods= ({sorted(known)})")
+
+        def register(fn: F) -> F:
+            self.handlers[name] = fn
+            return fn
+
+        return register
 
     def find_resource(
         self, uri: str

@@ -11,7 +11,6 @@ import subprocess
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import IO, Any
 
-from .. import requests
 from .._backpressure import write_options
 from .._events import Notification
 from ..server import Server
@@ -351,7 +350,9 @@ class Client(AsyncClientMethods, ClientView):
     # ------------------------------------------------------------------ state
 
     def _require(self) -> _Peer:
-        if self._peer is None or self._closed:
+        if self._closed:
+            raise ConnectionLost("the client is closed")
+        if self._peer is None:
             raise RuntimeError("the client is not open")
         return self._peer
 
@@ -411,24 +412,15 @@ class Client(AsyncClientMethods, ClientView):
         )
         return await peer.wait(call, data)
 
-    async def listen(
-        self,
-        *,
-        tools: bool = False,
-        prompts: bool = False,
-        resources: bool = False,
-        resource_uris: Sequence[str] = (),
-        **options: Any,
-    ) -> dict[str, Any]:
-        """``subscriptions/listen`` (2026-07-28): a stream of notifications, which reach
-        ``on_notification`` (first ``notifications/subscriptions/acknowledged``). It returns
-        only when the server ends the stream, so run it in a task and cancel the task to
-        stop listening. Its ``timeout`` defaults to ``None``."""
-        options.setdefault("timeout", None)
-        req = requests.listen(
-            tools=tools, prompts=prompts, resources=resources, resource_uris=resource_uris
-        )
-        return await self.request(*req, **options)  # type: ignore[no-any-return]
+    async def notify(self, method: str, params: Mapping[str, Any] | None = None) -> None:
+        """Send a notification (an application method's, ``methods=``, or a built-in one).
+        Raises :class:`~mcp_sansio.LocalProtocolError` for one the protocol forbids now
+        (nothing is sent), :class:`ConnectionLost` once the connection is closed."""
+        peer = self._require()
+        if peer.dead:
+            raise ConnectionLost(peer.failure or "the connection broke")
+        peer.write(self.session.notify(method, params))
+        await peer.drain()
 
 
 async def _open_connection(

@@ -15,19 +15,12 @@ from .._events import Notification, RequestId
 from ..session import (
     Action,
     Call,
-    CallFinished,
-    CancelJob,
-    ClientSession,
-    Closed,
     ConnectionLost,
     ContextBase,
-    HandleJob,
     Job,
     McpError,
-    Opened,
-    PeerNotification,
-    Send,
     SessionBase,
+    carry_out,
 )
 from ._streams import (
     _OPENING,
@@ -252,7 +245,7 @@ class _Peer:
         for call in self.session.calls:
             if not call.done:
                 call.error = ConnectionLost(message)
-                self._wake(call)
+                self.wake(call)
         for task in list(self._tasks):
             task.cancel()
         self._fail_opening(ConnectionLost(message))
@@ -261,36 +254,48 @@ class _Peer:
     # ------------------------------------------------------------------ actions
 
     def run(self, actions: Iterable[Action]) -> None:
-        for action in actions:
-            cls = type(action)
-            if cls is Send:
-                self.write(action.data)  # type: ignore[attr-defined]
-            elif cls is CallFinished:
-                self._wake(action.call)  # type: ignore[attr-defined]
-            elif cls is HandleJob:
-                self._start(action.job)  # type: ignore[attr-defined]
-            elif cls is CancelJob:
-                task = action.job.task  # type: ignore[attr-defined]
-                if task is not None:
-                    task.cancel()
-            elif cls is PeerNotification:
-                if self.on_notification is not None:
-                    self.callback(self.on_notification, action.notification)  # type: ignore[attr-defined]
-            elif cls is Opened:
-                if self.opened is not None and not self.opened.done():
-                    self.opened.set_result(action.result)  # type: ignore[attr-defined]
-            elif cls is Closed:
-                self._fail_opening(ConnectionLost("the server closed the connection"))
-                self.closed.set()
+        """Carry out the session's actions, then arm the timer."""
+        carry_out(actions, self)
         self.arm()
 
-    def _wake(self, call: Call) -> None:
+    # The runtime protocol (mcp_sansio.session.Runtime): what carry_out() calls; write()
+    # is above.
+
+    def wake(self, call: Call) -> None:
+        """Wake the task waiting for ``call``; an opening call that failed fails the
+        opening."""
         waiter = call.waiter
         if waiter is not None:
             if not waiter.done():
                 waiter.set_result(None)
         elif call.error is not None and call.method in _OPENING:
             self._fail_opening(call.error)
+
+    def start_job(self, job: Job) -> None:
+        """Run a handler: a plain one now, a coroutine as a task."""
+        self._start(job)
+
+    def cancel_job(self, job: Job) -> None:
+        """Cancel a handler's task."""
+        task = job.task
+        if task is not None:
+            task.cancel()
+
+    def deliver(self, notification: Notification) -> None:
+        """Give a notification to ``on_notification`` (a coroutine it returns runs as a
+        task); its errors are logged."""
+        if self.on_notification is not None:
+            self.callback(self.on_notification, notification)
+
+    def on_opened(self, result: Mapping[str, Any]) -> None:
+        """The session is open: the opening returns ``result``."""
+        if self.opened is not None and not self.opened.done():
+            self.opened.set_result(result)
+
+    def on_closed(self) -> None:
+        """The peer is gone: an opening still waiting fails."""
+        self._fail_opening(ConnectionLost("the server closed the connection"))
+        self.closed.set()
 
     def _fail_opening(self, error: Exception) -> None:
         if self.opened is not None and not self.opened.done():
@@ -419,12 +424,7 @@ class _Peer:
     def _finish(self, job: Job, value: Any, error: BaseException | None) -> None:
         if self.dead:
             return
-        session = self.session
-        self.write(session.finish(job, value, error, now=self.now()))
-        if isinstance(session, ClientSession):
-            for call in session.take_finished():
-                self._wake(call)
-        self.arm()
+        self.run(self.session.complete(job, value, error, now=self.now()))
 
     # ------------------------------------------------------------------ the end
 

@@ -9,9 +9,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import TracebackType
 from typing import IO, Any
 
-from .. import requests
 from .._backpressure import write_options
-from .._events import Notification
 from ..session import (
     DEFAULT,
     DEFAULT_MAX_INPUT_ROUNDS,
@@ -21,7 +19,6 @@ from ..session import (
     ClientSession,
     ClientView,
     ConnectionLost,
-    RequestTimeout,
 )
 from ..session._client_api import SyncClientMethods
 from ._endpoint import _Endpoint
@@ -108,7 +105,6 @@ class Client(SyncClientMethods, _Endpoint, ClientView):
                 write_timeout=write_timeout,
             )
             self._closed = False
-            self._acknowledged: dict[Any, dict[str, Any]] = {}
             self._open()
         except BaseException:
             stream.close()
@@ -301,6 +297,16 @@ class Client(SyncClientMethods, _Endpoint, ClientView):
         self._write(data)
         return self._wait(call)
 
+    def notify(self, method: str, params: Mapping[str, Any] | None = None) -> None:
+        """Send a notification (an application method's, ``methods=``, or a built-in one).
+        Raises :class:`~mcp_sansio.LocalProtocolError` for one the protocol forbids now
+        (nothing is sent), :class:`ConnectionLost` once the connection is closed."""
+        if self._closed:
+            raise ConnectionLost("the client is closed")
+        if self._failure is not None:
+            raise self._failure
+        self._write(self.session.notify(method, params))
+
     def poll(self, timeout: float = 0.0) -> bool:
         """Handle what the server sent (notifications, requests), waiting up to ``timeout``
         seconds for something to arrive. Returns whether anything did; ``False`` as well
@@ -308,49 +314,3 @@ class Client(SyncClientMethods, _Endpoint, ClientView):
         if self._closed:
             return False
         return self._pump(until=_clock() + timeout)
-
-    def listen(
-        self,
-        *,
-        tools: bool = False,
-        prompts: bool = False,
-        resources: bool = False,
-        resource_uris: Sequence[str] = (),
-        timeout: Timeout = DEFAULT,
-    ) -> dict[str, Any]:
-        """``subscriptions/listen`` (2026-07-28): open a notification stream and return the
-        server's acknowledgement (``{"notifications": what was granted, ...}``) without
-        waiting for the stream to end (unlike the async adapters). The stream's
-        notifications go to ``on_notification`` whenever the client pumps (during calls,
-        or :meth:`poll`); it lasts until the connection closes. ``timeout`` bounds the
-        wait for the acknowledgement."""
-        method, params = requests.listen(
-            tools=tools, prompts=prompts, resources=resources, resource_uris=resource_uris
-        )
-        if self._closed:
-            raise ConnectionLost("the client is closed")
-        call, data = self.session.call(method, params, now=_clock(), timeout=None)
-        self._write(data)
-        limit = self.session.timeout if timeout is DEFAULT else timeout
-        end = None if limit is None else _clock() + limit
-        try:
-            while call.id not in self._acknowledged:
-                if call.done:
-                    call.outcome()
-                    raise ConnectionLost("the listen stream ended before its acknowledgement")
-                if self._eof:
-                    raise self._failure or ConnectionLost()
-                if end is not None and _clock() >= end:
-                    raise RequestTimeout(f"{method}: no acknowledgement after {limit} s")
-                self._pump(until=end)
-        except BaseException:
-            self._write(self.session.cancel(call, "the caller gave up"))
-            raise
-        return self._acknowledged.pop(call.id)
-
-    def _notified(self, note: Notification) -> None:
-        if note.method == "notifications/subscriptions/acknowledged":
-            params = note.params or {}
-            listen_id = (params.get("_meta") or {}).get("io.modelcontextprotocol/subscriptionId")
-            self._acknowledged[listen_id] = params
-        super()._notified(note)

@@ -13,15 +13,11 @@ from .._events import Notification, RequestId
 from ..session import (
     Action,
     Call,
-    ClientSession,
     ConnectionLost,
     ContextBase,
-    HandleJob,
     Job,
-    Opened,
-    PeerNotification,
-    Send,
     SessionBase,
+    carry_out,
 )
 from ..session._policy import notify_application
 from ._streams import (
@@ -204,26 +200,39 @@ class _Endpoint:
         return data is not None
 
     def _carry_out(self, actions: Iterable[Action]) -> None:
-        for action in actions:
-            kind = type(action)
-            if kind is Send:
-                self._write(action.data)  # type: ignore[attr-defined]
-            elif kind is HandleJob:
-                self._backlog.append(action.job)  # type: ignore[attr-defined]
-            elif kind is PeerNotification:
-                self._notified(action.notification)  # type: ignore[attr-defined]
-            elif kind is Opened:
-                self._opened = action.result  # type: ignore[attr-defined]
-            # CallFinished, CallProgress: the waiters poll ``call.done`` (progress callbacks
-            # already ran). CancelJob: the session has set ``job.cancelled``; a running sync
-            # handler cannot be interrupted. Opened, Closed: seen through the session.
+        carry_out(actions, self)
         if self._nested_jobs or not self._busy:
             while self._backlog:
                 self._run_job(self._backlog.popleft())
 
-    def _notified(self, note: Notification) -> None:
+    # The runtime protocol (mcp_sansio.session.Runtime): what carry_out() calls.
+
+    def write(self, data: bytes) -> None:
+        """Write to the peer (with backpressure)."""
+        self._write(data)
+
+    def start_job(self, job: Job) -> None:
+        """Queue a handler: it runs once the actions at hand are carried out."""
+        self._backlog.append(job)
+
+    def cancel_job(self, job: Job) -> None:
+        """Nothing to interrupt: the session has set ``job.cancelled``, which a running
+        handler sees (``ctx.cancelled``), and its answer is not sent."""
+
+    def wake(self, call: Call) -> None:
+        """Nothing to wake: a blocking wait polls ``call.done``."""
+
+    def deliver(self, notification: Notification) -> None:
+        """Give a notification to ``on_notification`` (its errors logged, as everywhere)."""
         if self._on_notification is not None:
-            notify_application(self._on_notification, note)
+            notify_application(self._on_notification, notification)
+
+    def on_opened(self, result: Mapping[str, Any]) -> None:
+        """The session is open: keep its result (the client's opening returns it)."""
+        self._opened = result
+
+    def on_closed(self) -> None:
+        """Nothing to do: the session knows it is closed, and the pump sees it."""
 
     def _run_job(self, job: Job) -> None:
         value: Any = None
@@ -241,10 +250,7 @@ class _Endpoint:
                 error = exc
             finally:
                 self._busy = busy
-        now = _clock()
-        self._write(self.session.finish(job, value, error, now=now))
-        if isinstance(self.session, ClientSession):
-            self.session.take_finished()  # their waiters poll ``call.done``
+        carry_out(self.session.complete(job, value, error, now=_clock()), self)
 
     def _wait(self, call: Call, job: Job | None = None) -> Any:
         """Pump until ``call`` is over; return its result or raise its error. If the wait is

@@ -5,13 +5,14 @@ docstring (its parameters, then ``**options`` for :meth:`request`), which builds
 request from :mod:`mcp_sansio.requests`. :class:`AsyncClientMethods` (``await
 client.list_tools()``) and :class:`SyncClientMethods` (``client.list_tools()``) are made
 from it: a runtime's client inherits one of them and supplies ``request`` and ``session``.
-``listen`` is not here: how long it lasts differs by runtime (see each runtime's client).
+``listen`` is here too: the session finishes its call at the stream's acknowledgement, in
+every runtime alike.
 """
 
 from __future__ import annotations
 
 import inspect
-from collections.abc import Awaitable, Callable, Coroutine, Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Concatenate, Final, ParamSpec, Protocol
 
 from .. import requests
@@ -140,6 +141,27 @@ def set_logging_level(session: ClientSession, /, level: str, **options: Any) -> 
     return _Request(None, None, options) if req is None else _build(req, options)
 
 
+def listen(
+    session: ClientSession,
+    /,
+    *,
+    tools: bool = False,
+    prompts: bool = False,
+    resources: bool = False,
+    resource_uris: Sequence[str] = (),
+    **options: Any,
+) -> _Request:
+    """``subscriptions/listen`` (2026-07-28): open a notification stream and return the
+    server's acknowledgement (``{"notifications": what was granted, "_meta": ...}``) as soon
+    as it arrives. The stream's notifications (the acknowledgement first) then reach
+    ``on_notification``; it lasts until the server ends it or the connection closes.
+    ``timeout`` (``options``) bounds the wait for the acknowledgement."""
+    req = requests.listen(
+        tools=tools, prompts=prompts, resources=resources, resource_uris=resource_uris
+    )
+    return _build(req, options)
+
+
 #: The convenience calls, by name.
 TABLE: Final = {
     fn.__name__: fn
@@ -156,6 +178,7 @@ TABLE: Final = {
         get_prompt,
         complete,
         set_logging_level,
+        listen,
     )
 }
 
@@ -231,6 +254,7 @@ class AsyncClientMethods:
     get_prompt = _async(get_prompt)
     complete = _async(complete)
     set_logging_level = _async(set_logging_level)
+    listen = _async(listen)
 
 
 class SyncClientMethods:
@@ -249,3 +273,4 @@ class SyncClientMethods:
     get_prompt = _sync(get_prompt)
     complete = _sync(complete)
     set_logging_level = _sync(set_logging_level)
+    listen = _sync(listen)

@@ -11,7 +11,6 @@ from typing import IO, Any
 
 import trio
 
-from .. import requests
 from .._backpressure import write_options
 from .._events import Notification
 from ..server import Server
@@ -399,22 +398,16 @@ class Client(AsyncClientMethods, ClientView):
         loop.write(data)
         return await loop.wait(call)
 
-    async def listen(
-        self,
-        *,
-        tools: bool = False,
-        prompts: bool = False,
-        resources: bool = False,
-        resource_uris: Sequence[str] = (),
-        **options: Any,
-    ) -> dict[str, Any]:
-        """``subscriptions/listen`` (2026-07-28): a stream of notifications, which reach
-        ``on_notification`` (first ``notifications/subscriptions/acknowledged``). It returns
-        only when the server ends the stream, so run it in a task and cancel the task to
-        stop listening. Its ``timeout`` defaults to ``None``."""
-        options.setdefault("timeout", None)
-        req = requests.listen(
-            tools=tools, prompts=prompts, resources=resources, resource_uris=resource_uris
-        )
-        result: dict[str, Any] = await self.request(*req, **options)
-        return result
+    async def notify(self, method: str, params: Mapping[str, Any] | None = None) -> None:
+        """Send a notification (an application method's, ``methods=``, or a built-in one).
+        Raises :class:`~mcp_sansio.LocalProtocolError` for one the protocol forbids now
+        (nothing is sent), ``ConnectionLost`` once the connection is closed."""
+        loop = self._loop
+        if loop is None:
+            raise RuntimeError("enter the Client (async with) before sending")
+        if self._closed:
+            raise ConnectionLost("the client is closed")
+        if loop.failure is not None:
+            raise ConnectionLost(loop.failure)
+        loop.write(self.session.notify(method, params))
+        await trio.lowlevel.checkpoint()

@@ -15,18 +15,11 @@ from .._events import Notification, RequestId
 from ..session import (
     Action,
     Call,
-    CallFinished,
-    CancelJob,
-    ClientSession,
-    Closed,
     ConnectionLost,
     ContextBase,
-    HandleJob,
     Job,
-    Opened,
-    PeerNotification,
-    Send,
     SessionBase,
+    carry_out,
 )
 from ..session._policy import notify_application, notify_application_async
 
@@ -202,7 +195,7 @@ class _Loop:
         for call in self.session.calls:
             if not call.done:
                 call.error = ConnectionLost(message)
-                self._finished(call)
+                self.wake(call)
         if not self.opened.is_set():
             self.open_error = ConnectionLost(message)
             self.opened.set()
@@ -255,24 +248,16 @@ class _Loop:
             self.run_actions(self.session.receive_data(data, trio.current_time()))
 
     def run_actions(self, actions: list[Action]) -> None:
-        """Carry out the session's actions."""
-        for action in actions:
-            cls = type(action)
-            if cls is Send:
-                self.write(action.data)  # type: ignore[attr-defined]
-            elif cls is CallFinished:
-                self._finished(action.call)  # type: ignore[attr-defined]
-            elif cls is HandleJob:
-                self._start(action.job)  # type: ignore[attr-defined]
-            elif cls is CancelJob:
-                action.job.task.cancel()  # type: ignore[attr-defined]
-            elif cls is PeerNotification:
-                self._notify(action.notification)  # type: ignore[attr-defined]
-            elif cls is Opened or cls is Closed:
-                self.opened.set()
+        """Carry out the session's actions, then arm the timer."""
+        carry_out(actions, self)
         self.arm()
 
-    def _finished(self, call: Call) -> None:
+    # The runtime protocol (mcp_sansio.session.Runtime): what carry_out() calls; write()
+    # is above.
+
+    def wake(self, call: Call) -> None:
+        """Wake the task waiting for ``call``; an opening call that failed fails the
+        opening."""
         waiter = call.waiter
         if waiter is not None:
             waiter.set()
@@ -280,24 +265,39 @@ class _Loop:
             self.open_error = call.error  # the opening call failed
             self.opened.set()
 
-    def _notify(self, note: Notification) -> None:
+    def deliver(self, notification: Notification) -> None:
+        """Give a notification to ``on_notification`` (a coroutine function runs as a
+        task); its errors are logged."""
         callback = self.on_notification
         if callback is None:
             return
         if inspect.iscoroutinefunction(callback):
             assert self._jobs is not None
-            self._jobs.start_soon(notify_application_async, callback, note)
+            self._jobs.start_soon(notify_application_async, callback, notification)
         else:
-            notify_application(callback, note)
+            notify_application(callback, notification)
 
-    # -------------------------------------------------------------- handlers and calls
+    def on_opened(self, result: Mapping[str, Any]) -> None:
+        """The session is open."""
+        self.opened.set()
 
-    def _start(self, job: Job) -> None:
+    def on_closed(self) -> None:
+        """The peer is gone (an opening still waiting fails: see :meth:`wake`)."""
+        self.opened.set()
+
+    def start_job(self, job: Job) -> None:
+        """Run a handler in a task of its own, in its own cancel scope."""
         job.task = trio.CancelScope()
         if job.call is not None:
             self._input_jobs.setdefault(job.call, set()).add(job)
         assert self._jobs is not None
         self._jobs.start_soon(self._handle, job, name=f"mcp {job.method} {job.id!r}")
+
+    def cancel_job(self, job: Job) -> None:
+        """Cancel a handler's scope."""
+        job.task.cancel()
+
+    # -------------------------------------------------------------- handlers and calls
 
     async def _handle(self, job: Job) -> None:
         value: Any = None
@@ -311,12 +311,7 @@ class _Loop:
                 error = exc
         if job.call is not None:
             self._input_jobs.get(job.call, set()).discard(job)
-        session = self.session
-        self.write(session.finish(job, value, error, now=trio.current_time()))
-        if isinstance(session, ClientSession):
-            for call in session.take_finished():
-                self._finished(call)
-        self.arm()
+        self.run_actions(self.session.complete(job, value, error, now=trio.current_time()))
 
     async def wait(self, call: Call) -> Any:
         """Wait for ``call``; if the caller is cancelled, cancel the request and re-raise."""
