@@ -26,8 +26,11 @@ def test_every_fault_builder_is_a_rule_of_the_catalog() -> None:
 
 
 def test_the_live_shots_are_the_fault_builders() -> None:
-    # Both tables of shots hold only rules with a fault builder, and nothing else builds one.
-    assert set(shot_builders()) | set(client_shot_builders()) == set(FAULTS)
+    # Both tables of shots hold only rules with a fault builder, and nothing else builds one;
+    # the oversized line (past 4 MiB) has its own check, not a shot of the fuzz phase.
+    shots = set(shot_builders()) | set(client_shot_builders())
+    assert shots <= set(FAULTS)
+    assert set(FAULTS) - shots == {"envelope.oversized-message"}
 
 
 def test_the_scripts_of_those_rules_are_the_fault_builders() -> None:

@@ -62,7 +62,6 @@ from mcp_sansio.testing._scenario import (
     UPDATED,
     Expect,
     NearMiss,
-    line_of,
     notification_msg,
     request_msg,
     response_msg,
@@ -109,35 +108,6 @@ _NOT_OBJECTS: Final[list[Any]] = ["a string", 42, None, True, 1.5]
 
 def _is_id(value: Any) -> bool:
     return type(value) in (int, str)
-
-
-@_generator("envelope.oversized-message")
-@st.composite
-def _oversized(draw: st.DrawFn, ctx: Ctx) -> NearMiss:
-    s = Script(draw, ctx)
-    s.max_message_size = ctx.max_message_size
-    if not s.legacy or draw(st.booleans()):
-        s.opening()
-    # A request (the rule applies where the receiver gets requests): its id is read from
-    # the two ends of the line that the receiver keeps, and the refusal goes to it. (An
-    # oversized response is never answered: tests/test_connection_closing.py.)
-    if s.legacy:
-        base = request_msg(s.new_id(s.sender), "ping", {"_meta": {}})
-    else:
-        base = request_msg(s.new_id(s.sender), DISCOVER, {"_meta": s.meta()})
-    holder = base["params"]["_meta"]
-    plain = line_of(base)
-    holder["x-pad"] = ""
-    size = len(line_of(base)) - 1  # without the newline
-    holder["x-pad"] = "a" * (ctx.max_message_size - size + 1 + draw(st.integers(0, 64)))
-    padded = line_of(base)
-    return s.near(
-        "envelope.oversized-message",
-        padded,
-        error_expect("envelope.oversized-message", base["id"]),
-        s.scenario(plain),
-        f"a line of {len(padded) - 1} bytes (limit {ctx.max_message_size})",
-    )
 
 
 # -- lifecycle

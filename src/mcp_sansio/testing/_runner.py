@@ -13,22 +13,20 @@ import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Final, TextIO
 
-import orjson
 from hypothesis import HealthCheck, Phase, Verbosity, settings
 from hypothesis import seed as hypothesis_seed
 from hypothesis.stateful import run_state_machine_as_test
 
-from mcp_sansio._errors import ErrorCode
 from mcp_sansio._state import Role
 from mcp_sansio._versions import ALL_VERSIONS, VERSIONS
 from mcp_sansio.testing._conversation import Conversation
-from mcp_sansio.testing._faults import canonical
+from mcp_sansio.testing._faults import FAULTS, canonical
 from mcp_sansio.testing._peer_machine import PeerMachine, SessionRefused
 from mcp_sansio.testing._report import Outcome
+from mcp_sansio.testing._shots import LiveGround, to_shot
 from mcp_sansio.testing._targets import Target, TargetError
 from mcp_sansio.testing._wire import (
     DEFAULT_STARTUP,
-    Demand,
     PeerViolation,
     Shot,
     WireLine,
@@ -38,7 +36,6 @@ DEFAULT_EXAMPLES: Final = 20
 #: Checks run at once (each on its own peer).
 DEFAULT_JOBS: Final = 4
 #: The size of the oversized line (4 MiB and 1 KiB: above the usual limit of 4 MiB).
-OVERSIZE: Final = 4 * 1024 * 1024 + 1024
 #: The bound on hypothesis's shrinking of the fuzz failures of one version, in seconds.
 SHRINK_SECONDS: Final = 60
 #: The bound on hypothesis's successful shrinks of one fuzz failure.
@@ -320,28 +317,15 @@ def shot_check(
 
 
 def oversized_check(check: Check) -> None:
+    """The check of ``envelope.oversized-message`` (a line past 4 MiB, in a fresh
+    session: not one of the shots the fuzz phase fires)."""
     with check.talk() as conv:
         if not conv.open_session():
             check.not_applicable("envelope.oversized-message", "the session could not be opened")
             return
-        rid = conv.fresh_id()
-        method = "ping" if conv.policy.handshake else "server/discover"
-        params: dict[str, Any] = (
-            {"_meta": conv.meta()} if conv.policy.request_meta else {"_meta": {}}
-        )
-        message = {"jsonrpc": "2.0", "id": rid, "method": method, "params": params}
-        head = len(orjson.dumps(message))
-        params["_meta"]["x-probe-padding"] = "a" * max(0, OVERSIZE - head - 20)
-        # Our rule is -32600 (the framer's); a server with a larger limit answers normally.
-        check.fire(
-            conv,
-            Shot(
-                "envelope.oversized-message",
-                orjson.dumps(message),
-                Demand("answer", (int(ErrorCode.INVALID_REQUEST),), (rid, None)),
-                f"a {OVERSIZE}-byte {method}",
-            ),
-        )
+        shot = to_shot(FAULTS["envelope.oversized-message"](LiveGround(conv), canonical))
+        assert not isinstance(shot, str)
+        check.fire(conv, shot)
 
 
 # ---------------------------------------------------------------------- fuzz

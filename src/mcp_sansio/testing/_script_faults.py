@@ -62,6 +62,7 @@ class ScriptGround(Ground):
         self.sender = script.sender
         self.transport = "script"
         self.repairs = True
+        self.max_message_size = script.ctx.max_message_size
         self.prepared = True
         """Whether the script is where the fault may be sent (see :meth:`prepare`)."""
 
@@ -224,9 +225,13 @@ class ScriptGround(Ground):
     def cancellable(self) -> RequestId | None:
         s = self.script
         if can_request(s, s.sender):
-            return s.in_flight(s.sender)
-        # (A 2026-07-28 server cancels only a client's listen stream.)
-        return s.listen(listen_flags(s), ack=s.draw(st.booleans()))
+            rid = s.in_flight(s.sender)
+        else:  # (a 2026-07-28 server cancels only a client's listen stream)
+            rid = s.listen(listen_flags(s), ack=s.draw(st.booleans()))
+        # (An id of the receiver's own may not be the same: a cancel names either.)
+        for role in Role:
+            s.use(role, rid)
+        return rid
 
     def subscribed_uri(self) -> str | None:
         s = self.script
@@ -319,6 +324,11 @@ def _lacking_notification_gate(s: Script) -> Repair:
     return lambda done: done.recap(**{key: full})
 
 
+def _sized_maybe_opened(s: Script) -> None:
+    s.max_message_size = s.ctx.max_message_size
+    _maybe_opened(s)
+
+
 def _handshake_to_any_stage(s: Script) -> None:
     s.handshake(s.draw(st.sampled_from(["initializing", "initialized", "operating"])))
     s.filler()
@@ -333,6 +343,7 @@ _SETUPS: Final[Mapping[str, Callable[[Script], Repair | None]]] = {
     "envelope.invalid-response": _maybe_opened,
     "envelope.batch-not-allowed": _maybe_opened,
     "envelope.empty-batch": _opened_filled,
+    "envelope.oversized-message": _sized_maybe_opened,
     "lifecycle.second-initialize": _handshake_to_any_stage,
     "capability.undeclared-server-capability": _lacking_request_gate,
     "capability.undeclared-client-capability": _lacking_request_gate,

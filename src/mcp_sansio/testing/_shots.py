@@ -36,6 +36,7 @@ class LiveGround(Ground):
         self.sender = conv.peer.peer
         self.transport = conv.transport
         self.repairs = False
+        self.max_message_size = None
 
     def capabilities(self, role: Role) -> Mapping[str, Any] | None:
         if role is self.sender:

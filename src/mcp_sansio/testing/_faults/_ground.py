@@ -101,6 +101,8 @@ class Ground:
     repairs: bool
     """Whether the builder should make the repaired twin (a script checks it; a live peer
     does not need it)."""
+    max_message_size: int | None
+    """The receiver's limit on a message, in bytes, where it is known."""
 
     @property
     def receiver(self) -> Role:

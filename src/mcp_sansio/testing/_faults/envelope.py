@@ -11,6 +11,7 @@ import attrs
 import orjson
 from hypothesis import strategies as st
 
+from mcp_sansio._errors import ErrorCode
 from mcp_sansio._events import RequestId
 from mcp_sansio.testing._faults._ground import Draw, Fault, FaultBuilder, Ground
 from mcp_sansio.testing._wire import Demand, dumps, refusal
@@ -232,6 +233,38 @@ def batch_mixed(g: Ground, draw: Draw) -> Fault | str:
     )
 
 
+#: The size of the probe's oversized line when the receiver's limit is not known: past 4 MiB,
+#: the largest limit in common use.
+OVERSIZE: Final = 4 * 1024 * 1024 + 1024
+
+
+def oversized(g: Ground, draw: Draw) -> Fault | str:
+    rid = g.fresh_id()
+    method = g.barrier_method
+    # A request (the rule applies where the receiver gets requests): its id is read from
+    # the two ends of the line that the receiver keeps, and the refusal goes to it. (An
+    # oversized response is never answered: tests/test_connection_closing.py.)
+    message = g.request(rid, method, {"_meta": g.meta() if g.stateless else {}})
+    plain = copy.deepcopy(message)
+    holder = message["params"]["_meta"]
+    limit = g.max_message_size
+    if limit is None:
+        # The receiver's limit is not known: a line past the common ones. Our rule is
+        # -32600 (the framer's); a receiver with a larger limit answers normally.
+        holder["x-probe-padding"] = "a" * max(0, OVERSIZE - len(dumps(message)) - 20)
+        due = Demand("answer", (int(ErrorCode.INVALID_REQUEST),), (rid, None))
+        why = f"a {OVERSIZE}-byte {method}"
+    else:
+        holder["x-pad"] = ""
+        size = len(dumps(message))
+        holder["x-pad"] = "a" * (limit - size + 1 + draw(st.integers(0, 64), 0))
+        due = refusal("envelope.oversized-message", (rid,))
+        why = f"a line of {len(dumps(message))} bytes (limit {limit})"
+    return Fault(
+        "envelope.oversized-message", message, due, why, repaired=plain if g.repairs else None
+    )
+
+
 #: The builders of this family, by rule.
 FAULTS: Final[Mapping[str, FaultBuilder]] = {
     "envelope.parse-error": parse_error,
@@ -240,4 +273,5 @@ FAULTS: Final[Mapping[str, FaultBuilder]] = {
     "envelope.batch-not-allowed": batch_not_allowed,
     "envelope.empty-batch": empty_batch,
     "envelope.batch-mixed": batch_mixed,
+    "envelope.oversized-message": oversized,
 }

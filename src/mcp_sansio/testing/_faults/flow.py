@@ -60,6 +60,8 @@ _MALFORMED: Final[list[Any]] = [
 def unknown_cancel(g: Ground, draw: Draw) -> Fault | str:
     if g.spec.policy.http_cancel_closes_stream and g.transport == "http":
         return "2026-07-28 over HTTP cancels by closing the stream"
+    # (The request the repaired twin cancels comes first, so that no id below names it.)
+    fixed = g.cancellable() if g.repairs else None
     ways = ["unknown", "malformed"]
     if g.requests_possible():
         ways.insert(1, "answered")
@@ -79,7 +81,6 @@ def unknown_cancel(g: Ground, draw: Draw) -> Fault | str:
     message: dict[str, Any] = {"jsonrpc": "2.0", "method": _CANCELLED}
     if params is not None:
         message["params"] = params
-    fixed = g.cancellable() if g.repairs else None
     return Fault(
         "cancel.unknown-request",
         message,
