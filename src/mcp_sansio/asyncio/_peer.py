@@ -297,7 +297,7 @@ class _Peer:
         self._fail_opening(ConnectionLost("the server closed the connection"))
         self.closed.set()
 
-    def _fail_opening(self, error: Exception) -> None:
+    def _fail_opening(self, error: BaseException) -> None:
         if self.opened is not None and not self.opened.done():
             self.opened.set_exception(error)
 

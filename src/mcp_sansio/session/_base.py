@@ -106,10 +106,11 @@ class SessionBase:
     ) -> tuple[Call, bytes]:
         """Start a request: returns the :class:`Call` and the bytes to write.
 
-        With ``on_progress``, a progress token is added and each progress notification is
-        passed to it; ``reset_on_progress`` then restarts the timeout on each one, up to
-        ``max_timeout`` in all. Raises :class:`LocalProtocolError` when the protocol forbids
-        the request now, and :class:`ConnectionLost` after the peer closed.
+        With ``on_progress`` or ``reset_on_progress``, a progress token is added; each
+        progress notification is passed to ``on_progress``, and ``reset_on_progress``
+        restarts the timeout on each one, up to ``max_timeout`` in all. Raises
+        :class:`LocalProtocolError` when the protocol forbids the request now, and
+        :class:`ConnectionLost` after the peer closed.
         """
         if self._closed:
             raise ConnectionLost("the connection is closed")
@@ -117,7 +118,8 @@ class SessionBase:
         request_id = conn.next_request_id()
         body = dict(params) if params else {}
         body = self._decorate(method, body)
-        if on_progress is not None:
+        if on_progress is not None or reset_on_progress:
+            # (reset_on_progress alone asks for progress too: it is what keeps the call alive)
             meta = dict(body.get("_meta") or {})
             meta.setdefault("progressToken", f"p{request_id}")
             body["_meta"] = meta
@@ -271,6 +273,20 @@ class SessionBase:
                 actions.append(CallFinished(call))
         return actions
 
+    def close(self, reason: str = "the connection is closed") -> list[Action]:
+        """We close the session (the owner's close, a runtime's shutdown): every call of
+        ours fails with :class:`ConnectionLost` (``reason``), every job of the peer's
+        requests is cancelled (its answer will not be sent), and :class:`Closed` comes last.
+        Later calls raise :class:`ConnectionLost` at once."""
+        actions = self._on_closed(reason)
+        closed = actions.pop() if actions else Closed()
+        for job in list(self._jobs.values()):
+            job.cancelled = True
+            actions.append(CancelJob(job))
+        self._jobs.clear()
+        actions.append(closed)
+        return actions
+
     def _on_closed(self, reason: str | None = None) -> list[Action]:
         """The peer closed (or broke the session): our calls fail. The peer's requests in
         hand are *not* cancelled: half-closed is not closed, and their answers can still go
@@ -309,10 +325,12 @@ class SessionBase:
                 if call.on_progress is not None:
                     try:
                         call.on_progress(params)
-                    except Exception as exc:
+                    except BaseException as exc:
                         # The caller's own callback failed: the call ends with that very
                         # exception (not an McpError: the peer did nothing wrong), and the
-                        # request is cancelled at the peer, as a timeout cancels it.
+                        # request is cancelled at the peer, as a timeout cancels it. A
+                        # BaseException (KeyboardInterrupt) too: it comes out of the call,
+                        # in the caller's task, never swallowed nor raised in a reader's.
                         data = self.cancel(
                             call, f"the progress callback raised {type(exc).__name__}"
                         )

@@ -55,7 +55,7 @@ class Call:
         self.on_progress = on_progress
         self.rounds = 0
         self.result: Any = None
-        self.error: Exception | None = None
+        self.error: BaseException | None = None
         """What the call failed with: an :class:`McpError`, or what the caller's own
         ``on_progress`` raised."""
         self.waiter: Any = None

@@ -309,8 +309,10 @@ class ClientSession(SessionBase):
             return []
         event, responses, _ = pending
         if error is not None:
+            # The caller's own handler failed, inside the caller's call: the call ends with
+            # that very exception (as for on_progress: the server did nothing wrong).
             del self._input[call.id]
-            call.error = _error_of(error)
+            call.error = error if isinstance(error, Exception) else _error_of(error)
             return [CallFinished(call)]
         responses[job.key] = {} if value is None else value
         if len(responses) < len(event.input_requests):

@@ -276,6 +276,8 @@ class Client(AsyncClientMethods, ClientView):
         assert loop is not None
         assert self._nursery is not None
         assert self._stream is not None
+        # The session decides what closing means: calls in flight fail, jobs are cancelled.
+        loop.run_actions(self.session.close("the client is closed"))
         try:
             with trio.CancelScope(shield=True):
                 await self._shutdown(loop)

@@ -63,7 +63,7 @@ class _Loop:
         # `async with` cancels it, after writing what is queued (the cancellations too).
         self.scope = trio.CancelScope(shield=shield)
         self.opened = trio.Event()  # a client's opening is over (well or not)
-        self.open_error: Exception | None = None
+        self.open_error: BaseException | None = None
         self.reader_done = trio.Event()
         self._out = bytearray()
         self._wake = trio.Event()  # the writer has something to do
