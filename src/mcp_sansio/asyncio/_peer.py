@@ -14,9 +14,9 @@ from .._errors import ErrorCode
 from .._events import Notification, RequestId
 from ..session import (
     Action,
+    AsyncContextBase,
     Call,
     ConnectionLost,
-    ContextBase,
     Job,
     McpError,
     SessionBase,
@@ -468,17 +468,12 @@ class _Peer:
         self.closed.set()
 
 
-class Context(ContextBase):
+class Context(AsyncContextBase):
     """What a handler gets as its first argument: the request (:attr:`method`,
     :attr:`params`, :attr:`request_id`, :attr:`cancelled`) and ways to talk back. The
     methods that send (:meth:`progress`, :meth:`log`, :meth:`resource_updated`,
-    :meth:`list_changed`) are plain; those that wait for the client are coroutines.
-
-    In a server handler, :meth:`elicit`, :meth:`sample` and :meth:`list_roots` send a
-    request to the client in the initialize era; in 2026-07-28 they make the session answer
-    ``input_required``, and the handler runs again when the client retries with the answer
-    (so code before the question may run more than once). Let every exception from them
-    propagate.
+    :meth:`list_changed`) are plain; those that wait for the client are coroutines (see
+    :class:`~mcp_sansio.session.AsyncContextBase`).
     """
 
     def __init__(self, peer: _Peer, job: Job) -> None:
@@ -488,37 +483,8 @@ class Context(ContextBase):
     def _write(self, data: bytes) -> None:
         self._peer.write(data, self.job)
 
-    async def _request(self, method: str, params: Mapping[str, Any]) -> Any:
-        call, answer = self._ask(method, params)
-        if call is None:
-            return answer
-        return await self._peer.wait(call, b"")
-
-    async def elicit(
-        self,
-        message: str,
-        requested_schema: Mapping[str, Any] | None = None,
-        *,
-        url: str | None = None,
-    ) -> dict[str, Any]:
-        """Ask the user, through the client (``elicitation/create``): a form described by
-        ``requested_schema``, or a ``url`` to visit. Returns the client's result
-        (``{"action": "accept" | "decline" | "cancel", "content": {...}}``)."""
-        result: dict[str, Any] = await self._request(
-            "elicitation/create", self.elicitation_params(message, requested_schema, url=url)
-        )
-        return result
-
-    async def sample(self, params: Mapping[str, Any]) -> dict[str, Any]:
-        """Ask the client's model (``sampling/createMessage`` with these params); returns
-        the client's result."""
-        result: dict[str, Any] = await self._request("sampling/createMessage", params)
-        return result
-
-    async def list_roots(self) -> dict[str, Any]:
-        """Ask the client for its roots (``roots/list``); returns its ``ListRootsResult``."""
-        result: dict[str, Any] = await self._request("roots/list", {})
-        return result
+    async def _wait(self, call: Call | None) -> Any:
+        return None if call is None else await self._peer.wait(call, b"")
 
     async def sleep(self, seconds: float) -> None:
         """Sleep (``asyncio.sleep``), so that handlers need not import a runtime."""

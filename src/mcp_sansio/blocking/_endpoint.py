@@ -14,9 +14,9 @@ from ..session import (
     Action,
     Call,
     ConnectionLost,
-    ContextBase,
     Job,
     SessionBase,
+    SyncContextBase,
     carry_out,
 )
 from ..session._policy import notify_application
@@ -271,7 +271,7 @@ class _Endpoint:
         return call.outcome()
 
 
-class Context(ContextBase):
+class Context(SyncContextBase):
     """What a handler gets first: the request (:attr:`params`, :attr:`request_id`,
     :attr:`cancelled`, …) and ways to talk back. :meth:`progress`, :meth:`log`,
     :meth:`resource_updated` and :meth:`list_changed` write at once; :meth:`elicit`,
@@ -288,32 +288,8 @@ class Context(ContextBase):
     def _write(self, data: bytes) -> None:
         self._endpoint._write(data, self.job)
 
-    def _request(self, method: str, params: Mapping[str, Any]) -> dict[str, Any]:
-        call, answer = self._ask(method, params)
-        if call is None:
-            return answer  # type: ignore[no-any-return]
-        return self._endpoint._wait(call, self.job)  # type: ignore[no-any-return]
-
-    def elicit(
-        self,
-        message: str,
-        requested_schema: Mapping[str, Any] | None = None,
-        *,
-        url: str | None = None,
-    ) -> dict[str, Any]:
-        """Ask the user, through the client, for input matching ``requested_schema`` (or to
-        visit ``url``); returns the ``ElicitResult`` (``{"action": ..., "content": ...}``)."""
-        params = self.elicitation_params(message, requested_schema, url=url)
-        return self._request("elicitation/create", params)
-
-    def sample(self, params: Mapping[str, Any]) -> dict[str, Any]:
-        """Ask the client's model (``sampling/createMessage`` with ``params``); returns the
-        ``CreateMessageResult``."""
-        return self._request("sampling/createMessage", params)
-
-    def list_roots(self) -> dict[str, Any]:
-        """Ask the client for its roots; returns the ``ListRootsResult``."""
-        return self._request("roots/list", {})
+    def _wait(self, call: Call) -> Any:
+        return self._endpoint._wait(call, self.job)
 
     def sleep(self, seconds: float) -> None:
         """Wait ``seconds``, handling the connection meanwhile (so a cancellation of this

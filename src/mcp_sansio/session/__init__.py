@@ -42,7 +42,7 @@ from ._actions import (
 from ._base import SessionBase
 from ._calls import Call, Job
 from ._client import ClientSession
-from ._context import AsyncContext, ClientView, ContextBase
+from ._context import AsyncContext, AsyncContextBase, ClientView, ContextBase, SyncContextBase
 from ._errors import ConnectionLost, DefaultType, McpError, NeedInput, RequestTimeout
 from ._server import ServerSession
 
@@ -76,6 +76,7 @@ __all__ = [
     "DEFAULT_TIMEOUT",
     "Action",
     "AsyncContext",
+    "AsyncContextBase",
     "Call",
     "CallFinished",
     "CancelJob",
@@ -96,6 +97,7 @@ __all__ = [
     "Send",
     "ServerSession",
     "SessionBase",
+    "SyncContextBase",
     "carry_out",
 ]
 

@@ -128,6 +128,89 @@ class ContextBase:
         }
 
 
+class AsyncContextBase(ContextBase):
+    """The context of the async runtimes (asyncio, trio): :class:`ContextBase` with the
+    questions to the client as coroutines. A runtime supplies ``_write`` and
+    :meth:`_wait` (and ``sleep``); everything else is here, once.
+
+    In a server handler, :meth:`elicit`, :meth:`sample` and :meth:`list_roots` send a
+    request to the client in the initialize era; in 2026-07-28 they make the request end
+    with ``input_required``, and the handler runs again when the client retries with the
+    answer (so code before the question may run more than once). Let every exception from
+    them propagate.
+    """
+
+    async def _wait(self, call: Call | None) -> Any:  # pragma: no cover - runtimes override
+        """Wait for ``call``'s outcome (``None``: nothing to wait for, a checkpoint)."""
+        raise NotImplementedError
+
+    async def _request(self, method: str, params: Mapping[str, Any]) -> dict[str, Any]:
+        call, answer = self._ask(method, params)
+        result: dict[str, Any] = await self._wait(call)
+        return answer if call is None else result
+
+    async def elicit(
+        self,
+        message: str,
+        requested_schema: Mapping[str, Any] | None = None,
+        *,
+        url: str | None = None,
+    ) -> dict[str, Any]:
+        """Ask the user, through the client (``elicitation/create``): a form described by
+        ``requested_schema``, or a ``url`` to visit. Returns the client's result
+        (``{"action": "accept" | "decline" | "cancel", "content": {...}}``)."""
+        params = self.elicitation_params(message, requested_schema, url=url)
+        return await self._request("elicitation/create", params)
+
+    async def sample(self, params: Mapping[str, Any]) -> dict[str, Any]:
+        """Ask the client's model (``sampling/createMessage`` with these params); returns
+        the client's result."""
+        return await self._request("sampling/createMessage", params)
+
+    async def list_roots(self) -> dict[str, Any]:
+        """Ask the client for its roots (``roots/list``); returns its ``ListRootsResult``
+        (``{"roots": [{"uri", "name"?}, ...]}``)."""
+        return await self._request("roots/list", {})
+
+
+class SyncContextBase(ContextBase):
+    """The context of the blocking runtime: the same as :class:`AsyncContextBase`, with
+    the questions to the client as blocking calls. A runtime supplies ``_write`` and
+    :meth:`_wait` (and ``sleep``)."""
+
+    def _wait(self, call: Call) -> Any:  # pragma: no cover - runtimes override
+        """Wait for ``call``'s outcome (its result, or raise its error)."""
+        raise NotImplementedError
+
+    def _request(self, method: str, params: Mapping[str, Any]) -> dict[str, Any]:
+        call, answer = self._ask(method, params)
+        if call is None:
+            return answer  # type: ignore[no-any-return]
+        return self._wait(call)  # type: ignore[no-any-return]
+
+    def elicit(
+        self,
+        message: str,
+        requested_schema: Mapping[str, Any] | None = None,
+        *,
+        url: str | None = None,
+    ) -> dict[str, Any]:
+        """Ask the user, through the client (``elicitation/create``), for input matching
+        ``requested_schema`` (or to visit ``url``); returns the ``ElicitResult``
+        (``{"action": ..., "content": ...}``)."""
+        params = self.elicitation_params(message, requested_schema, url=url)
+        return self._request("elicitation/create", params)
+
+    def sample(self, params: Mapping[str, Any]) -> dict[str, Any]:
+        """Ask the client's model (``sampling/createMessage`` with ``params``); returns the
+        ``CreateMessageResult``."""
+        return self._request("sampling/createMessage", params)
+
+    def list_roots(self) -> dict[str, Any]:
+        """Ask the client for its roots; returns the ``ListRootsResult``."""
+        return self._request("roots/list", {})
+
+
 class AsyncContext(Protocol):
     """The context that handlers get from the asyncio and trio adapters: type handlers
     against this, and the same code runs on both (and, thanks to the session, in both

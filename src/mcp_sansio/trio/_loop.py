@@ -14,9 +14,9 @@ from .._backpressure import stalled
 from .._events import Notification, RequestId
 from ..session import (
     Action,
+    AsyncContextBase,
     Call,
     ConnectionLost,
-    ContextBase,
     Job,
     SessionBase,
     carry_out,
@@ -333,17 +333,12 @@ class _Loop:
         return call.outcome()
 
 
-class Context(ContextBase):
+class Context(AsyncContextBase):
     """What a handler gets as its first argument: the request (:attr:`method`,
     :attr:`params`, :attr:`request_id`, :attr:`cancelled`) and ways to talk back.
     :meth:`progress`, :meth:`log`, :meth:`resource_updated` and :meth:`list_changed` are
-    plain calls (they queue a message); the methods that wait are coroutines.
-
-    In a server handler, :meth:`elicit`, :meth:`sample` and :meth:`list_roots` send a
-    request to the client in the initialize era; in 2026-07-28 they make the request end
-    with ``input_required``, and the handler runs again when the client retries with the
-    answer (so code before the question may run more than once). Let every exception from
-    them propagate (``mcp_sansio.session.NeedInput`` is how the second case works).
+    plain calls (they queue a message); the methods that wait are coroutines (see
+    :class:`~mcp_sansio.session.AsyncContextBase`).
     """
 
     def __init__(self, session: SessionBase, job: Job, loop: _Loop) -> None:
@@ -353,38 +348,11 @@ class Context(ContextBase):
     def _write(self, data: bytes) -> None:
         self._loop.write(data, self.job)
 
-    async def _request(self, method: str, params: Mapping[str, Any]) -> dict[str, Any]:
-        call, answer = self._ask(method, params)
-        result: dict[str, Any]
+    async def _wait(self, call: Call | None) -> Any:
         if call is None:
             await trio.lowlevel.checkpoint()
-            result = answer
-        else:
-            result = await self._loop.wait(call)
-        return result
-
-    async def elicit(
-        self,
-        message: str,
-        requested_schema: Mapping[str, Any] | None = None,
-        *,
-        url: str | None = None,
-    ) -> dict[str, Any]:
-        """Ask the user, through the client (``elicitation/create``): a form described by
-        ``requested_schema``, or a ``url`` to visit. Returns the client's result
-        (``{"action": "accept" | "decline" | "cancel", "content": {...}}``)."""
-        params = self.elicitation_params(message, requested_schema, url=url)
-        return await self._request("elicitation/create", params)
-
-    async def sample(self, params: Mapping[str, Any]) -> dict[str, Any]:
-        """Ask the client's model (``sampling/createMessage`` with these params); returns
-        the client's result."""
-        return await self._request("sampling/createMessage", params)
-
-    async def list_roots(self) -> dict[str, Any]:
-        """Ask for the client's roots (``roots/list``); returns its result
-        (``{"roots": [{"uri", "name"?}, ...]}``)."""
-        return await self._request("roots/list", {})
+            return None
+        return await self._loop.wait(call)
 
     async def sleep(self, seconds: float) -> None:
         """Sleep (``trio.sleep``), so that handlers need not import a runtime."""
