@@ -24,6 +24,7 @@ COMPILED = [
     "src/mcp_sansio/_gates.py",
     "src/mcp_sansio/_negotiation.py",
     "src/mcp_sansio/_method_rules.py",
+    "src/mcp_sansio/_policy.py",
 ]
 
 if os.environ.get("MCP_SANSIO_COMPILE", "") == "1":

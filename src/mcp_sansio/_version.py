@@ -17,6 +17,7 @@ CORE_MODULES = (
     "_gates",
     "_negotiation",
     "_method_rules",
+    "_policy",
 )
 
 

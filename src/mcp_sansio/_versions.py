@@ -22,6 +22,7 @@ from typing import Any, Final
 
 import attrs
 
+from ._policy import POLICIES, UNDECIDED, Era, EraPolicy
 from ._required_params import REQUIRED_PARAMS, Required
 
 __all__ = [
@@ -39,15 +40,6 @@ __all__ = [
     "capability_met",
     "extend",
 ]
-
-
-class Era(enum.Enum):
-    """The two eras of MCP."""
-
-    INITIALIZE = "initialize"
-    """2024-11-05 to 2025-11-25: an ``initialize`` handshake opens a session."""
-    STATELESS = "stateless"
-    """2026-07-28: no handshake; every request carries its version and capabilities."""
 
 
 class Kind(enum.Enum):
@@ -80,109 +72,6 @@ class MethodRule:
     of a notification); empty when ungated."""
     input_required: bool = False
     """2026-07-28: whether its result may be ``resultType: "input_required"``."""
-
-
-@attrs.frozen
-class EraPolicy:
-    """What differs between the eras, as data: each :class:`VersionSpec` points to its era's
-    policy (:attr:`VersionSpec.policy`), and the code reads these fields where the behaviour
-    differs instead of comparing eras or version strings. ``UNDECIDED`` is the policy of
-    a side that speaks both eras before the first exchange has chosen one."""
-
-    era: Era | None
-    """The era (``None`` for ``UNDECIDED``)."""
-    handshake: bool
-    """An ``initialize`` handshake opens the session (otherwise every request stands alone)."""
-    probe: bool
-    """A client must open with the ``server/discover`` probe (or ``initialize``) before any
-    other request: the era is not chosen yet (``UNDECIDED`` only)."""
-    ids_unique_per_session: bool
-    """A request id may not be reused within the session ("MUST NOT ... used in the same
-    session"); otherwise only while a request with it is in flight."""
-    request_meta: bool
-    """Every request carries ``_meta`` with the protocol version, the client's
-    capabilities and ``clientInfo`` (the client fills them); a request is checked against
-    the capabilities it carries."""
-    server_requests: bool
-    """A server may send requests (sampling, elicitation, roots, ping); otherwise it asks
-    for input with an ``input_required`` result and never sends a request."""
-    result_type: bool
-    """Results carry ``resultType`` (``"complete"``, filled when missing, or
-    ``"input_required"``)."""
-    cancel_ends_listen: bool
-    """A server's ``notifications/cancelled`` names the client's ``subscriptions/listen``
-    request and ends that stream (the only cancel a server sends); otherwise a cancel names
-    a request of its sender."""
-    effectful: frozenset[str]
-    """The requests whose successful answer changes the session (``initialize``,
-    ``resources/subscribe``, ``resources/unsubscribe``, ``logging/setLevel``)."""
-    log_level_in_meta: bool
-    """The log level comes from each request's ``_meta`` logLevel (and log messages need a
-    request that set one); otherwise from the session's ``logging/setLevel``."""
-    listen_streams: bool
-    """Change and update notifications go on ``subscriptions/listen`` streams, tagged with
-    the stream's ``subscriptionId``; otherwise list changes are unsolicited and updates
-    follow ``resources/subscribe``."""
-    cache_hints: bool
-    """List and read results carry ``ttlMs`` and ``cacheScope``."""
-    session_header: bool
-    """Streamable HTTP: the server may assign an ``Mcp-Session-Id`` at ``initialize``."""
-    http_cancel_closes_stream: bool
-    """Streamable HTTP: a request is cancelled by closing its HTTP stream, not by
-    ``notifications/cancelled``."""
-    standard_headers: bool
-    """Streamable HTTP: requests carry the standard headers (``Mcp-Method``, ``Mcp-Name``)
-    that mirror the body; a mismatch is refused with -32020 (``HEADER_MISMATCH``)."""
-
-    def __deepcopy__(self, memo: dict[int, Any]) -> EraPolicy:
-        return self  # an immutable table: copies share it
-
-
-_EFFECTFUL: Final = frozenset(
-    {"initialize", "resources/subscribe", "resources/unsubscribe", "logging/setLevel"}
-)
-
-#: The policy of each era.
-POLICIES: Final[Mapping[Era, EraPolicy]] = {
-    Era.INITIALIZE: EraPolicy(
-        era=Era.INITIALIZE,
-        handshake=True,
-        probe=False,
-        ids_unique_per_session=True,
-        request_meta=False,
-        server_requests=True,
-        result_type=False,
-        cancel_ends_listen=False,
-        effectful=_EFFECTFUL,
-        log_level_in_meta=False,
-        listen_streams=False,
-        cache_hints=False,
-        session_header=True,
-        http_cancel_closes_stream=False,
-        standard_headers=False,
-    ),
-    Era.STATELESS: EraPolicy(
-        era=Era.STATELESS,
-        handshake=False,
-        probe=False,
-        ids_unique_per_session=False,
-        request_meta=True,
-        server_requests=False,
-        result_type=True,
-        cancel_ends_listen=True,
-        effectful=frozenset(),
-        log_level_in_meta=True,
-        listen_streams=True,
-        cache_hints=True,
-        session_header=False,
-        http_cancel_closes_stream=True,
-        standard_headers=True,
-    ),
-}
-
-#: A side of both eras before the first exchange: the initialize era's rules for ids and
-#: effects (what it may do then is the lifecycle's IDLE row), and the probe comes first.
-UNDECIDED: Final = attrs.evolve(POLICIES[Era.INITIALIZE], era=None, probe=True)
 
 
 def _policy_of(spec: VersionSpec) -> EraPolicy:
