@@ -10,7 +10,6 @@ from .._errors import ErrorCode
 from .._events import ErrorResponse, InputRequired, Notification, Request, RequestId, Response
 from .._state import Role, State
 from .._version import __version__
-from .._versions import Era
 from ._actions import Action, CallFinished, HandleJob, Opened, Send
 from ._base import _META_LOG_LEVEL, _META_SUBSCRIPTION, SessionBase, _data
 from ._calls import Call, Job, _is_mapping
@@ -104,17 +103,13 @@ class ClientSession(SessionBase):
     def open(self, now: float) -> list[Action]:
         """Start the session: the probe or the ``initialize`` request (as a :class:`Send`).
         When the opening completes, :meth:`SessionBase.receive_data` returns :class:`Opened`."""
-        conn = self.connection
-        if (
-            conn.era is Era.STATELESS
-            and "2026-07-28" in conn.config.versions
-            and conn.config.eras == {Era.STATELESS}
-        ):
+        policy = self.connection.policy
+        if policy.probe:  # both eras: the probe, which falls back to initialize
+            call, data = self.call("server/discover", now=now, timeout=self.probe_timeout)
+        elif not policy.handshake:
             # A stateless-only client needs no handshake; it may still discover. This is no
             # probe (there is no other era to fall back to): the usual timeout applies.
             call, data = self.call("server/discover", now=now)
-        elif conn.era is None:
-            call, data = self.call("server/discover", now=now, timeout=self.probe_timeout)
         else:
             call, data = self._initialize(now)
         self.opening = call
@@ -138,7 +133,7 @@ class ClientSession(SessionBase):
 
     def _initialize(self, now: float) -> tuple[Call, bytes]:
         conn = self.connection
-        version = conn.config.versions_of(Era.INITIALIZE)[0]
+        version = _handshake_versions(conn)[0]
         return self.call(
             "initialize",
             {
@@ -163,7 +158,7 @@ class ClientSession(SessionBase):
     ) -> list[Action]:
         self._forget(call)
         conn = self.connection
-        if call.method == "server/discover" and conn.era is Era.INITIALIZE:
+        if call.method == "server/discover" and not conn.policy.probe and conn.policy.handshake:
             # The probe failed: this server speaks the initialize era.
             new_call, data = self._initialize(now)
             self.opening = new_call
@@ -204,7 +199,7 @@ class ClientSession(SessionBase):
         if (
             call is self.opening
             and call.method == "server/discover"
-            and self.connection.config.versions_of(Era.INITIALIZE)
+            and _handshake_versions(self.connection)
         ):
             # The probe timed out: fall back to initialize (cancel() did the switch). A
             # client of 2026-07-28 alone has nothing to fall back to: its opening fails.
@@ -360,3 +355,9 @@ class ClientSession(SessionBase):
             ]
         params = request.params or {}
         return [self._start_job(Job(request.id, request.method, params, handler, (params,)))]
+
+
+def _handshake_versions(conn: Connection) -> list[str]:
+    """The versions of ``conn`` that open with an ``initialize`` handshake, newest first."""
+    specs = conn.config.specs
+    return [v for v in conn.config.versions if specs[v].policy.handshake]
