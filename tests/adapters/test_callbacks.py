@@ -263,7 +263,7 @@ class Stop(BaseException):
     """A ``BaseException`` that is not an ``Exception`` (as ``KeyboardInterrupt``)."""
 
 
-@runtimes(trio="it comes out inside three nested BaseExceptionGroups (Trio nurseries)")
+@runtimes()
 def test_a_base_exception_from_on_progress_is_never_swallowed(rt: Runtime) -> None:
     """It comes out of the call (and of the runtime's run) as it is; the client closes."""
 
