@@ -15,15 +15,13 @@ from .._backpressure import write_options
 from .._events import Notification
 from ..server import Server
 from ..session import (
-    DEFAULT,
     DEFAULT_MAX_INPUT_ROUNDS,
-    DEFAULT_MAX_TIMEOUT,
     DEFAULT_PROBE_TIMEOUT,
     DEFAULT_TIMEOUT,
+    Call,
     ClientSession,
     ClientView,
     ConnectionLost,
-    DefaultType,
 )
 from ..session._client_api import AsyncClientMethods
 from ._peer import _Peer
@@ -364,62 +362,36 @@ class Client(AsyncClientMethods, ClientView):
 
     # ------------------------------------------------------------------ calls
 
-    async def request(
-        self,
-        method: str,
-        params: Mapping[str, Any] | None = None,
-        *,
-        timeout: float | DefaultType | None = DEFAULT,
-        reset_on_progress: bool = False,
-        max_timeout: float | None = DEFAULT_MAX_TIMEOUT,
-        on_progress: Callable[[Mapping[str, Any]], Any] | None = None,
-    ) -> Any:
-        """Send a request and return its result.
+    # The hooks of AsyncClientMethods (request, notify and the convenience calls).
 
-        :param timeout: seconds before the request is cancelled and :class:`RequestTimeout`
-            raised (default: the client's ``timeout``, itself 60 s by default; ``None``:
-            wait forever).
-        :param on_progress: called with the params of each ``notifications/progress`` for
-            this request (``progress``, ``total``, ``message``); may be a coroutine function.
-        :param reset_on_progress: restart the timeout on each progress notification…
-        :param max_timeout: …but never beyond this many seconds in all.
-
-        Raises :class:`McpError` for an error answer, :class:`RequestTimeout`,
-        :class:`ConnectionLost`. If the calling task is cancelled, the server is told
-        (``notifications/cancelled``).
-        """
+    def _check_open(self) -> None:
         peer = self._require()
         if peer.dead:
             raise ConnectionLost(peer.failure or "the connection broke")
-        callback = None
-        if on_progress is not None:
 
-            def callback(params: Mapping[str, Any]) -> None:
-                # What the callback raises fails the call (the session's policy); a
-                # coroutine it returns runs as a task, whose errors are logged.
-                result = on_progress(params)
-                if inspect.isawaitable(result):
-                    peer.callback(lambda _: result, None)
+    def _now(self) -> float:
+        return self._require().now()
 
-        call, data = self.session.call(
-            method,
-            params,
-            now=peer.now(),
-            timeout=timeout,
-            reset_on_progress=reset_on_progress,
-            max_timeout=max_timeout,
-            on_progress=callback,
-        )
-        return await peer.wait(call, data)
-
-    async def notify(self, method: str, params: Mapping[str, Any] | None = None) -> None:
-        """Send a notification (an application method's, ``methods=``, or a built-in one).
-        Raises :class:`~mcp_sansio.LocalProtocolError` for one the protocol forbids now
-        (nothing is sent), :class:`ConnectionLost` once the connection is closed."""
+    def _wrap_progress(
+        self, on_progress: Callable[[Mapping[str, Any]], Any]
+    ) -> Callable[[Mapping[str, Any]], Any]:
         peer = self._require()
-        if peer.dead:
-            raise ConnectionLost(peer.failure or "the connection broke")
-        peer.write(self.session.notify(method, params))
+
+        def callback(params: Mapping[str, Any]) -> None:
+            # What the callback raises fails the call (the session's policy); a coroutine
+            # it returns runs as a task, whose errors are logged.
+            result = on_progress(params)
+            if inspect.isawaitable(result):
+                peer.callback(lambda _: result, None)
+
+        return callback
+
+    async def _send_call(self, call: Call, data: bytes) -> Any:
+        return await self._require().wait(call, data)
+
+    async def _send(self, data: bytes) -> None:
+        peer = self._require()
+        peer.write(data)
         await peer.drain()
 
 

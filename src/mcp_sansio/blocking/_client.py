@@ -11,11 +11,10 @@ from typing import IO, Any
 
 from .._backpressure import write_options
 from ..session import (
-    DEFAULT,
     DEFAULT_MAX_INPUT_ROUNDS,
-    DEFAULT_MAX_TIMEOUT,
     DEFAULT_PROBE_TIMEOUT,
     DEFAULT_TIMEOUT,
+    Call,
     ClientSession,
     ClientView,
     ConnectionLost,
@@ -28,7 +27,6 @@ from ._streams import (
     ProcessStream,
     SocketStream,
     Stream,
-    Timeout,
     _clock,
 )
 
@@ -259,53 +257,23 @@ class Client(SyncClientMethods, _Endpoint, ClientView):
 
     # ------------------------------------------------------------------ calls
 
-    def request(
-        self,
-        method: str,
-        params: Mapping[str, Any] | None = None,
-        *,
-        timeout: Timeout = DEFAULT,
-        reset_on_progress: bool = False,
-        max_timeout: float | None = DEFAULT_MAX_TIMEOUT,
-        on_progress: Callable[[Mapping[str, Any]], Any] | None = None,
-    ) -> Any:
-        """Send a request and return its result, handling the server's traffic until then.
+    # The hooks of SyncClientMethods (request, notify and the convenience calls).
 
-        :param timeout: seconds before the request is cancelled and :class:`RequestTimeout`
-            raised (default: the client's ``timeout``; ``None``: no limit).
-        :param on_progress: called with the params of each progress notification.
-        :param reset_on_progress: restart the timeout on each progress notification…
-        :param max_timeout: …but never beyond this many seconds in all.
-        :raises McpError: the server's error answer; :class:`RequestTimeout`;
-            :class:`ConnectionLost` when the connection closed first. If the wait is
-            interrupted (``KeyboardInterrupt``, an exception from a callback), the server
-            is told (``notifications/cancelled``) and the exception goes on.
-        """
+    def _check_open(self) -> None:
         if self._closed:
             raise ConnectionLost("the client is closed")
         if self._failure is not None:
             raise self._failure
-        call, data = self.session.call(
-            method,
-            params,
-            now=_clock(),
-            timeout=timeout,
-            reset_on_progress=reset_on_progress,
-            max_timeout=max_timeout,
-            on_progress=on_progress,
-        )
+
+    def _now(self) -> float:
+        return _clock()
+
+    def _send_call(self, call: Call, data: bytes) -> Any:
         self._write(data)
         return self._wait(call)
 
-    def notify(self, method: str, params: Mapping[str, Any] | None = None) -> None:
-        """Send a notification (an application method's, ``methods=``, or a built-in one).
-        Raises :class:`~mcp_sansio.LocalProtocolError` for one the protocol forbids now
-        (nothing is sent), :class:`ConnectionLost` once the connection is closed."""
-        if self._closed:
-            raise ConnectionLost("the client is closed")
-        if self._failure is not None:
-            raise self._failure
-        self._write(self.session.notify(method, params))
+    def _send(self, data: bytes) -> None:
+        self._write(data)
 
     def poll(self, timeout: float = 0.0) -> bool:
         """Handle what the server sent (notifications, requests), waiting up to ``timeout``

@@ -16,9 +16,11 @@ from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Concatenate, Final, ParamSpec, Protocol
 
 from .. import requests
+from ._errors import DEFAULT, DEFAULT_MAX_TIMEOUT, DefaultType
 
 if TYPE_CHECKING:
-    from . import ClientSession
+    from ._calls import Call
+    from ._client import ClientSession
 
 __all__ = ["TABLE", "AsyncClientMethods", "SyncClientMethods"]
 
@@ -238,9 +240,87 @@ def _sync(
     return call
 
 
+_REQUEST_DOC: Final = """Send a request and return its result.
+
+        :param timeout: seconds before the request is cancelled and
+            :class:`~mcp_sansio.session.RequestTimeout` raised (default: the client's
+            ``timeout``, itself 60 s by default; ``None``: no limit).
+        :param on_progress: called with the params of each ``notifications/progress`` for
+            this request (``progress``, ``total``, ``message``); if it raises, the request
+            is cancelled and the exception raised here.
+        :param reset_on_progress: restart the timeout on each progress notification (a
+            progress token is sent even without ``on_progress``)…
+        :param max_timeout: …but never beyond this many seconds in all.
+
+        Raises :class:`~mcp_sansio.session.McpError` for an error answer,
+        :class:`~mcp_sansio.session.RequestTimeout`,
+        :class:`~mcp_sansio.session.ConnectionLost` (also once the client is closed), and
+        :class:`~mcp_sansio.LocalProtocolError` for a request the protocol forbids now
+        (nothing is sent). If the calling task is cancelled (async runtimes), the server is
+        told (``notifications/cancelled``) and the cancellation goes on.
+        """
+
+_NOTIFY_DOC: Final = """Send a notification (an application method's, ``methods=``, or a
+        built-in one). Raises :class:`~mcp_sansio.LocalProtocolError` for one the protocol
+        forbids now (nothing is sent), :class:`~mcp_sansio.session.ConnectionLost` once the
+        connection is closed."""
+
+
 class AsyncClientMethods:
-    """The convenience calls of an async client (asyncio, trio), from :data:`TABLE`: each
-    ``await``\\ s ``self.request(...)``."""
+    """The calls of an async client (asyncio, trio): :meth:`request`, :meth:`notify` and
+    the convenience calls of :data:`TABLE`. A runtime supplies ``session`` and three hooks:
+    ``_check_open()`` (raise when no call can go out), ``_now()``, and
+    ``_send_call(call, data)`` (write, wait, return the outcome)."""
+
+    session: ClientSession
+
+    def _check_open(self) -> None:  # pragma: no cover - runtimes override
+        raise NotImplementedError
+
+    def _now(self) -> float:  # pragma: no cover - runtimes override
+        raise NotImplementedError
+
+    async def _send_call(self, call: Call, data: bytes) -> Any:  # pragma: no cover
+        raise NotImplementedError
+
+    async def _send(self, data: bytes) -> None:  # pragma: no cover - runtimes override
+        raise NotImplementedError
+
+    def _wrap_progress(
+        self, on_progress: Callable[[Mapping[str, Any]], Any]
+    ) -> Callable[[Mapping[str, Any]], Any]:
+        """The callback the session calls (a runtime may run what it returns as a task)."""
+        return on_progress
+
+    async def request(
+        self,
+        method: str,
+        params: Mapping[str, Any] | None = None,
+        *,
+        timeout: float | DefaultType | None = DEFAULT,
+        reset_on_progress: bool = False,
+        max_timeout: float | None = DEFAULT_MAX_TIMEOUT,
+        on_progress: Callable[[Mapping[str, Any]], Any] | None = None,
+    ) -> Any:
+        self._check_open()
+        call, data = self.session.call(
+            method,
+            params,
+            now=self._now(),
+            timeout=timeout,
+            reset_on_progress=reset_on_progress,
+            max_timeout=max_timeout,
+            on_progress=None if on_progress is None else self._wrap_progress(on_progress),
+        )
+        return await self._send_call(call, data)
+
+    request.__doc__ = _REQUEST_DOC
+
+    async def notify(self, method: str, params: Mapping[str, Any] | None = None) -> None:
+        self._check_open()
+        await self._send(self.session.notify(method, params))
+
+    notify.__doc__ = _NOTIFY_DOC
 
     ping = _async(ping)
     list_tools = _async(list_tools)
@@ -258,8 +338,53 @@ class AsyncClientMethods:
 
 
 class SyncClientMethods:
-    """The convenience calls of a blocking client, from :data:`TABLE`: each calls
-    ``self.request(...)``."""
+    """The calls of a blocking client: :meth:`request`, :meth:`notify` and the
+    convenience calls of :data:`TABLE`, with the hooks of :class:`AsyncClientMethods`
+    (``_send_call`` and ``_send`` not coroutines)."""
+
+    session: ClientSession
+
+    def _check_open(self) -> None:  # pragma: no cover - runtimes override
+        raise NotImplementedError
+
+    def _now(self) -> float:  # pragma: no cover - runtimes override
+        raise NotImplementedError
+
+    def _send_call(self, call: Call, data: bytes) -> Any:  # pragma: no cover
+        raise NotImplementedError
+
+    def _send(self, data: bytes) -> None:  # pragma: no cover - runtimes override
+        raise NotImplementedError
+
+    def request(
+        self,
+        method: str,
+        params: Mapping[str, Any] | None = None,
+        *,
+        timeout: float | DefaultType | None = DEFAULT,
+        reset_on_progress: bool = False,
+        max_timeout: float | None = DEFAULT_MAX_TIMEOUT,
+        on_progress: Callable[[Mapping[str, Any]], Any] | None = None,
+    ) -> Any:
+        self._check_open()
+        call, data = self.session.call(
+            method,
+            params,
+            now=self._now(),
+            timeout=timeout,
+            reset_on_progress=reset_on_progress,
+            max_timeout=max_timeout,
+            on_progress=on_progress,
+        )
+        return self._send_call(call, data)
+
+    request.__doc__ = _REQUEST_DOC
+
+    def notify(self, method: str, params: Mapping[str, Any] | None = None) -> None:
+        self._check_open()
+        self._send(self.session.notify(method, params))
+
+    notify.__doc__ = _NOTIFY_DOC
 
     ping = _sync(ping)
     list_tools = _sync(list_tools)

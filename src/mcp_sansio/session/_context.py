@@ -131,7 +131,7 @@ class ContextBase:
 class AsyncContextBase(ContextBase):
     """The context of the async runtimes (asyncio, trio): :class:`ContextBase` with the
     questions to the client as coroutines. A runtime supplies ``_write`` and
-    :meth:`_wait` (and ``sleep``); everything else is here, once.
+    ``_wait`` (and ``sleep``); everything else is here, once.
 
     In a server handler, :meth:`elicit`, :meth:`sample` and :meth:`list_roots` send a
     request to the client in the initialize era; in 2026-07-28 they make the request end
@@ -176,7 +176,7 @@ class AsyncContextBase(ContextBase):
 class SyncContextBase(ContextBase):
     """The context of the blocking runtime: the same as :class:`AsyncContextBase`, with
     the questions to the client as blocking calls. A runtime supplies ``_write`` and
-    :meth:`_wait` (and ``sleep``)."""
+    ``_wait`` (and ``sleep``)."""
 
     def _wait(self, call: Call) -> Any:  # pragma: no cover - runtimes override
         """Wait for ``call``'s outcome (its result, or raise its error)."""

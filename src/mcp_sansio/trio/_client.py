@@ -15,12 +15,10 @@ from .._backpressure import write_options
 from .._events import Notification
 from ..server import Server
 from ..session import (
-    DEFAULT,
-    DEFAULT_MAX_TIMEOUT,
+    Call,
     ClientSession,
     ClientView,
     ConnectionLost,
-    DefaultType,
 )
 from ..session._client_api import AsyncClientMethods
 from ._loop import _GONE, _STDERR_TAIL, DEFAULT_SHUTDOWN_TIMEOUT, _Loop
@@ -354,33 +352,9 @@ class Client(AsyncClientMethods, ClientView):
 
     # -------------------------------------------------------------- requests
 
-    async def request(
-        self,
-        method: str,
-        params: Mapping[str, Any] | None = None,
-        *,
-        timeout: float | DefaultType | None = DEFAULT,
-        reset_on_progress: bool = False,
-        max_timeout: float | None = DEFAULT_MAX_TIMEOUT,
-        on_progress: Callable[[Mapping[str, Any]], Any] | None = None,
-    ) -> Any:
-        """Send a request and return its result.
+    # The hooks of AsyncClientMethods (request, notify and the convenience calls).
 
-        :param timeout: seconds before the request is cancelled and
-            ``mcp_sansio.session.RequestTimeout`` raised (default: the client's
-            ``timeout``; ``None``: wait forever).
-        :param on_progress: called with the params of each ``notifications/progress`` for
-            this request (``progress``, ``total``, ``message``); if it raises, the request
-            is cancelled and the exception raised here.
-        :param reset_on_progress: restart the timeout on each progress notification…
-        :param max_timeout: …but never beyond this many seconds in all.
-
-        Raises ``mcp_sansio.session.McpError`` for an error answer,
-        ``mcp_sansio.session.RequestTimeout``,
-        ``mcp_sansio.session.ConnectionLost``, and
-        :class:`~mcp_sansio.LocalProtocolError` for a request the protocol forbids now. If
-        the calling task is cancelled, the server is told (``notifications/cancelled``).
-        """
+    def _check_open(self) -> None:
         loop = self._loop
         if loop is None:
             raise RuntimeError("enter the Client (async with) before making requests")
@@ -388,28 +362,16 @@ class Client(AsyncClientMethods, ClientView):
             raise ConnectionLost("the client is closed")
         if loop.failure is not None:
             raise ConnectionLost(loop.failure)
-        call, data = self.session.call(
-            method,
-            params,
-            now=trio.current_time(),
-            timeout=timeout,
-            reset_on_progress=reset_on_progress,
-            max_timeout=max_timeout,
-            on_progress=on_progress,
-        )
-        loop.write(data)
-        return await loop.wait(call)
 
-    async def notify(self, method: str, params: Mapping[str, Any] | None = None) -> None:
-        """Send a notification (an application method's, ``methods=``, or a built-in one).
-        Raises :class:`~mcp_sansio.LocalProtocolError` for one the protocol forbids now
-        (nothing is sent), ``ConnectionLost`` once the connection is closed."""
-        loop = self._loop
-        if loop is None:
-            raise RuntimeError("enter the Client (async with) before sending")
-        if self._closed:
-            raise ConnectionLost("the client is closed")
-        if loop.failure is not None:
-            raise ConnectionLost(loop.failure)
-        loop.write(self.session.notify(method, params))
+    def _now(self) -> float:
+        return trio.current_time()
+
+    async def _send_call(self, call: Call, data: bytes) -> Any:
+        assert self._loop is not None
+        self._loop.write(data)
+        return await self._loop.wait(call)
+
+    async def _send(self, data: bytes) -> None:
+        assert self._loop is not None
+        self._loop.write(data)
         await trio.lowlevel.checkpoint()
