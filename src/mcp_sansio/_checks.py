@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from ._errors import ErrorCode
+from ._names import ELICITATION_CREATE, ROOTS_LIST, SAMPLING_CREATE_MESSAGE
 from ._required_params import Required
 from ._versions import VERSIONS, VersionSpec, capability_met
 
@@ -175,9 +176,9 @@ def undeclared_is_soft(spec: VersionSpec, gate: tuple[str, ...], caps: Mapping[s
 
 
 _INPUT_CAPABILITY: Final = {
-    "elicitation/create": "elicitation",
-    "sampling/createMessage": "sampling",
-    "roots/list": "roots",
+    ELICITATION_CREATE: "elicitation",
+    SAMPLING_CREATE_MESSAGE: "sampling",
+    ROOTS_LIST: "roots",
 }
 
 
@@ -215,9 +216,9 @@ def input_required_fault(
                 f"inputRequests[{key!r}] asks for {inner}, but the request did not declare "
                 f"the client capability {capability!r}"
             )
-        if inner == "elicitation/create":
+        if inner == ELICITATION_CREATE:
             fault = elicitation_fault(spec, item.get("params"), caps)
-        elif inner == "sampling/createMessage":
+        elif inner == SAMPLING_CREATE_MESSAGE:
             fault = sampling_fault(spec, item.get("params"), caps, strict=strict)
         else:
             fault = None

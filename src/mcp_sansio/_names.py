@@ -33,6 +33,7 @@ __all__ = [
     "RESOURCES_SUBSCRIBE",
     "RESOURCES_UNSUBSCRIBE",
     "RESOURCES_UPDATED",
+    "ROOTS_LIST",
     "SAMPLING_CREATE_MESSAGE",
     "SERVER_DISCOVER",
     "SUBSCRIPTIONS_ACKNOWLEDGED",
@@ -61,6 +62,7 @@ RESOURCES_UNSUBSCRIBE: Final = "resources/unsubscribe"
 RESOURCES_UPDATED: Final = "notifications/resources/updated"
 ELICITATION_CREATE: Final = "elicitation/create"
 SAMPLING_CREATE_MESSAGE: Final = "sampling/createMessage"
+ROOTS_LIST: Final = "roots/list"
 COMPLETION_COMPLETE: Final = "completion/complete"
 LISTEN: Final = "subscriptions/listen"
 SUBSCRIPTIONS_ACKNOWLEDGED: Final = "notifications/subscriptions/acknowledged"

@@ -21,6 +21,8 @@ import enum
 from collections.abc import Mapping
 from typing import Final
 
+from ._names import CANCELLED, INITIALIZE, INITIALIZED, LOG_MESSAGE, PING, PROGRESS
+
 __all__ = [
     "ANY",
     "NOTIFICATIONS_ALLOWED",
@@ -128,12 +130,12 @@ TRANSITIONS: Final[Mapping[State, Mapping[Trigger, State]]] = {
     },
 }
 
-_CANCEL_PROGRESS: Final = frozenset({"notifications/cancelled", "notifications/progress"})
-_PING: Final = frozenset({"ping"})
+_CANCEL_PROGRESS: Final = frozenset({CANCELLED, PROGRESS})
+_PING: Final = frozenset({PING})
 _NONE: Final[frozenset[str]] = frozenset()
 
 REQUESTS_ALLOWED: Final[Mapping[tuple[State, Role], Allowed]] = {
-    (State.IDLE, Role.CLIENT): frozenset({"initialize", "ping"}),
+    (State.IDLE, Role.CLIENT): frozenset({INITIALIZE, PING}),
     (State.IDLE, Role.SERVER): _PING,
     (State.PROBING, Role.CLIENT): _NONE,
     (State.PROBING, Role.SERVER): _PING,  # a legacy server may ping before it sees the probe
@@ -161,8 +163,8 @@ NOTIFICATIONS_ALLOWED: Final[Mapping[tuple[State, Role], Allowed]] = {
     (State.PROBING, Role.CLIENT): _CANCEL_PROGRESS,
     (State.PROBING, Role.SERVER): _CANCEL_PROGRESS,
     (State.INITIALIZING, Role.CLIENT): _CANCEL_PROGRESS,
-    (State.INITIALIZING, Role.SERVER): _CANCEL_PROGRESS | {"notifications/message"},
-    (State.INITIALIZED, Role.CLIENT): ANY | frozenset({"notifications/initialized"}),
+    (State.INITIALIZING, Role.SERVER): _CANCEL_PROGRESS | {LOG_MESSAGE},
+    (State.INITIALIZED, Role.CLIENT): ANY | frozenset({INITIALIZED}),
     # The text restricts only requests in the window: the server's notifications that its
     # capabilities allow (list changes, logging, ...) are open once its result is out.
     (State.INITIALIZED, Role.SERVER): ANY,
@@ -173,4 +175,4 @@ NOTIFICATIONS_ALLOWED: Final[Mapping[tuple[State, Role], Allowed]] = {
 }
 
 #: Methods that only the lifecycle table admits; ``ANY`` never includes them.
-LIFECYCLE_METHODS: Final = frozenset({"initialize", "notifications/initialized"})
+LIFECYCLE_METHODS: Final = frozenset({INITIALIZE, INITIALIZED})
