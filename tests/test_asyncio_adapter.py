@@ -1205,3 +1205,62 @@ def test_the_module_docstring_example_runs(capsys: pytest.CaptureFixture[str]) -
     example = textwrap.dedent(doc.split("::\n", 1)[1].split("\nEverything")[0])
     run(lambda: asyncio.to_thread(exec, example, {"__name__": "example"}))
     assert capsys.readouterr().out == "2026-07-28\nhi\n"
+
+
+# ---------------------------------------------------------------------- application methods
+
+
+def _vendor_server() -> Server:
+    from mcp_sansio import Direction, Kind, MethodSpec
+
+    specs = [
+        MethodSpec(
+            "acme/search", Kind.REQUEST, Direction.CLIENT_TO_SERVER, gate=("experimental", "acme")
+        ),
+        MethodSpec(
+            "acme/indexed",
+            Kind.NOTIFICATION,
+            Direction.SERVER_TO_CLIENT,
+            gate=("experimental", "acme"),
+        ),
+    ]
+    server = Server("acme", "1.0", methods=specs, experimental={"acme": {}})
+
+    @server.method("acme/search")
+    async def search(ctx: Context, params: dict[str, Any]) -> dict[str, Any]:
+        "Search."
+        ctx.notify("acme/indexed", {"count": 1})
+        return {"hits": [params["q"]]}
+
+    return server
+
+
+@pytest.mark.parametrize("version", ["2025-11-25", "2026-07-28"])
+def test_a_vendor_method_over_streamable_http(version: str) -> None:
+    """Issue 18, item 5: the HTTP server's sessions get the Server's methods=, the HTTP
+    client's connection the client's; the request and the handler's notification go
+    through both, in either era."""
+    pytest.importorskip("h11")
+    from mcp_sansio.asyncio import serve_http
+
+    server = _vendor_server()
+
+    async def main() -> None:
+        listener = await serve_http(server, port=0)
+        notes: list[Notification] = []
+        try:
+            url = f"http://127.0.0.1:{listener.port}/mcp"
+            async with Client.connect_http(
+                url, versions=[version], methods=server.methods, on_notification=notes.append
+            ) as client:
+                got = await client.request("acme/search", {"q": "mcp"})
+                assert got["hits"] == ["mcp"]
+                for _ in range(100):
+                    if notes:
+                        break
+                    await asyncio.sleep(0.02)
+        finally:
+            await listener.aclose()
+        assert [(n.method, n.params) for n in notes] == [("acme/indexed", {"count": 1})]
+
+    run(main)

@@ -913,3 +913,51 @@ def _main(mode: str) -> None:  # pragma: no cover - runs in the subprocess
 
 if __name__ == "__main__":  # pragma: no cover
     _main(sys.argv[1] if len(sys.argv) > 1 else "serve")
+
+
+# ---------------------------------------------------------------------- application methods
+
+
+@pytest.mark.parametrize("version", ["2025-11-25", "2026-07-28"])
+def test_a_vendor_method_over_streamable_http(version: str) -> None:
+    """Issue 18, item 5, over the blocking HTTP server and client: the Server's methods=
+    reach its sessions, the client's methods= its connection; the handler's notification
+    reaches on_notification."""
+    pytest.importorskip("h11")
+    from mcp_sansio import Direction, Kind, MethodSpec
+
+    specs = [
+        MethodSpec(
+            "acme/search", Kind.REQUEST, Direction.CLIENT_TO_SERVER, gate=("experimental", "acme")
+        ),
+        MethodSpec(
+            "acme/indexed",
+            Kind.NOTIFICATION,
+            Direction.SERVER_TO_CLIENT,
+            gate=("experimental", "acme"),
+        ),
+    ]
+    server = Server("acme", "1.0", methods=specs, experimental={"acme": {}})
+
+    @server.method("acme/search")
+    def search(ctx: Context, params: Mapping[str, Any]) -> dict[str, Any]:
+        "Search."
+        ctx.notify("acme/indexed", {"count": 1})
+        return {"hits": [params["q"]]}
+
+    ready: queue.Queue[Any] = queue.Queue()
+    thread = _spawn(lambda: blocking.serve_http(server, ready=ready.put))
+    listener = ready.get(timeout=5)
+    notes: list[Notification] = []
+    try:
+        with Client.connect_http(
+            listener.url, versions=[version], methods=specs, on_notification=notes.append
+        ) as client:
+            assert client.request("acme/search", {"q": "mcp"})["hits"] == ["mcp"]
+            end = time.monotonic() + 2
+            while not notes and time.monotonic() < end:
+                client.poll(0.05)
+    finally:
+        listener.stop()
+        thread.finish()
+    assert [(n.method, n.params) for n in notes] == [("acme/indexed", {"count": 1})]

@@ -1161,3 +1161,54 @@ if __name__ == "__main__" and sys.argv[1:] == ["serve"]:
         await serve_stdio(make_server(State()))
 
     trio.run(_serve)
+
+
+# ---------------------------------------------------------------------- application methods
+
+
+@pytest.mark.parametrize("version", ["2025-11-25", "2026-07-28"])
+def test_a_vendor_method_over_streamable_http(version: str) -> None:
+    """Issue 18, item 5, over trio's HTTP server and client: the Server's methods= reach
+    its sessions, the client's methods= its connection, in either era."""
+    pytest.importorskip("h11")
+    from mcp_sansio import Direction, Kind, MethodSpec
+
+    specs = [
+        MethodSpec(
+            "acme/search", Kind.REQUEST, Direction.CLIENT_TO_SERVER, gate=("experimental", "acme")
+        ),
+        MethodSpec(
+            "acme/indexed",
+            Kind.NOTIFICATION,
+            Direction.SERVER_TO_CLIENT,
+            gate=("experimental", "acme"),
+        ),
+    ]
+    server = Server("acme", "1.0", methods=specs, experimental={"acme": {}})
+
+    @server.method("acme/search")
+    async def search(ctx: Context, params: Mapping[str, Any]) -> dict[str, Any]:
+        "Search."
+        ctx.notify("acme/indexed", {"count": 1})
+        return {"hits": [params["q"]]}
+
+    notes: list[Notification] = []
+
+    async def main() -> None:
+        with trio.fail_after(20):
+            async with trio.open_nursery() as nursery:
+                port = await nursery.start(functools.partial(mcp_trio.serve_http, server))
+                url = f"http://127.0.0.1:{port}/mcp"
+                async with Client.connect_http(
+                    url, versions=[version], methods=specs, on_notification=notes.append
+                ) as client:
+                    got = await client.request("acme/search", {"q": "mcp"})
+                    assert got["hits"] == ["mcp"]
+                    for _ in range(100):
+                        if notes:
+                            break
+                        await trio.sleep(0.02)
+                nursery.cancel_scope.cancel()
+
+    trio.run(main)
+    assert [(n.method, n.params) for n in notes] == [("acme/indexed", {"count": 1})]
