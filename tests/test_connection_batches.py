@@ -374,3 +374,16 @@ def test_a_batch_holding_nan_is_refused_whole() -> None:
     error = _refused(pair.client, Batch(events=(first, bad)))
     assert "NaN" in error.message
     pair.client.send(Batch(events=(first,)))  # id 1 is still free
+
+
+def test_a_member_with_a_field_of_the_wrong_type_is_refused_not_a_type_error() -> None:
+    """The batch's shape is read untyped: a request whose method is not a string is the
+    member check's LocalProtocolError, in the compiled build too (mypyc read the narrowed
+    Request's ``method`` as a ``str`` and raised TypeError; found by test_send_bulk)."""
+    pair = _pair()
+    before = snapshot(pair.client)
+    bad = Request(id=30, method=None)  # type: ignore[arg-type]
+    for events in ((bad,), (Request(id=31, method="ping"), bad)):
+        with pytest.raises(LocalProtocolError, match="method must be a string"):
+            pair.client.send(Batch(events=events))
+    assert snapshot(pair.client) == before

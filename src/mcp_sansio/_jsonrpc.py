@@ -636,8 +636,12 @@ def batch_shape_fault(events: Any) -> str | None:
     ids = [(type(e.id), e.id) for e in events if type(e) is not Notification and _is_id(e.id)]
     if len(set(ids)) != len(ids):
         return "a batch must not repeat an id"
-    if any(type(e) is Request and type(e.method) is str and e.method == INITIALIZE for e in events):
-        return "initialize must not be batched"
+    for e in events:
+        # (The method read untyped, before the member's class: a compiled build (mypyc) would
+        # check a Request's field against its annotation and raise TypeError, not this.)
+        method: Any = getattr(e, "method", None)
+        if type(method) is str and method == INITIALIZE and type(e) is Request:
+            return "initialize must not be batched"
     return None
 
 
