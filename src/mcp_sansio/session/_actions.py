@@ -13,7 +13,7 @@ forgotten.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any, NoReturn, Protocol, TypeAlias
+from typing import Any, NoReturn, Protocol, TypeAlias, final
 
 import attrs
 
@@ -34,6 +34,7 @@ __all__ = [
 ]
 
 
+@final
 @attrs.frozen
 class Send:
     """Write these bytes to the peer."""
@@ -41,6 +42,7 @@ class Send:
     data: bytes
 
 
+@final
 @attrs.frozen
 class CallFinished:
     """A call of ours is over: wake its waiter (``call.result`` or ``call.error`` is set)."""
@@ -48,6 +50,7 @@ class CallFinished:
     call: Call
 
 
+@final
 @attrs.frozen
 class HandleJob:
     """Run ``job.handler(context, *job.args)``, then pass what it returned (or raised) to
@@ -56,6 +59,7 @@ class HandleJob:
     job: Job
 
 
+@final
 @attrs.frozen
 class CancelJob:
     """The peer cancelled the request this job serves (or the session is shutting down):
@@ -64,6 +68,7 @@ class CancelJob:
     job: Job
 
 
+@final
 @attrs.frozen
 class PeerNotification:
     """A notification from the peer for the application (logs, list changes, updates,
@@ -72,6 +77,7 @@ class PeerNotification:
     notification: Notification
 
 
+@final
 @attrs.frozen
 class Opened:
     """The session is open: ``result`` is the ``initialize`` result (initialize era) or the
@@ -80,6 +86,7 @@ class Opened:
     result: Mapping[str, Any]
 
 
+@final
 @attrs.frozen
 class Closed:
     """The peer closed the connection, or it broke; calls still in flight have failed (each
@@ -118,21 +125,22 @@ class Runtime(Protocol):
 
 
 def carry_out(actions: Iterable[Action], runtime: Runtime) -> None:
-    """Carry out ``actions`` in order on ``runtime`` (an exhaustive match)."""
+    """Carry out ``actions`` in order on ``runtime`` (an exhaustive match: the classes are
+    final, so an exact type test is enough, and the cheapest on this hot path)."""
     for action in actions:
-        if isinstance(action, Send):
+        if type(action) is Send:
             runtime.write(action.data)
-        elif isinstance(action, CallFinished):
+        elif type(action) is CallFinished:
             runtime.wake(action.call)
-        elif isinstance(action, HandleJob):
+        elif type(action) is HandleJob:
             runtime.start_job(action.job)
-        elif isinstance(action, CancelJob):
+        elif type(action) is CancelJob:
             runtime.cancel_job(action.job)
-        elif isinstance(action, PeerNotification):
+        elif type(action) is PeerNotification:
             runtime.deliver(action.notification)
-        elif isinstance(action, Opened):
+        elif type(action) is Opened:
             runtime.on_opened(action.result)
-        elif isinstance(action, Closed):
+        elif type(action) is Closed:
             runtime.on_closed()
         else:
             _unreachable(action)
