@@ -22,6 +22,7 @@ from ..session import (
     SessionBase,
     carry_out,
 )
+from ..session._policy import notify_application, notify_application_async
 from ._streams import (
     _OPENING,
     _READ_SIZE,
@@ -284,8 +285,11 @@ class _Peer:
     def deliver(self, notification: Notification) -> None:
         """Give a notification to ``on_notification`` (a coroutine it returns runs as a
         task); its errors are logged."""
-        if self.on_notification is not None:
-            self.callback(self.on_notification, notification)
+        callback = self.on_notification
+        if callback is not None:
+            result = notify_application(callback, notification)
+            if inspect.isawaitable(result):  # a coroutine function's: the same policy
+                self._spawn(notify_application_async(lambda _: result, notification), None)
 
     def on_opened(self, result: Mapping[str, Any]) -> None:
         """The session is open: the opening returns ``result``."""
