@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 from .._connection import Connection
 from .._errors import ErrorCode, LocalProtocolError, RemoteProtocolError
@@ -44,9 +44,6 @@ from ._errors import (
 )
 from ._policy import log_handler_error
 
-if TYPE_CHECKING:
-    from ._server import ServerSession
-
 _META_SUBSCRIPTION: Final = "io.modelcontextprotocol/subscriptionId"
 _META_LOG_LEVEL: Final = "io.modelcontextprotocol/logLevel"
 _META_CAPABILITIES: Final = "io.modelcontextprotocol/clientCapabilities"
@@ -84,7 +81,7 @@ class SessionBase:
         self._jobs: dict[RequestId, Job] = {}
         self._progress_tokens: dict[Any, Call] = {}
         self._closed = False
-        self.broadcast: Callable[[Callable[[ServerSession], bytes]], None] | None = None
+        self.broadcast: Callable[[Callable[[SessionBase], bytes]], None] | None = None
         """Set by a transport that serves many sessions at once (Streamable HTTP): handlers'
         resource updates and list changes go to every session through it."""
         self.on_close_stream: Callable[[RequestId], None] | None = None
