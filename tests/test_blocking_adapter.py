@@ -427,7 +427,7 @@ def test_failing_client_handler(versions: list[str] | None) -> None:
     handlers = {**HANDLERS, "elicitation/create": broken}
     with connect("socketpair", versions, handlers=handlers) as client:
         # 2026: the handler runs inside our own call, which fails with its very exception
-        # (POLICY.md); initialize era: the server's elicit() raises the client's error
+        # (docs/policy.rst); initialize era: the server's elicit() raises the client's error
         # (-32603), which the tool did not catch, so the tool's request fails with it.
         with pytest.raises((McpError, RuntimeError), match="walked away") as info:
             client.call_tool("ask")

@@ -26,8 +26,7 @@ from test_http_client import learn
 from test_http_server import Client, build, modern
 
 from mcp_sansio._connection import Connection
-from mcp_sansio.http import HttpServer, ResponseHead
-from mcp_sansio.http import _client_tools
+from mcp_sansio.http import HttpServer, ResponseHead, _client_tools
 from mcp_sansio.http._client import HttpClientTransport
 from mcp_sansio.http._headers import lower_headers
 from mcp_sansio.http._server import (

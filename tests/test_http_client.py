@@ -30,7 +30,7 @@ from mcp_sansio.http._client import (
     TransportProblem,
 )
 from mcp_sansio.http._h11client import ConnectionPool, H11Exchange, host_header
-from mcp_sansio.session import CallFinished, ClientSession, McpError, Opened, Send
+from mcp_sansio.session import CallFinished, ClientSession, Opened, Send
 
 T = TypeVar("T")
 

@@ -1,3 +1,3 @@
 """The adapter contract suite: the same scenarios through the blocking, asyncio and trio
 runtimes, asserting the outcomes the one runtime policy decides (issue 18, items 1 and 7;
-"POLICY.md" in the tests' docstrings: its sections are named there)."""
+docs/policy.rst: the tests' docstrings name its sections)."""

@@ -261,7 +261,7 @@ RUNTIMES: dict[str, Runtime] = {"blocking": Blocking(), "asyncio": Asyncio(), "t
 def runtimes(**drift: str) -> pytest.MarkDecorator:
     """Parametrize a test's ``rt`` over the three runtimes; ``name="what it does today"``
     marks that runtime's case a strict xfail (``drift: ...``): it turns into a failing
-    XPASS the moment the runtime follows POLICY.md."""
+    XPASS the moment the runtime follows docs/policy.rst."""
     unknown = set(drift) - set(NAMES)
     assert not unknown, unknown
     params = [
@@ -281,7 +281,7 @@ def runtimes(**drift: str) -> pytest.MarkDecorator:
 
 def async_runtimes(**drift: str) -> pytest.MarkDecorator:
     """As :func:`runtimes`, for a scenario the blocking runtime has no counterpart of
-    (POLICY.md: it has no task to cancel and makes one call at a time)."""
+    (docs/policy.rst: it has no task to cancel and makes one call at a time)."""
     params = [
         pytest.param(
             name,

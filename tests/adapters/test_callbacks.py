@@ -1,4 +1,4 @@
-"""Callback errors, the same in every runtime (POLICY.md, "Callback errors"): a client's
+"""Callback errors, the same in every runtime (docs/policy.rst, "Callback errors"): a client's
 ``on_progress`` or ``on_notification`` that raises, a client handler of the server's
 requests that raises, against a scripted raw server whose every line is exact."""
 

@@ -1,4 +1,4 @@
-"""A client of each runtime against a scripted raw server (POLICY.md, "Timeouts and
+"""A client of each runtime against a scripted raw server (docs/policy.rst, "Timeouts and
 cancellation", "Peer death, garbage, big messages", "Shutdown"): timeouts and
 ``reset_on_progress``, the caller's cancellation, the server's death mid-call (EOF, a close,
 a close mid-line, a process exit), garbage lines, the unreadable bound, an answer over
@@ -174,7 +174,7 @@ def test_reset_on_progress_asks_for_progress_without_a_callback(rt: Runtime) -> 
 
 @async_runtimes()
 def test_the_caller_cancelling_cancels_the_request_at_the_peer(rt: Runtime) -> None:
-    """(The blocking runtime has no task to cancel: POLICY.md.)"""
+    """(The blocking runtime has no task to cancel: docs/policy.rst.)"""
     seen: list[dict[str, Any]] = []
 
     def script(wire: Wire) -> None:
@@ -418,7 +418,7 @@ def test_a_call_on_a_closed_client_is_connection_lost(rt: Runtime) -> None:
 @async_runtimes()
 def test_closing_cancels_the_clients_handlers(rt: Runtime) -> None:
     """A client handler of the server's request, running when the client closes, is
-    cancelled (POLICY.md, "Shutdown"). (A blocking client's handler runs inside its call:
+    cancelled (docs/policy.rst, "Shutdown"). (A blocking client's handler runs inside its call:
     the client cannot close meanwhile.)"""
     from .test_handlers import Probe, forever
 

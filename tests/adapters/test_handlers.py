@@ -1,6 +1,6 @@
 """The peer's requests we handle, in each runtime: a server's tool and prompt handlers that
-raise (POLICY.md, "Callback errors"), the peer cancelling a request we handle, both roles
-(POLICY.md, "Timeouts and cancellation"), garbage to a server. The server is the runtime's
+raise (docs/policy.rst, "Callback errors"), the peer cancelling a request we handle, both roles
+(docs/policy.rst, "Timeouts and cancellation"), garbage to a server. The server is the runtime's
 own ``serve_unix`` in a thread; the client is played by the test, line by line."""
 
 from __future__ import annotations

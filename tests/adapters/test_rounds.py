@@ -1,6 +1,6 @@
 """Our client against our server of the same runtime: the server asking the client
 (``input_required`` rounds in 2026-07-28, requests in 2025-11-25, the same handlers and the
-same answers), the bound on rounds, and 2026-07-28 ``subscriptions/listen`` (POLICY.md,
+same answers), the bound on rounds, and 2026-07-28 ``subscriptions/listen`` (docs/policy.rst,
 "Listen")."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from mcp_sansio.server import Server
 from mcp_sansio.session import McpError
 
 from ._peers import MODERN, VERSION, RawServer, Served, Wire
-from ._runtimes import Runtime, runtimes
+from ._runtimes import Runtime, async_runtimes, runtimes
 
 ERAS = pytest.mark.parametrize("version", [VERSION, MODERN])
 NAME_SCHEMA = {"type": "object", "properties": {"name": {"type": "string"}}}
@@ -161,14 +161,11 @@ def _changed(notes: list[Any]) -> bool:
     return any(n.method == "notifications/tools/list_changed" for n in notes)
 
 
-@runtimes(
-    blocking="documented difference (docs/blocking.rst): the stream's notifications reach"
-    " on_notification only while the client pumps (a call, poll()): there is no reader thread",
-)
+@async_runtimes()
 def test_listen_updates_arrive_while_the_caller_makes_no_call(rt: Runtime) -> None:
     """The list change arrives while the caller waits without calling the client: it
-    reaches ``on_notification`` (POLICY.md, "Listen": blocking, from the client's reader
-    thread)."""
+    reaches ``on_notification``. (The blocking runtime's one documented difference,
+    docs/blocking.rst: it has no reader thread, and the next test pins what it does.)"""
     listens: list[dict[str, Any]] = []
     notes: list[Any] = []
 
@@ -184,10 +181,9 @@ def test_listen_updates_arrive_while_the_caller_makes_no_call(rt: Runtime) -> No
 
 
 def test_blocking_listen_updates_arrive_at_the_next_poll() -> None:
-    """The blocking runtime's documented difference (docs/blocking.rst; POLICY.md "Listen"
-    asks for a reader thread, and the strict xfail above turns XPASS with one, as this test
-    then fails: drop one of the two): with no reader thread, the stream's notification
-    waits until the client pumps, and ``poll()`` delivers it."""
+    """The blocking runtime's one documented difference (docs/blocking.rst): with no reader
+    thread, the stream's notification waits until the client pumps, and ``poll()``
+    delivers it."""
     from mcp_sansio import blocking
 
     listens: list[dict[str, Any]] = []

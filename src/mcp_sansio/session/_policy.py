@@ -1,5 +1,5 @@
-"""Callback policy shared by every runtime (the coordinator's POLICY.md, "Callback errors"):
-what happens when the application's own callback raises is decided here, once."""
+"""Callback policy shared by every runtime (docs/policy.rst, "Callback errors"): what happens
+when the application's own callback raises is decided here, once."""
 
 from __future__ import annotations
 
