@@ -24,6 +24,7 @@ from ..session import (
     ConnectionLost,
 )
 from ..session._client_api import AsyncClientMethods
+from ..session._options import h11_missing, take_options
 from ._peer import _Peer
 from ._serve import _serve
 from ._streams import (
@@ -249,12 +250,9 @@ class Client(AsyncClientMethods, ClientView):
         try:
             from ._http_client import HTTP_OPTIONS, HttpStreams, parse_url
         except ImportError as exc:  # pragma: no cover - h11 missing
-            raise ImportError(
-                "connect_http needs h11, the http extra: pip install 'mcp-sansio[http]'"
-                " (from a checkout: pip install '.[http]')"
-            ) from exc
+            raise h11_missing() from exc
         parse_url(url)  # a bad URL fails here, not at open()
-        transport_options = {k: options.pop(k) for k in HTTP_OPTIONS if k in options}
+        transport_options = take_options(options, HTTP_OPTIONS)
         client = cls(**options)
 
         async def connect() -> Streams:

@@ -20,6 +20,7 @@ from ..session import (
     ConnectionLost,
 )
 from ..session._client_api import SyncClientMethods
+from ..session._options import h11_missing, take_options
 from ._endpoint import _Endpoint
 from ._streams import (
     DEFAULT_SHUTDOWN_TIMEOUT,
@@ -210,11 +211,8 @@ class Client(SyncClientMethods, _Endpoint, ClientView):
         try:
             from ._http_client import HTTP_OPTIONS, HttpStream
         except ImportError as exc:  # pragma: no cover - h11 missing
-            raise ImportError(
-                "connect_http needs h11, the http extra: pip install 'mcp-sansio[http]'"
-                " (from a checkout: pip install '.[http]')"
-            ) from exc
-        transport_options = {k: options.pop(k) for k in HTTP_OPTIONS if k in options}
+            raise h11_missing() from exc
+        transport_options = take_options(options, HTTP_OPTIONS)
         return cls(HttpStream(url, headers=headers, **transport_options), **options)
 
     # ------------------------------------------------------------------ lifetime

@@ -21,6 +21,7 @@ from ..session import (
     ConnectionLost,
 )
 from ..session._client_api import AsyncClientMethods
+from ..session._options import h11_missing, take_options
 from ._loop import _GONE, _STDERR_TAIL, DEFAULT_SHUTDOWN_TIMEOUT, _Loop
 from ._serve import serve_stream
 
@@ -215,12 +216,9 @@ class Client(AsyncClientMethods, ClientView):
         try:
             from ._http_client import HTTP_OPTIONS, HttpStream, parse_url
         except ImportError as exc:  # pragma: no cover - h11 missing
-            raise ImportError(
-                "connect_http needs h11, the http extra: pip install 'mcp-sansio[http]'"
-                " (from a checkout: pip install '.[http]')"
-            ) from exc
+            raise h11_missing() from exc
         parse_url(url)  # a bad URL fails here, not when entering
-        transport_options = {k: options.pop(k) for k in HTTP_OPTIONS if k in options}
+        transport_options = take_options(options, HTTP_OPTIONS)
 
         async def connect(client: Client) -> trio.abc.Stream:
             stream = HttpStream(url, headers=headers, **transport_options)
