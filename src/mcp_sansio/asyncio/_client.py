@@ -109,7 +109,7 @@ class Client(AsyncClientMethods, ClientView):
         for :meth:`connect_server`: how long the server's task has to finish."""
         self._reader: _Reader | None = reader
         self._writer: _Writer | None = writer
-        self._connect: Callable[[], Awaitable[Streams]] | None = None
+        self._connect: Callable[[Client], Awaitable[Streams]] | None = None
         self._peer: _Peer | None = None
         self._opened: Mapping[str, Any] | None = None
         self._background: list[asyncio.Task[None]] = []
@@ -117,6 +117,14 @@ class Client(AsyncClientMethods, ClientView):
         self._closed = False
 
     # ------------------------------------------------------------------ constructors
+
+    @classmethod
+    def _later(
+        cls, connect: Callable[[Client], Awaitable[Streams]], options: dict[str, Any]
+    ) -> Client:
+        client = cls(**options)
+        client._connect = connect
+        return client
 
     @classmethod
     def connect_stdio(
@@ -142,10 +150,8 @@ class Client(AsyncClientMethods, ClientView):
             its stdin is closed, then after ``SIGTERM``, before ``SIGKILL``.
         :param options: as for :class:`Client`.
         """
-        client = cls(**options)
-        client.shutdown_timeout = shutdown_timeout
 
-        async def connect() -> Streams:
+        async def connect(client: Client) -> Streams:
             sink: Any = None
             target: Any = stderr
             if stderr is not None and not isinstance(stderr, int):
@@ -172,24 +178,21 @@ class Client(AsyncClientMethods, ClientView):
             assert process.stdin is not None
             return inbox, process.stdin
 
-        client._connect = connect
+        client = cls._later(connect, options)
+        client.shutdown_timeout = shutdown_timeout
         return client
 
     @classmethod
     def connect_tcp(cls, host: str, port: int, **options: Any) -> Client:
         """A client of a server listening on TCP ``host:port``; ``options`` as for
         :class:`Client`."""
-        client = cls(**options)
-        client._connect = lambda: _open_connection(host, port)
-        return client
+        return cls._later(lambda client: _open_connection(host, port), options)
 
     @classmethod
     def connect_unix(cls, path: str | os.PathLike[str], **options: Any) -> Client:
         """A client of a server listening on the Unix socket ``path``; ``options`` as for
         :class:`Client`."""
-        client = cls(**options)
-        client._connect = lambda: _open_connection(path)
-        return client
+        return cls._later(lambda client: _open_connection(path), options)
 
     @classmethod
     def connect_server(
@@ -212,17 +215,15 @@ class Client(AsyncClientMethods, ClientView):
             server's side (``versions=``, ``timeout=``, …), as for :func:`serve_stream`.
         :param options: as for :class:`Client`.
         """
-        client = cls(**options)
 
-        async def connect() -> Streams:
+        async def connect(client: Client) -> Streams:
             to_server, to_client = _MemoryPipe(), _MemoryPipe()
             client._server_task = asyncio.get_running_loop().create_task(
                 _serve(server, to_server, to_client, server_options or {})
             )
             return to_client, to_server
 
-        client._connect = connect
-        return client
+        return cls._later(connect, options)
 
     @classmethod
     def connect_http(
@@ -253,14 +254,12 @@ class Client(AsyncClientMethods, ClientView):
             raise h11_missing() from exc
         parse_url(url)  # a bad URL fails here, not at open()
         transport_options = take_options(options, HTTP_OPTIONS)
-        client = cls(**options)
 
-        async def connect() -> Streams:
+        async def connect(client: Client) -> Streams:
             streams = HttpStreams(url, headers=headers, **transport_options)
             return streams, streams
 
-        client._connect = connect
-        return client
+        return cls._later(connect, options)
 
     # ------------------------------------------------------------------ opening, closing
 
@@ -273,7 +272,7 @@ class Client(AsyncClientMethods, ClientView):
             raise RuntimeError("this client is already open")
         try:
             if self._connect is not None:
-                self._reader, self._writer = await self._connect()
+                self._reader, self._writer = await self._connect(self)
             if self._reader is None or self._writer is None:
                 raise RuntimeError("a Client needs a reader and a writer, or a connect_*()")
             peer = self._peer = _Peer(
