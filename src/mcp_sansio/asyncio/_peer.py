@@ -243,14 +243,10 @@ class _Peer:
         if self._watch is not None:
             self._watch.cancel()
             self._watch = None
-        for call in self.session.calls:
-            if not call.done:
-                call.error = ConnectionLost(message)
-                self.wake(call)
-        for task in list(self._tasks):
+        self._fail_opening(ConnectionLost(message))  # before Closed's own message
+        carry_out(self.session.close(message), self)  # our calls fail, its jobs are cancelled
+        for task in list(self._tasks):  # the callbacks' tasks too
             task.cancel()
-        self._fail_opening(ConnectionLost(message))
-        self.closed.set()
 
     # ------------------------------------------------------------------ actions
 
