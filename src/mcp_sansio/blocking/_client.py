@@ -18,6 +18,7 @@ from ..session import (
     ClientSession,
     ClientView,
     ConnectionLost,
+    carry_out,
 )
 from ..session._client_api import SyncClientMethods
 from ..session._options import h11_missing, take_options
@@ -224,6 +225,8 @@ class Client(SyncClientMethods, _Endpoint, ClientView):
         if not self._closed:
             self._closed = True
             try:
+                # The one shutdown (SessionBase.close): calls in flight fail, jobs cancelled.
+                carry_out(self.session.close("the client is closed"), self)
                 if self._outbox:
                     timeout = getattr(self.stream, "shutdown_timeout", DEFAULT_SHUTDOWN_TIMEOUT)
                     self._drain(0, until=_clock() + timeout)
