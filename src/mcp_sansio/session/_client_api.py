@@ -266,11 +266,9 @@ _NOTIFY_DOC: Final = """Send a notification (an application method's, ``methods=
         connection is closed."""
 
 
-class AsyncClientMethods:
-    """The calls of an async client (asyncio, trio): :meth:`request`, :meth:`notify` and
-    the convenience calls of :data:`TABLE`. A runtime supplies ``session`` and three hooks:
-    ``_check_open()`` (raise when no call can go out), ``_now()``, and
-    ``_send_call(call, data)`` (write, wait, return the outcome)."""
+class _ClientFace:
+    """What the async and the sync face share: the hooks a runtime supplies, and the start
+    of a call."""
 
     session: ClientSession
 
@@ -280,17 +278,45 @@ class AsyncClientMethods:
     def _now(self) -> float:  # pragma: no cover - runtimes override
         raise NotImplementedError
 
-    async def _send_call(self, call: Call, data: bytes) -> Any:  # pragma: no cover
-        raise NotImplementedError
-
-    async def _send(self, data: bytes) -> None:  # pragma: no cover - runtimes override
-        raise NotImplementedError
-
     def _wrap_progress(
         self, on_progress: Callable[[Mapping[str, Any]], Any]
     ) -> Callable[[Mapping[str, Any]], Any]:
         """The callback the session calls (a runtime may run what it returns as a task)."""
         return on_progress
+
+    def _begin(
+        self,
+        method: str,
+        params: Mapping[str, Any] | None,
+        timeout: float | DefaultType | None,
+        reset_on_progress: bool,
+        max_timeout: float | None,
+        on_progress: Callable[[Mapping[str, Any]], Any] | None,
+    ) -> tuple[Call, bytes]:
+        """The call of :meth:`request` and the bytes to write (once the client is open)."""
+        self._check_open()
+        return self.session.call(
+            method,
+            params,
+            now=self._now(),
+            timeout=timeout,
+            reset_on_progress=reset_on_progress,
+            max_timeout=max_timeout,
+            on_progress=None if on_progress is None else self._wrap_progress(on_progress),
+        )
+
+
+class AsyncClientMethods(_ClientFace):
+    """The calls of an async client (asyncio, trio): :meth:`request`, :meth:`notify` and
+    the convenience calls of :data:`TABLE`. A runtime supplies ``session`` and three hooks:
+    ``_check_open()`` (raise when no call can go out), ``_now()``, and
+    ``_send_call(call, data)`` (write, wait, return the outcome)."""
+
+    async def _send_call(self, call: Call, data: bytes) -> Any:  # pragma: no cover
+        raise NotImplementedError
+
+    async def _send(self, data: bytes) -> None:  # pragma: no cover - runtimes override
+        raise NotImplementedError
 
     async def request(
         self,
@@ -302,15 +328,8 @@ class AsyncClientMethods:
         max_timeout: float | None = DEFAULT_MAX_TIMEOUT,
         on_progress: Callable[[Mapping[str, Any]], Any] | None = None,
     ) -> Any:
-        self._check_open()
-        call, data = self.session.call(
-            method,
-            params,
-            now=self._now(),
-            timeout=timeout,
-            reset_on_progress=reset_on_progress,
-            max_timeout=max_timeout,
-            on_progress=None if on_progress is None else self._wrap_progress(on_progress),
+        call, data = self._begin(
+            method, params, timeout, reset_on_progress, max_timeout, on_progress
         )
         return await self._send_call(call, data)
 
@@ -337,18 +356,10 @@ class AsyncClientMethods:
     listen = _async(listen)
 
 
-class SyncClientMethods:
+class SyncClientMethods(_ClientFace):
     """The calls of a blocking client: :meth:`request`, :meth:`notify` and the
     convenience calls of :data:`TABLE`, with the hooks of :class:`AsyncClientMethods`
     (``_send_call`` and ``_send`` not coroutines)."""
-
-    session: ClientSession
-
-    def _check_open(self) -> None:  # pragma: no cover - runtimes override
-        raise NotImplementedError
-
-    def _now(self) -> float:  # pragma: no cover - runtimes override
-        raise NotImplementedError
 
     def _send_call(self, call: Call, data: bytes) -> Any:  # pragma: no cover
         raise NotImplementedError
@@ -366,15 +377,8 @@ class SyncClientMethods:
         max_timeout: float | None = DEFAULT_MAX_TIMEOUT,
         on_progress: Callable[[Mapping[str, Any]], Any] | None = None,
     ) -> Any:
-        self._check_open()
-        call, data = self.session.call(
-            method,
-            params,
-            now=self._now(),
-            timeout=timeout,
-            reset_on_progress=reset_on_progress,
-            max_timeout=max_timeout,
-            on_progress=on_progress,
+        call, data = self._begin(
+            method, params, timeout, reset_on_progress, max_timeout, on_progress
         )
         return self._send_call(call, data)
 
