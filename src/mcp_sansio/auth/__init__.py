@@ -1,0 +1,117 @@
+"""Authorization for Streamable HTTP (OAuth 2.1), sans-IO: the client's core.
+
+What is here (issue 19, its first part): parsing ``WWW-Authenticate``
+(:func:`parse_www_authenticate`, :func:`bearer_challenge`); the discovery of protected
+resource metadata (RFC 9728) and authorization server metadata (RFC 8414, OpenID Connect
+Discovery) in the order of each protocol version's authorization text (:data:`PROFILES`);
+PKCE with ``S256`` (:class:`Pkce`); the authorization request, the token requests and the
+parsers of their answers; and :class:`AuthFlow`, the authorization code flow as a state
+machine that returns the HTTP requests to make and the URL a person must open, with a
+:class:`TokenStore` (:class:`MemoryTokenStore` by default).
+
+It does no I/O, starts nothing and never reads the clock (the caller passes ``now`` where
+expiry matters); it needs only the standard library and the core's orjson. Not here yet:
+client registration (Client ID Metadata Documents, RFC 7591), step-up retries, the
+runtimes' wiring, the loopback redirect helper, the server side. See ``docs/auth.rst``.
+"""
+
+from ._challenge import BearerChallenge, Challenge, bearer_challenge, parse_www_authenticate
+from ._errors import (
+    AuthError,
+    AuthorizationDeniedError,
+    AuthorizationResponseError,
+    AuthUsageError,
+    ChallengeError,
+    InsecureEndpointError,
+    IssuerMismatchError,
+    IssuerResponseMismatchError,
+    PkceUnsupportedError,
+    ResourceMetadataError,
+    ResourceMismatchError,
+    ServerMetadataError,
+    StateMismatchError,
+    TokenErrorResponse,
+    TokenResponseError,
+)
+from ._flow import AuthFlow, Authorized, OpenUrl, Step
+from ._metadata import (
+    PROFILES,
+    AuthProfile,
+    MetadataCandidate,
+    ResourceMetadata,
+    ServerMetadata,
+    default_server_metadata,
+    parse_resource_metadata,
+    parse_server_metadata,
+    resource_metadata_candidates,
+    server_metadata_candidates,
+)
+from ._oauth import (
+    AuthMethod,
+    AuthorizationCode,
+    ClientInfo,
+    HttpRequest,
+    Pkce,
+    authorization_url,
+    code_grant,
+    parse_authorization_response,
+    parse_token_response,
+    refresh_grant,
+    token_request,
+)
+from ._store import MemoryTokenStore, TokenKey, Tokens, TokenStore
+from ._urls import canonical_resource, check_endpoint, is_loopback
+
+__all__ = [
+    "PROFILES",
+    "AuthError",
+    "AuthFlow",
+    "AuthMethod",
+    "AuthProfile",
+    "AuthUsageError",
+    "AuthorizationCode",
+    "AuthorizationDeniedError",
+    "AuthorizationResponseError",
+    "Authorized",
+    "BearerChallenge",
+    "Challenge",
+    "ChallengeError",
+    "ClientInfo",
+    "HttpRequest",
+    "InsecureEndpointError",
+    "IssuerMismatchError",
+    "IssuerResponseMismatchError",
+    "MemoryTokenStore",
+    "MetadataCandidate",
+    "OpenUrl",
+    "Pkce",
+    "PkceUnsupportedError",
+    "ResourceMetadata",
+    "ResourceMetadataError",
+    "ResourceMismatchError",
+    "ServerMetadata",
+    "ServerMetadataError",
+    "StateMismatchError",
+    "Step",
+    "TokenErrorResponse",
+    "TokenKey",
+    "TokenResponseError",
+    "TokenStore",
+    "Tokens",
+    "authorization_url",
+    "bearer_challenge",
+    "canonical_resource",
+    "check_endpoint",
+    "code_grant",
+    "default_server_metadata",
+    "is_loopback",
+    "parse_authorization_response",
+    "parse_resource_metadata",
+    "parse_server_metadata",
+    "parse_token_response",
+    "parse_www_authenticate",
+    "refresh_grant",
+    "resource_metadata_candidates",
+    "server_metadata_candidates",
+    "token_request",
+]

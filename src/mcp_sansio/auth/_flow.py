@@ -1,0 +1,388 @@
+"""The authorization code flow as a sans-IO state machine.
+
+:class:`AuthFlow` never does I/O and never reads the clock. It says what to do next
+(:meth:`AuthFlow.next_step`): make an :class:`~mcp_sansio.auth.HttpRequest` and hand the
+answer back (:meth:`AuthFlow.receive_response`); or, at the one step that needs a person,
+:class:`OpenUrl`: open the URL in a browser and hand back the URL the browser was
+redirected to (:meth:`AuthFlow.receive_redirect`); until :class:`Authorized` holds the
+tokens, also saved in the :class:`~mcp_sansio.auth.TokenStore`. The steps::
+
+    401 + WWW-Authenticate ──► protected resource metadata (RFC 9728; not in 2025-03-26)
+        ──► authorization server metadata (RFC 8414 / OpenID Connect)
+        ──► refresh_token grant, if the store holds a refresh token
+        ──► OpenUrl (PKCE S256, state, resource, scope) ──► redirect (state, iss checked)
+        ──► authorization_code grant ──► Authorized
+
+A failure raises the :class:`~mcp_sansio.auth.AuthError` subclass of its step and ends
+the flow (every later call raises :class:`~mcp_sansio.auth.AuthUsageError`).
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Final
+
+import orjson
+
+from ._challenge import BearerChallenge, bearer_challenge
+from ._errors import (
+    AuthError,
+    AuthUsageError,
+    ResourceMetadataError,
+    ServerMetadataError,
+    TokenErrorResponse,
+    detail,
+)
+from ._metadata import (
+    PROFILES,
+    MetadataCandidate,
+    ResourceMetadata,
+    ServerMetadata,
+    default_server_metadata,
+    parse_resource_metadata,
+    parse_server_metadata,
+    resource_metadata_candidates,
+    server_metadata_candidates,
+)
+from ._oauth import (
+    ClientInfo,
+    HttpRequest,
+    Pkce,
+    authorization_url,
+    code_grant,
+    parse_authorization_response,
+    parse_token_response,
+    refresh_grant,
+    token_request,
+)
+from ._store import MemoryTokenStore, TokenKey, Tokens, TokenStore
+from ._urls import canonical_resource, check_endpoint
+
+__all__ = ["AuthFlow", "Authorized", "OpenUrl", "Step"]
+
+#: The largest metadata document read, in bytes.
+MAX_METADATA: Final = 1 << 20
+
+
+@dataclass(frozen=True)
+class OpenUrl:
+    """The person's step: open ``url`` (in a browser) and hand the redirect URL back to
+    :meth:`AuthFlow.receive_redirect`."""
+
+    url: str
+    """The authorization request URL."""
+
+
+@dataclass(frozen=True)
+class Authorized:
+    """The flow is done: ``tokens`` (saved under ``key``) authorize requests."""
+
+    tokens: Tokens
+    """The tokens; ``tokens.authorization()`` is the header to send."""
+    key: TokenKey
+    """Where they are kept in the store."""
+
+
+#: What :meth:`AuthFlow.next_step` returns.
+Step = HttpRequest | OpenUrl | Authorized
+
+_PRM, _ASM, _REFRESH, _AUTHORIZE, _TOKEN, _DONE, _FAILED = (
+    "resource metadata",
+    "server metadata",
+    "refresh",
+    "authorize",
+    "token",
+    "done",
+    "failed",
+)
+
+
+class AuthFlow:
+    """One authorization of the client at the MCP server ``server_url``.
+
+    ``version`` is the protocol version whose authorization text the flow follows
+    (2025-03-26, 2025-06-18, 2025-11-25 or 2026-07-28). ``www_authenticate`` holds the
+    ``WWW-Authenticate`` field value(s) of the 401 (or 403) that started it, if any.
+    ``client`` is the client's pre-registered identity; ``redirect_uri`` must be
+    ``https`` or on a loopback host. ``store`` defaults to a new
+    :class:`~mcp_sansio.auth.MemoryTokenStore`. ``authorization_server`` picks one of the
+    resource's authorization servers (by default the first it lists: RFC 9728 section
+    7.6 leaves the choice to the client). ``state`` and ``code_verifier`` are for tests:
+    by default each is 32 random bytes. The flow reads no clock: the ``now`` given to
+    :meth:`receive_response` (the caller's clock, any unit) is recorded in the tokens.
+    """
+
+    def __init__(
+        self,
+        server_url: str,
+        *,
+        version: str,
+        client: ClientInfo,
+        redirect_uri: str,
+        www_authenticate: str | Iterable[str] | None = None,
+        store: TokenStore | None = None,
+        authorization_server: str | None = None,
+        state: str | None = None,
+        code_verifier: str | None = None,
+    ) -> None:
+        profile = PROFILES.get(version)
+        if profile is None:
+            raise AuthUsageError(
+                f"no authorization text for version {detail(version)!r} (one of {sorted(PROFILES)})"
+            )
+        self.profile = profile
+        """The version's :class:`~mcp_sansio.auth.AuthProfile`."""
+        check_endpoint(server_url, "the MCP server URL", "usage")
+        self.server_url = canonical_resource(server_url)
+        """The MCP server's canonical URI (RFC 8707 section 2)."""
+        self.redirect_uri = check_endpoint(
+            redirect_uri, "the redirect_uri", "authorization request"
+        )
+        """Where the authorization server sends the person back."""
+        self.client = client
+        """The client's registration."""
+        self.store: TokenStore = store if store is not None else MemoryTokenStore()
+        """Where the tokens are kept."""
+        self.challenge: BearerChallenge | None = (
+            None if www_authenticate is None else bearer_challenge(www_authenticate)
+        )
+        """The Bearer challenge that started the flow, if any."""
+        self.resource_metadata: ResourceMetadata | None = None
+        """The protected resource metadata, once fetched."""
+        self.server_metadata: ServerMetadata | None = None
+        """The authorization server metadata, once fetched (or the 2025-03-26 defaults)."""
+        self.key: TokenKey | None = None
+        """Where the tokens go in the store, once the issuer is known."""
+        self.resource = self.server_url
+        """The ``resource`` parameter sent (the metadata's ``resource`` once known)."""
+        self.scope: str | None = None
+        """The ``scope`` requested, chosen when the person's step starts."""
+        self._chosen = authorization_server
+        self._state = state if state is not None else secrets.token_urlsafe(32)
+        self._pkce = Pkce.make(code_verifier)
+        self._refresh_token: str | None = None
+        self._result: Authorized | None = None
+        self._request: HttpRequest | None = None
+        self._candidates: list[MetadataCandidate]
+        if profile.resource_metadata:
+            header_url = None if self.challenge is None else self.challenge.resource_metadata
+            self._phase = _PRM
+            self._candidates = resource_metadata_candidates(self.server_url, header_url)
+            self._from_header = header_url is not None
+        else:
+            self._phase = _ASM
+            self._candidates = server_metadata_candidates(self.server_url, profile)
+            self._from_header = False
+
+    @property
+    def phase(self) -> str:
+        """``"resource metadata"``, ``"server metadata"``, ``"refresh"``,
+        ``"authorize"``, ``"token"``, ``"done"`` or ``"failed"``."""
+        return self._phase
+
+    # -- the caller's three verbs ---------------------------------------------------
+
+    def next_step(self) -> Step:
+        """What to do now (the same answer until a response or redirect is handed back)."""
+        if self._phase in (_PRM, _ASM):
+            return self._get(self._candidates[0].url)
+        if self._phase in (_REFRESH, _TOKEN):
+            assert self._request is not None
+            return self._request
+        if self._phase == _AUTHORIZE:
+            return OpenUrl(self._authorization_url())
+        if self._phase == _DONE:
+            assert self._result is not None
+            return self._result
+        raise AuthUsageError("the flow has failed")
+
+    def receive_response(
+        self,
+        status: int,
+        headers: Iterable[tuple[str, str]] = (),
+        body: bytes = b"",
+        *,
+        now: float | None = None,
+    ) -> None:
+        """Hand back the answer to the :class:`~mcp_sansio.auth.HttpRequest` of
+        :meth:`next_step`. Raises the step's :class:`~mcp_sansio.auth.AuthError`."""
+        if self._phase not in (_PRM, _ASM, _REFRESH, _TOKEN):
+            raise AuthUsageError(f"no HTTP request is waiting (phase {self._phase!r})")
+        try:
+            if self._phase == _PRM:
+                self._on_resource_metadata(status, body)
+            elif self._phase == _ASM:
+                self._on_server_metadata(status, body)
+            elif self._phase == _REFRESH:
+                self._on_refresh(status, body, now)
+            else:
+                self._finish(parse_token_response(status, body, now=now))
+        except AuthError:
+            self._phase = _FAILED
+            raise
+
+    def receive_redirect(self, url: str) -> None:
+        """Hand back the URL the person's browser was redirected to after :class:`OpenUrl`
+        (its state and ``iss`` are checked before the code is used)."""
+        if self._phase != _AUTHORIZE:
+            raise AuthUsageError(f"no redirect is waiting (phase {self._phase!r})")
+        meta = self.server_metadata
+        assert meta is not None
+        try:
+            code = parse_authorization_response(
+                url,
+                redirect_uri=self.redirect_uri,
+                state=self._state,
+                issuer=meta.issuer,
+                iss_supported=meta.authorization_response_iss_parameter_supported,
+            )
+        except AuthError:
+            self._phase = _FAILED
+            raise
+        grant = code_grant(code.code, self.redirect_uri, self._pkce.verifier)
+        self._request = self._token_request(grant)
+        self._phase = _TOKEN
+
+    # -- the steps ------------------------------------------------------------------
+
+    def _get(self, url: str) -> HttpRequest:
+        headers = [("Accept", "application/json")]
+        if self.profile.discovery_version_header:
+            headers.append(("MCP-Protocol-Version", self.profile.version))
+        return HttpRequest("GET", url, tuple(headers))
+
+    def _document(self, body: bytes, error: type[AuthError]) -> object:
+        url = detail(self._candidates[0].url)
+        if len(body) > MAX_METADATA:
+            raise error(f"the document at {url!r} is over {MAX_METADATA} bytes")
+        try:
+            return orjson.loads(body)
+        except orjson.JSONDecodeError:
+            raise error(f"the document at {url!r} is not JSON") from None
+
+    def _next_candidate(self, status: int, error: type[AuthError]) -> bool:
+        """Whether another candidate URL is left after a non-200 ``status``."""
+        url = detail(self._candidates[0].url)
+        if self._from_header:
+            # MCP: clients MUST "use the resource metadata URL from the parsed
+            # WWW-Authenticate headers when present"
+            raise error(f"the resource_metadata URL {url!r} answered {status}")
+        if not 400 <= status <= 499:
+            raise error(f"{url!r} answered {status}")
+        self._candidates.pop(0)
+        return bool(self._candidates)
+
+    def _on_resource_metadata(self, status: int, body: bytes) -> None:
+        if status != 200:
+            if not self._next_candidate(status, ResourceMetadataError):
+                raise ResourceMetadataError(
+                    f"no protected resource metadata found for {detail(self.server_url)!r}"
+                    " (each well-known URI answered 4xx)"
+                )
+            return
+        doc = self._document(body, ResourceMetadataError)
+        meta = parse_resource_metadata(doc, self._candidates[0])
+        self.resource_metadata = meta
+        self.resource = canonical_resource(meta.resource)
+        if self._chosen is None:
+            issuer = meta.authorization_servers[0]
+        elif self._chosen in meta.authorization_servers:
+            issuer = self._chosen
+        else:
+            raise ResourceMetadataError(
+                f"the authorization server {detail(self._chosen)!r} is not one the resource lists"
+            )
+        check_endpoint(issuer, "the authorization server", "resource metadata")
+        self._candidates = server_metadata_candidates(issuer, self.profile)
+        self._from_header = False
+        self._phase = _ASM
+
+    def _on_server_metadata(self, status: int, body: bytes) -> None:
+        if status != 200:
+            if not self._next_candidate(status, ServerMetadataError):
+                if self.profile.default_endpoints and status == 404:
+                    self._use_server(default_server_metadata(self.server_url))
+                    return
+                raise ServerMetadataError(
+                    "no authorization server metadata found (each well-known URI answered 4xx)"
+                )
+            return
+        doc = self._document(body, ServerMetadataError)
+        self._use_server(parse_server_metadata(doc, self._candidates[0], self.profile))
+
+    def _use_server(self, meta: ServerMetadata) -> None:
+        self.server_metadata = meta
+        self.key = TokenKey(meta.issuer, self.resource)
+        kept = self.store.load(self.key)
+        if kept is not None and kept.refresh_token is not None:
+            self._refresh_token = kept.refresh_token
+            self._request = self._token_request(refresh_grant(kept.refresh_token))
+            self._phase = _REFRESH
+        else:
+            self._phase = _AUTHORIZE
+
+    def _on_refresh(self, status: int, body: bytes, now: float | None) -> None:
+        try:
+            tokens = parse_token_response(status, body, now=now)
+        except TokenErrorResponse as e:
+            if e.error != "invalid_grant":
+                raise
+            # RFC 6749 section 5.2: the refresh token is "invalid, expired, revoked":
+            # forget it and ask the person
+            assert self.key is not None
+            self.store.delete(self.key)
+            self._phase = _AUTHORIZE
+            return
+        if tokens.refresh_token is None and self._refresh_token is not None:
+            # RFC 6749 section 6: a new refresh token MAY be issued; else the old one stays
+            tokens = Tokens(
+                tokens.access_token,
+                tokens.token_type,
+                tokens.expires_in,
+                self._refresh_token,
+                tokens.scope,
+                tokens.obtained_at,
+            )
+        self._finish(tokens)
+
+    def _finish(self, tokens: Tokens) -> None:
+        assert self.key is not None
+        self.store.save(self.key, tokens)
+        self._result = Authorized(tokens, self.key)
+        self._request = None
+        self._phase = _DONE
+
+    def _token_request(self, grant: dict[str, str]) -> HttpRequest:
+        meta = self.server_metadata
+        assert meta is not None
+        method = self.client.method_for(meta.token_endpoint_auth_methods_supported)
+        return token_request(
+            meta.token_endpoint, grant, client=self.client, method=method, resource=self.resource
+        )
+
+    def _choose_scope(self) -> str | None:
+        """MCP 2025-11-25 and later, Scope Selection Strategy (SHOULD): the challenge's
+        ``scope``, else every scope of the resource metadata's ``scopes_supported``,
+        "omitting the ``scope`` parameter if ``scopes_supported`` is undefined"."""
+        if self.challenge is not None and self.challenge.scope is not None:
+            return self.challenge.scope
+        meta = self.resource_metadata
+        if meta is not None and meta.scopes_supported:
+            return " ".join(meta.scopes_supported)
+        return None
+
+    def _authorization_url(self) -> str:
+        meta = self.server_metadata
+        assert meta is not None
+        self.scope = self._choose_scope()
+        return authorization_url(
+            meta.authorization_endpoint,
+            client_id=self.client.client_id,
+            redirect_uri=self.redirect_uri,
+            state=self._state,
+            pkce=self._pkce,
+            resource=self.resource,
+            scope=self.scope,
+        )
