@@ -522,3 +522,33 @@ def test_not_json_metadata() -> None:
     flow = new_flow("2026-07-28")
     with pytest.raises(ResourceMetadataError, match="not JSON"):
         flow.receive_response(200, (), b"<html>")
+
+
+STEP_UP = 'Bearer error="insufficient_scope", scope="files:write"'
+
+
+@pytest.mark.parametrize(
+    ("version", "scope"), [("2026-07-28", "files:read files:write"), ("2025-11-25", "files:write")]
+)
+def test_step_up_skips_refresh_and_widens_scope(version: str, scope: str) -> None:
+    store = MemoryTokenStore()
+    store.save(TokenKey(ISSUER, MCP), Tokens("OLD", refresh_token="RT0", scope="files:read"))
+    calls: list[str] = []
+
+    def tok(req: HttpRequest) -> tuple[int, Any]:
+        calls.append(dict(parse_qsl(req.body.decode()))["grant_type"])
+        return 200, {"access_token": "AT2", "token_type": "Bearer"}
+
+    flow = new_flow(version, STEP_UP, store=store)
+    done, _, opened = drive(flow, good_routes(**{f"{ISSUER}/token": tok}))
+    assert calls == ["authorization_code"]  # a refresh cannot widen the scope
+    assert dict(parse_qsl(urlsplit(opened[0]).query))["scope"] == scope
+    assert done.tokens.scope == scope  # none in the response: the one requested
+
+
+def test_scope_kept_from_the_response() -> None:
+    routes = good_routes(
+        **{f"{ISSUER}/token": (200, {"access_token": "A", "token_type": "Bearer", "scope": "x"})}
+    )
+    done, _, _ = drive(new_flow("2026-07-28", 'Bearer scope="x y"'), routes)
+    assert done.tokens.scope == "x"

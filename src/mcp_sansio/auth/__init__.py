@@ -11,7 +11,7 @@ machine that returns the HTTP requests to make and the URL a person must open, w
 
 It does no I/O, starts nothing and never reads the clock (the caller passes ``now`` where
 expiry matters); it needs only the standard library and the core's orjson. Not here yet:
-client registration (Client ID Metadata Documents, RFC 7591), step-up retries, the
+client registration (Client ID Metadata Documents, RFC 7591), the step-up retry limit, the
 runtimes' wiring, the loopback redirect helper, the server side. See ``docs/auth.rst``.
 """
 

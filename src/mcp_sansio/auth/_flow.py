@@ -163,6 +163,7 @@ class AuthFlow:
         self._state = state if state is not None else secrets.token_urlsafe(32)
         self._pkce = Pkce.make(code_verifier)
         self._refresh_token: str | None = None
+        self._kept: Tokens | None = None
         self._result: Authorized | None = None
         self._request: HttpRequest | None = None
         self._candidates: list[MetadataCandidate]
@@ -315,8 +316,8 @@ class AuthFlow:
     def _use_server(self, meta: ServerMetadata) -> None:
         self.server_metadata = meta
         self.key = TokenKey(meta.issuer, self.resource)
-        kept = self.store.load(self.key)
-        if kept is not None and kept.refresh_token is not None:
+        kept = self._kept = self.store.load(self.key)
+        if kept is not None and kept.refresh_token is not None and not self._step_up():
             self._refresh_token = kept.refresh_token
             self._request = self._token_request(refresh_grant(kept.refresh_token))
             self._phase = _REFRESH
@@ -347,8 +348,24 @@ class AuthFlow:
             )
         self._finish(tokens)
 
+    def _step_up(self) -> bool:
+        """Whether the flow answers an ``insufficient_scope`` challenge: then no refresh
+        (RFC 6749 section 6: the refreshed scope "**MUST NOT** include any scope not
+        originally granted by the resource owner"), the person is asked."""
+        return self.challenge is not None and self.challenge.error == "insufficient_scope"
+
     def _finish(self, tokens: Tokens) -> None:
         assert self.key is not None
+        if tokens.scope is None and self._phase == _TOKEN and self.scope is not None:
+            # RFC 6749 section 5.1: scope is "OPTIONAL, if identical to the scope requested"
+            tokens = Tokens(
+                tokens.access_token,
+                tokens.token_type,
+                tokens.expires_in,
+                tokens.refresh_token,
+                self.scope,
+                tokens.obtained_at,
+            )
         self.store.save(self.key, tokens)
         self._result = Authorized(tokens, self.key)
         self._request = None
@@ -365,9 +382,16 @@ class AuthFlow:
     def _choose_scope(self) -> str | None:
         """MCP 2025-11-25 and later, Scope Selection Strategy (SHOULD): the challenge's
         ``scope``, else every scope of the resource metadata's ``scopes_supported``,
-        "omitting the ``scope`` parameter if ``scopes_supported`` is undefined"."""
+        "omitting the ``scope`` parameter if ``scopes_supported`` is undefined"; on a
+        step-up in 2026-07-28, the scopes kept before first, then the challenge's new
+        ones (:attr:`~mcp_sansio.auth.AuthProfile.step_up_union`)."""
         if self.challenge is not None and self.challenge.scope is not None:
-            return self.challenge.scope
+            asked = self.challenge.scope.split()
+            kept = self._kept
+            if self._step_up() and self.profile.step_up_union and kept and kept.scope:
+                before = kept.scope.split()
+                asked = before + [s for s in asked if s not in before]
+            return " ".join(asked)
         meta = self.resource_metadata
         if meta is not None and meta.scopes_supported:
             return " ".join(meta.scopes_supported)

@@ -93,6 +93,13 @@ class AuthProfile:
     proceed"). Earlier texts ask only that clients implement PKCE: a list that omits
     ``S256`` is refused in every version (OAuth 2.1 section 4.1.1, and this client sends
     ``S256`` only), an absent one only here."""
+    step_up_union: bool = False
+    """Whether a step-up (a challenge with ``error="insufficient_scope"``) asks for the
+    challenge's scopes together with those asked for before (2026-07-28, Step-Up
+    Authorization Flow: "**Determine required scopes** by computing the union of the
+    client's previously requested scope set and the scopes from the current challenge");
+    2025-11-25 determines them "as outlined in Scope Selection Strategy" (the challenge's
+    alone)."""
     discovery_version_header: bool = False
     """Whether the metadata requests carry ``MCP-Protocol-Version`` (2025-03-26, Server
     Metadata Discovery Headers: "MCP clients *SHOULD* include the header
@@ -106,7 +113,7 @@ PROFILES: Final[Mapping[str, AuthProfile]] = {
         AuthProfile("2025-03-26", False, False, True, False, discovery_version_header=True),
         AuthProfile("2025-06-18", True, False, False, False),
         AuthProfile("2025-11-25", True, True, False, True),
-        AuthProfile("2026-07-28", True, True, False, True),
+        AuthProfile("2026-07-28", True, True, False, True, step_up_union=True),
     )
 }
 
