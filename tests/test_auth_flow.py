@@ -15,6 +15,7 @@ from mcp_sansio.auth import (
     AuthFlow,
     Authorized,
     AuthUsageError,
+    ClientBindingError,
     ClientInfo,
     HttpRequest,
     InsecureEndpointError,
@@ -552,3 +553,18 @@ def test_scope_kept_from_the_response() -> None:
     )
     done, _, _ = drive(new_flow("2026-07-28", 'Bearer scope="x y"'), routes)
     assert done.tokens.scope == "x"
+
+
+def test_client_credentials_bound_to_their_issuer() -> None:
+    # MCP 2026-07-28, Authorization Server Binding: keyed by issuer, never reused elsewhere
+    bound = ClientInfo("c", issuer=ISSUER)
+    _, _, opened = drive(new_flow("2026-07-28", client=bound), good_routes())
+    assert dict(parse_qsl(urlsplit(opened[0]).query))["client_id"] == "c"
+    elsewhere = ClientInfo("c", "s3cret", issuer="https://old-auth.example.com")
+    err = drive_error(new_flow("2026-07-28", client=elsewhere), good_routes(), ClientBindingError)
+    assert err.step == "server metadata"
+    per_issuer = {"https://old-auth.example.com": ClientInfo("old"), ISSUER: ClientInfo("new")}
+    _, _, opened = drive(new_flow("2026-07-28", client=per_issuer), good_routes())
+    assert dict(parse_qsl(urlsplit(opened[0]).query))["client_id"] == "new"
+    none_here = {"https://old-auth.example.com": ClientInfo("old")}
+    drive_error(new_flow("2026-07-28", client=none_here), good_routes(), ClientBindingError)

@@ -18,6 +18,7 @@ __all__ = [
     "AuthorizationDeniedError",
     "AuthorizationResponseError",
     "ChallengeError",
+    "ClientBindingError",
     "InsecureEndpointError",
     "IssuerMismatchError",
     "IssuerResponseMismatchError",
@@ -122,6 +123,19 @@ class PkceUnsupportedError(ServerMetadataError):
     MCP 2025-11-25 and 2026-07-28: "If ``code_challenge_methods_supported`` is absent, the
     authorization server does not support PKCE and MCP clients **MUST** refuse to proceed."
     """
+
+
+class ClientBindingError(AuthError):
+    """The client has no registration for the authorization server found, or its
+    registration is bound to another one.
+
+    MCP 2026-07-28, Authorization Server Binding: clients "**MUST** associate those
+    credentials with the specific authorization server that issued them, keyed by the
+    authorization server's ``issuer`` identifier" and "**MUST NOT** reuse client
+    credentials from a different authorization server".
+    """
+
+    default_step = "server metadata"
 
 
 class AuthorizationResponseError(AuthError):

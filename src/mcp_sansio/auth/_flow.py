@@ -20,7 +20,7 @@ the flow (every later call raises :class:`~mcp_sansio.auth.AuthUsageError`).
 from __future__ import annotations
 
 import secrets
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Final
 
@@ -30,6 +30,7 @@ from ._challenge import BearerChallenge, bearer_challenge
 from ._errors import (
     AuthError,
     AuthUsageError,
+    ClientBindingError,
     ResourceMetadataError,
     ServerMetadataError,
     TokenErrorResponse,
@@ -105,7 +106,10 @@ class AuthFlow:
     ``version`` is the protocol version whose authorization text the flow follows
     (2025-03-26, 2025-06-18, 2025-11-25 or 2026-07-28). ``www_authenticate`` holds the
     ``WWW-Authenticate`` field value(s) of the 401 (or 403) that started it, if any.
-    ``client`` is the client's pre-registered identity; ``redirect_uri`` must be
+    ``client`` is the client's pre-registered identity, or one per issuer (a mapping:
+    MCP 2026-07-28 keys client credentials by the authorization server's ``issuer``); a
+    :class:`~mcp_sansio.auth.ClientInfo` whose ``issuer`` is set is used with that
+    authorization server only. ``redirect_uri`` must be
     ``https`` or on a loopback host. ``store`` defaults to a new
     :class:`~mcp_sansio.auth.MemoryTokenStore`. ``authorization_server`` picks one of the
     resource's authorization servers (by default the first it lists: RFC 9728 section
@@ -119,7 +123,7 @@ class AuthFlow:
         server_url: str,
         *,
         version: str,
-        client: ClientInfo,
+        client: ClientInfo | Mapping[str, ClientInfo],
         redirect_uri: str,
         www_authenticate: str | Iterable[str] | None = None,
         store: TokenStore | None = None,
@@ -141,8 +145,9 @@ class AuthFlow:
             redirect_uri, "the redirect_uri", "authorization request"
         )
         """Where the authorization server sends the person back."""
-        self.client = client
-        """The client's registration."""
+        self._clients = client
+        self.client: ClientInfo | None = None
+        """The client's registration with the authorization server, once it is known."""
         self.store: TokenStore = store if store is not None else MemoryTokenStore()
         """Where the tokens are kept."""
         self.challenge: BearerChallenge | None = (
@@ -314,6 +319,7 @@ class AuthFlow:
         self._use_server(parse_server_metadata(doc, self._candidates[0], self.profile))
 
     def _use_server(self, meta: ServerMetadata) -> None:
+        self.client = self._client_for(meta.issuer)
         self.server_metadata = meta
         self.key = TokenKey(meta.issuer, self.resource)
         kept = self._kept = self.store.load(self.key)
@@ -348,6 +354,24 @@ class AuthFlow:
             )
         self._finish(tokens)
 
+    def _client_for(self, issuer: str) -> ClientInfo:
+        """The registration to use with ``issuer`` (see the class's ``client``)."""
+        clients = self._clients
+        if isinstance(clients, ClientInfo):
+            if clients.issuer is None or clients.issuer == issuer:
+                return clients
+            raise ClientBindingError(
+                f"the client's credentials are bound to {detail(clients.issuer)!r}, not the "
+                f"authorization server {detail(issuer)!r} (they MUST NOT be reused)"
+            )
+        found = clients.get(issuer)
+        if found is None or (found.issuer is not None and found.issuer != issuer):
+            raise ClientBindingError(
+                f"no client registration for the authorization server {detail(issuer)!r} "
+                "(registration by metadata document or RFC 7591 is not implemented yet)"
+            )
+        return found
+
     def _step_up(self) -> bool:
         """Whether the flow answers an ``insufficient_scope`` challenge: then no refresh
         (RFC 6749 section 6: the refreshed scope "**MUST NOT** include any scope not
@@ -374,9 +398,11 @@ class AuthFlow:
     def _token_request(self, grant: dict[str, str]) -> HttpRequest:
         meta = self.server_metadata
         assert meta is not None
-        method = self.client.method_for(meta.token_endpoint_auth_methods_supported)
+        client = self.client
+        assert client is not None
+        method = client.method_for(meta.token_endpoint_auth_methods_supported)
         return token_request(
-            meta.token_endpoint, grant, client=self.client, method=method, resource=self.resource
+            meta.token_endpoint, grant, client=client, method=method, resource=self.resource
         )
 
     def _choose_scope(self) -> str | None:
@@ -400,6 +426,7 @@ class AuthFlow:
     def _authorization_url(self) -> str:
         meta = self.server_metadata
         assert meta is not None
+        assert self.client is not None
         self.scope = self._choose_scope()
         return authorization_url(
             meta.authorization_endpoint,

@@ -100,6 +100,10 @@ class ClientInfo:
     """How to authenticate at the token endpoint; None: ``client_secret_basic`` with a
     secret (RFC 8414's default when the server lists none; ``client_secret_post`` if the
     server lists only that), ``none`` without."""
+    issuer: str | None = None
+    """The issuer of the authorization server that issued these credentials; set, the
+    flow refuses to use them with another one (MCP 2026-07-28, Authorization Server
+    Binding)."""
 
     def method_for(self, supported: tuple[str, ...] | None) -> AuthMethod:
         """The method to use with a server that lists ``supported``."""
