@@ -296,6 +296,7 @@ def test_token_request_client_authentication(method: AuthMethod) -> None:
         assert form["client_id"] == "id:1"
         assert ("client_secret" in form) == (method == "client_secret_post")
     assert "CODE" not in repr(req)
+    assert "Authorization" not in headers or headers["Authorization"] not in repr(req)
     assert "cret" not in repr(client)
 
 

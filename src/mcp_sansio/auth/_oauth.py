@@ -62,6 +62,13 @@ class HttpRequest:
     body: bytes = field(default=b"", repr=False)
     """The body (a token request's holds the code, the verifier or the refresh token)."""
 
+    def __repr__(self) -> str:
+        # the Authorization header's value (a client secret) is never shown, nor the body
+        shown = tuple(
+            (k, "<hidden>" if k.lower() == "authorization" else v) for k, v in self.headers
+        )
+        return f"HttpRequest(method={self.method!r}, url={self.url!r}, headers={shown!r})"
+
 
 @dataclass(frozen=True)
 class Pkce:
