@@ -46,11 +46,13 @@ import mcp_sansio
 # Pages include tables generated from the code at every build (never stale).
 sys.path.insert(0, str(Path(__file__).parent))
 import make_layers
+import make_refusals
 import make_rules
 import make_states
 
 make_states.main()
 make_rules.main()
+make_refusals.main()
 make_layers.main()
 
 project = "mcp-sansio"
