@@ -125,7 +125,7 @@ def test_the_same_token_in_both_directions(version: str) -> None:
 
 
 @pytest.mark.parametrize("version", ALL)
-@pytest.mark.parametrize("token", [1.5, True, [1], {"a": 1}], ids=repr)
+@pytest.mark.parametrize("token", [None, 1.5, True, [1], {"a": 1}], ids=repr)
 def test_a_token_is_a_string_or_an_integer(version: str, token: Any) -> None:
     pair = _pair(version)
     req = Request(id="r", method="tools/list", params=_with_token(token))

@@ -169,9 +169,10 @@ def meta_fault(meta: Any, tokens: Mapping[Any, Pending]) -> tuple[Fault | None, 
     flight of the same sender): the fault, and the token or ``None``."""
     if type(meta) is not dict:
         return (_PARAMS, "Invalid params: _meta must be an object"), None
-    token = meta.get("progressToken")
-    if token is None:
+    if "progressToken" not in meta:
         return None, None
+    # "Progress tokens MUST be a string or integer value": a null one too is refused.
+    token = meta["progressToken"]
     cls = type(token)
     if cls is not str and cls is not int:  # is_id(), inline: every request, both ways
         return (_PARAMS, "Invalid params: progressToken must be a string or an integer"), None

@@ -348,7 +348,7 @@ METHODS: Final[tuple[Refusal, ...]] = (
     Refusal(
         "Params",
         "a request ``_meta`` that is not an object, or a ``progressToken`` that is not a "
-        "string or an integer",
+        "string or an integer (``null`` included)",
         "-32602",
         TOKEN_TYPE,
         ("MUST",),
@@ -359,6 +359,14 @@ METHODS: Final[tuple[Refusal, ...]] = (
                 "2024-11-05",
                 S,
                 request(1, "ping", {"_meta": {"progressToken": 1.5}}),
+                "reply",
+                PARAMS,
+                1,
+            ),
+            Example(
+                "2025-06-18",
+                S,
+                request(1, "ping", {"_meta": {"progressToken": None}}),
                 "reply",
                 PARAMS,
                 1,
