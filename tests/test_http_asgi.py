@@ -1,4 +1,4 @@
-"""The ASGI application (:class:`mcp_sansio.http.asgi.McpAsgiApp`): driven in-process by a
+"""The ASGI application (:class:`mcp_sansio.asgi.McpAsgiApp`): driven in-process by a
 small ASGI server written here (scope, ``receive``, ``send``; no network) through both
 eras, disconnects, limits, the DNS-rebinding checks and lifespan; then once under uvicorn
 over real HTTP.
@@ -25,9 +25,9 @@ import orjson
 import pytest
 
 from mcp_sansio._sse import SseDecoder
+from mcp_sansio.asgi import McpAsgiApp
 from mcp_sansio.asyncio import Context
 from mcp_sansio.example import build_server
-from mcp_sansio.http.asgi import McpAsgiApp
 from mcp_sansio.server import Server
 
 T = TypeVar("T")
@@ -479,7 +479,8 @@ def test_lifespan_starts_the_keep_alive_and_ends_every_session() -> None:
         life.inbox.put_nowait({"type": "lifespan.startup"})
         await life.wait_until(lambda: len(life.sent) == 1)
         assert life.sent == [{"type": "lifespan.startup.complete"}]
-        task = app._sessions._keepalive_task
+        sessions: Any = app._sessions
+        task = sessions._keepalive_task
         assert task is not None
         assert not task.done()
 
@@ -502,21 +503,34 @@ def test_lifespan_starts_the_keep_alive_and_ends_every_session() -> None:
     run(main)
 
 
-def test_lifespan_refuses_trio() -> None:
+def test_lifespan_on_trio_starts_and_ends_the_sessions_home() -> None:
+    """On trio the sessions' nursery is a system task from startup to shutdown."""
     trio = pytest.importorskip("trio")
     app = McpAsgiApp(build_server())
     sent: list[Message] = []
     inbox = [{"type": "lifespan.startup"}, {"type": "lifespan.shutdown"}]
+    home: list[Any] = []
 
     async def receive() -> Message:
+        if not inbox[1:]:  # between startup and shutdown
+            home.append(getattr(app._sessions, "nursery", None))
         return inbox.pop(0)
 
     async def send(message: Message) -> None:
         sent.append(message)
 
     trio.run(app, {"type": "lifespan"}, receive, send)
-    assert sent[0]["type"] == "lifespan.startup.failed"
-    assert "asyncio" in sent[0]["message"]
+    assert [m["type"] for m in sent] == ["lifespan.startup.complete", "lifespan.shutdown.complete"]
+    assert home[0] is not None
+    assert getattr(app._sessions, "nursery", "none") is None
+
+
+def test_an_app_stays_on_the_library_it_started_on() -> None:
+    trio = pytest.importorskip("trio")
+    app = McpAsgiApp(build_server())
+    run(lambda: app._start())
+    with pytest.raises(RuntimeError, match="on asyncio, not trio"):
+        trio.run(app._start)
 
 
 def test_websockets_are_refused_and_other_scopes_raise() -> None:
@@ -543,7 +557,7 @@ def test_the_app_needs_no_h11() -> None:
 
         sys.meta_path.insert(0, NoH11())
         from mcp_sansio.example import build_server
-        from mcp_sansio.http.asgi import McpAsgiApp
+        from mcp_sansio.asgi import McpAsgiApp
 
         McpAsgiApp(build_server())
         assert "h11" not in sys.modules

@@ -4,14 +4,14 @@ as on stdio (``mcp_sansio.asyncio._peer._Peer``), whose writes go through
 :meth:`HttpServer.route` onto the right HTTP responses.
 
 :class:`HttpSessions` runs those sessions for any asyncio binding: the h11 listener here and
-the ASGI application (:mod:`mcp_sansio.http.asgi`), which is why h11 is only imported when
+the ASGI application (:mod:`mcp_sansio.asgi`), which is why h11 is only imported when
 a connection is served."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from typing import Any
 
 from ..http._server import (
@@ -128,6 +128,39 @@ class HttpSessions:
     async def wait_closed(self) -> None:
         """Wait until the drivers being stopped have stopped."""
         await asyncio.gather(*self._stopping, return_exceptions=True)
+
+    # ------------------------------------------------------------------ the binding face
+    # What the ASGI application (mcp_sansio.asgi) uses, with the same names on trio.
+
+    async def open(self, keepalive: float | None) -> None:
+        """Be ready to run sessions on the running loop: the keep-alive task started
+        (:meth:`start_keepalive`)."""
+        self.start_keepalive(keepalive)
+
+    async def carry_out(self, work: Iterable[Work], ex: Exchange | None) -> None:
+        """:meth:`do`, awaitable (as on trio, where starting a session's loop awaits)."""
+        self.do(work, ex)
+
+    async def aclose(self) -> None:
+        """End every session and stop the keep-alive task; wait until they have ended."""
+        self.close()
+        await self.wait_closed()
+
+    @staticmethod
+    def waiter() -> asyncio.Event:
+        """A fresh waiter for an exchange (``Exchange.waiter``)."""
+        return asyncio.Event()
+
+    @staticmethod
+    @contextlib.asynccontextmanager
+    async def beside(watch: Callable[[], Awaitable[None]]) -> AsyncIterator[None]:
+        """Run ``watch()`` in a task beside the body of the ``async with``, cancelled at
+        its end."""
+        task = asyncio.ensure_future(watch())
+        try:
+            yield
+        finally:
+            task.cancel()
 
 
 class HttpListener(Listener):

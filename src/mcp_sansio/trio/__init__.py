@@ -63,6 +63,7 @@ from __future__ import annotations
 
 from ..session import ConnectionLost, McpError, RequestTimeout
 from ._client import Client
+from ._http_server import HttpSessions
 from ._loop import (
     DEFAULT_MAX_WRITE_BUFFER,
     DEFAULT_SHUTDOWN_TIMEOUT,
@@ -78,6 +79,7 @@ __all__ = [
     "Client",
     "ConnectionLost",
     "Context",
+    "HttpSessions",
     "McpError",
     "RequestTimeout",
     "serve_http",

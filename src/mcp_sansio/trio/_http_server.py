@@ -7,19 +7,22 @@ A connection is a task that moves bytes between its socket and its :class:`H11Se
 with a reader task beside it so that a client leaving in the middle of a response is
 noticed (2026-07-28: its request is cancelled). An exchange's ``waiter`` is a
 ``trio.Event``, replaced by a fresh one before each drain of its output.
+
+:class:`HttpSessions` runs the sessions for any trio binding: the h11 listener here and the
+ASGI application (:mod:`mcp_sansio.asgi`, under hypercorn's trio worker), which is why h11
+is only imported when a connection is served.
 """
 
 from __future__ import annotations
 
+import contextlib
 import math
-from collections.abc import Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from typing import Any, NoReturn
 
-import h11
 import trio
 
 from .._events import RequestId
-from ..http._h11server import H11Server
 from ..http._server import (
     DEFAULT_IDLE_TIMEOUT,
     DEFAULT_KEEPALIVE,
@@ -34,7 +37,7 @@ from ..http._server import (
 from ..server import Server
 from ._loop import _GONE, _Loop
 
-__all__ = ["DEFAULT_IDLE_TIMEOUT", "DEFAULT_KEEPALIVE", "serve_http"]
+__all__ = ["DEFAULT_IDLE_TIMEOUT", "DEFAULT_KEEPALIVE", "HttpSessions", "serve_http"]
 
 _READ_SIZE = 65536
 
@@ -56,20 +59,29 @@ class _Nowhere(trio.abc.Stream):
         await trio.lowlevel.checkpoint()
 
 
-class _Service:
-    """The sessions of an :class:`HttpServer`, each run by a ``_Loop`` in ``nursery``, and
-    the connections that reach them."""
+class HttpSessions:
+    """The MCP sessions of an :class:`HttpServer` on trio, for a binding (the h11
+    listener, the ASGI application) that moves the HTTP bytes: a ``_Loop`` per session in
+    :attr:`nursery`, whose writes go through :meth:`HttpServer.route`, the work of
+    :meth:`HttpServer.end` and :meth:`HttpServer.disconnected` carried out
+    (:meth:`carry_out`), the exchanges woken, the keep-alive.
 
-    def __init__(self, core: HttpServer, nursery: trio.Nursery, idle_timeout: float | None) -> None:
+    The listener gives it its own nursery; a binding with none (the ASGI application:
+    a request's task ends before its session does) calls :meth:`open`, which runs the
+    sessions' nursery in a trio system task until :meth:`aclose`."""
+
+    def __init__(self, core: HttpServer, nursery: trio.Nursery | None = None) -> None:
         self.core = core
         self.nursery = nursery
-        self.idle_timeout = math.inf if idle_timeout is None else idle_timeout
-
-    # ------------------------------------------------------------------ sessions
+        """Where the sessions' loops run."""
+        self._ready: trio.Event | None = None
+        self._stop = trio.Event()
+        self._done = trio.Event()
 
     async def _driver(self, hs: HttpSession) -> _Loop:
         loop: _Loop | None = hs.driver
         if loop is None:
+            assert self.nursery is not None, "the sessions are not open"
             loop = _Loop(hs.session, _Nowhere())
             core = self.core
 
@@ -87,15 +99,18 @@ class _Service:
     def _reap(self, hs: HttpSession) -> None:
         """A stateless session is over once its POST is answered: stop its loop."""
         if hs.over:
-            self._stop(hs)
+            self._stop_session(hs)
 
     @staticmethod
-    def _stop(hs: HttpSession) -> None:
+    def _stop_session(hs: HttpSession) -> None:
         loop: _Loop | None = hs.driver
         if loop is not None:
             loop.scope.cancel()  # its handlers with it
 
-    async def _do(self, work: Iterable[Work], ex: Exchange | None) -> None:
+    async def carry_out(self, work: Iterable[Work], ex: Exchange | None) -> None:
+        """Carry out ``work`` for the request ``ex`` (``None``: no request): feed each
+        :class:`Deliver` to its session (its loop started on first use), stop the loop
+        of each :class:`Terminate`, wake the exchanges of each :class:`Wake`."""
         core = self.core
         for item in work:
             if isinstance(item, Wake):
@@ -111,17 +126,87 @@ class _Service:
                     wake(core.end_delivery(hs))
                 self._reap(hs)
             else:
-                self._stop(hs)
+                self._stop_session(hs)
 
     def close(self) -> None:
         """End every session."""
         for hs in self.core.all_sessions():
-            self._stop(hs)
+            self._stop_session(hs)
+
+    async def keep_alive(self, every: float) -> NoReturn:
+        """Queue a ``: keep-alive`` comment on every open SSE response, ``every`` seconds."""
+        while True:
+            await trio.sleep(every)
+            wake(self.core.keepalive())
+
+    # ------------------------------------------------------------------ without a nursery
+
+    async def open(self, keepalive: float | None) -> None:
+        """Make the sessions' nursery (a system task's, with the keep-alive task in it
+        unless ``keepalive`` is ``None``) unless it is there; return once it is."""
+        if self._ready is None:
+            self._ready = trio.Event()
+            self._stop = trio.Event()
+            self._done = trio.Event()
+            trio.lowlevel.spawn_system_task(self._home, keepalive, name="mcp-sansio sessions")
+        await self._ready.wait()
+
+    async def _home(self, keepalive: float | None) -> None:
+        try:
+            async with trio.open_nursery() as nursery:
+                self.nursery = nursery
+                if keepalive is not None:
+                    nursery.start_soon(self.keep_alive, keepalive)
+                assert self._ready is not None
+                self._ready.set()
+                await self._stop.wait()
+                self.close()
+                nursery.cancel_scope.cancel()
+        finally:
+            self.nursery = None
+            self._ready = None
+            self._done.set()
+
+    async def aclose(self) -> None:
+        """End every session and the nursery :meth:`open` made; wait until they have ended."""
+        if self._ready is None:
+            self.close()
+            return
+        self._stop.set()
+        await self._done.wait()
+
+    @staticmethod
+    def waiter() -> trio.Event:
+        """A fresh waiter for an exchange (``Exchange.waiter``)."""
+        return trio.Event()
+
+    @staticmethod
+    @contextlib.asynccontextmanager
+    async def beside(watch: Callable[[], Awaitable[None]]) -> AsyncIterator[None]:
+        """Run ``watch()`` in a task beside the body of the ``async with``, cancelled at
+        its end."""
+        async with trio.open_nursery() as tasks:
+            tasks.start_soon(watch)
+            yield
+            tasks.cancel_scope.cancel()
+
+
+class _Service(HttpSessions):
+    """The sessions of an :class:`HttpServer`, each run by a ``_Loop`` in ``nursery``, and
+    the connections that reach them."""
+
+    def __init__(self, core: HttpServer, nursery: trio.Nursery, idle_timeout: float | None) -> None:
+        super().__init__(core, nursery)
+        self.idle_timeout = math.inf if idle_timeout is None else idle_timeout
 
     # ------------------------------------------------------------------ connections
 
     async def handle(self, stream: trio.abc.Stream) -> None:
         """Serve one connection until either side closes it."""
+        import h11
+
+        from ..http._h11server import H11Server
+
         glue = H11Server(self.core)
         inbox_in, inbox = trio.open_memory_channel[bytes](1)
         wakeup = trio.Event()
@@ -152,7 +237,7 @@ class _Service:
                     if glue.closed:
                         break
                     if glue.exchange is None:
-                        await self._do(glue.resume(), glue.exchange)  # a pipelined request
+                        await self.carry_out(glue.resume(), glue.exchange)  # a pipelined request
                         if glue.exchange is not None:
                             continue
                     try:
@@ -166,7 +251,7 @@ class _Service:
                         else:
                             await wakeup.wait()
                         continue
-                    await self._do(glue.receive_data(data), glue.exchange)
+                    await self.carry_out(glue.receive_data(data), glue.exchange)
                     if not data:
                         break  # the client left: nothing more to write
             except _GONE:  # the client went away under us
@@ -175,14 +260,8 @@ class _Service:
                 pass  # the response cannot be framed after a broken request: just close
             finally:
                 with trio.CancelScope(shield=True):
-                    await self._do(glue.connection_lost(), None)
+                    await self.carry_out(glue.connection_lost(), None)
                 tasks.cancel_scope.cancel()
-
-    async def keep_alive(self, every: float) -> NoReturn:
-        """Queue a ``: keep-alive`` comment on every open SSE response, ``every`` seconds."""
-        while True:
-            await trio.sleep(every)
-            wake(self.core.keepalive())
 
 
 async def serve_http(

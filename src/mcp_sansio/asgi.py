@@ -1,30 +1,29 @@
-"""Streamable HTTP as an ASGI 3 application: serve an MCP server with uvicorn, hypercorn,
-daphne, or inside any ASGI framework.
+"""Streamable HTTP as an ASGI 3 application: serve an MCP server with uvicorn, hypercorn
+(its asyncio or trio worker), daphne, or inside any ASGI framework.
 
 .. code-block:: python
 
-   # mymodule.py; run with: uvicorn mymodule:app
+   # mymodule.py; run with: uvicorn mymodule:app, or hypercorn -k trio mymodule:app
    from mcp_sansio.example import build_server
-   from mcp_sansio.http.asgi import McpAsgiApp
+   from mcp_sansio.asgi import McpAsgiApp
 
    app = McpAsgiApp(build_server())
 
 :class:`McpAsgiApp` only moves the HTTP messages: every protocol decision is
-``mcp_sansio.http.HttpServer``'s, and each MCP session runs on the same asyncio
-loop as the h11 listener's (``mcp_sansio.asyncio.serve_http``). It needs nothing beyond
-the core (no h11), but it needs an **asyncio** event loop: uvicorn, hypercorn's asyncio
-worker, daphne; not trio (hypercorn's trio worker).
+``mcp_sansio.http.HttpServer``'s, and each MCP session runs on the running library's
+session machinery, the one its h11 listener uses (``mcp_sansio.asyncio.HttpSessions``,
+``mcp_sansio.trio.HttpSessions``). It sits above the runtimes (``mcp_sansio.http`` imports
+none) and needs nothing beyond the core (no h11); trio only when it runs on trio.
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-from collections.abc import Awaitable, Callable, MutableMapping
-from typing import Any, Final
+from collections.abc import Awaitable, Callable, Iterable, MutableMapping
+from contextlib import AbstractAsyncContextManager
+from typing import Any, Final, Protocol
 
-from ..asyncio import HttpSessions
-from ._server import DEFAULT_KEEPALIVE, END, Exchange, HttpServer, ResponseHead
+from .http._server import DEFAULT_KEEPALIVE, END, Exchange, HttpServer, ResponseHead, Work, wake
 
 __all__ = ["McpAsgiApp"]
 
@@ -34,6 +33,53 @@ _Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
 _Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 
 _SHUT_DOWN: Final = "the server is shutting down"
+
+
+class _Waiter(Protocol):
+    def set(self) -> None: ...
+    def wait(self) -> Awaitable[object]: ...
+
+
+class _Sessions(Protocol):
+    """What the app needs of a runtime: its ``HttpSessions`` (asyncio's, trio's)."""
+
+    async def open(self, keepalive: float | None) -> None: ...
+    async def carry_out(self, work: Iterable[Work], ex: Exchange | None) -> None: ...
+    async def aclose(self) -> None: ...
+    def waiter(self) -> _Waiter: ...
+    def beside(self, watch: Callable[[], Awaitable[None]]) -> AbstractAsyncContextManager[None]: ...
+
+
+def _running_library() -> str:
+    """The async library running this task, as ``sniffio`` names it. Trio depends on
+    sniffio (and sets its marker), so without sniffio only asyncio can be running."""
+    try:
+        import sniffio
+    except ImportError:
+        import asyncio
+
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            raise RuntimeError("McpAsgiApp runs on asyncio or trio: no loop is running") from None
+        return "asyncio"
+    try:
+        return sniffio.current_async_library()
+    except sniffio.AsyncLibraryNotFoundError:
+        raise RuntimeError("McpAsgiApp runs on asyncio or trio: no loop is running") from None
+
+
+def _sessions_on(library: str, core: HttpServer) -> _Sessions:
+    """``core``'s sessions on ``library``'s machinery."""
+    if library == "asyncio":
+        from .asyncio import HttpSessions
+
+        return HttpSessions(core)
+    if library == "trio":
+        from .trio import HttpSessions as TrioSessions
+
+        return TrioSessions(core)
+    raise RuntimeError(f"McpAsgiApp runs on asyncio or trio, not {library}")
 
 
 class McpAsgiApp:
@@ -49,8 +95,11 @@ class McpAsgiApp:
     (closed before it is accepted: the server answers 403); any other scope type raises
     :class:`ValueError`, as the ASGI specification asks.
 
-    It needs an asyncio event loop (uvicorn, hypercorn's asyncio worker, daphne), not
-    trio, and keeps its sessions in this process's memory (see "Serving over HTTP" in the
+    It runs on asyncio (uvicorn, hypercorn's asyncio worker, daphne) or trio (hypercorn's
+    trio worker), the one running at its first event (found with ``sniffio``, which trio
+    depends on), and then on that one only; on trio its sessions' tasks live in a trio
+    system task from the first event to :meth:`aclose`. It keeps its sessions in this
+    process's memory (see "Serving over HTTP" in the
     documentation for several workers). The request's path is matched without the scope's
     ``root_path`` (the prefix the app is mounted at): ``path`` is relative to the mount
     point.
@@ -81,7 +130,8 @@ class McpAsgiApp:
         """The sans-IO Streamable HTTP server (``mcp_sansio.http.HttpServer``)."""
         self.keepalive = keepalive
         """Seconds between ``: keep-alive`` comments on open SSE streams, or ``None``."""
-        self._sessions = HttpSessions(self.core)
+        self._sessions: _Sessions | None = None
+        self._library: str | None = None
         self._closed = False
 
     async def __call__(self, scope: _Scope, receive: _Receive, send: _Send) -> None:
@@ -105,7 +155,7 @@ class McpAsgiApp:
             message = await receive()
             if message["type"] == "lifespan.startup":
                 try:
-                    self._start()
+                    await self._start()
                 except Exception as exc:
                     await send({"type": "lifespan.startup.failed", "message": str(exc)})
                     return
@@ -115,23 +165,25 @@ class McpAsgiApp:
                 await send({"type": "lifespan.shutdown.complete"})
                 return
 
-    def _start(self) -> None:
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            raise RuntimeError(
-                "McpAsgiApp needs an asyncio event loop (uvicorn, hypercorn's asyncio "
-                "worker, daphne), not trio"
-            ) from None
+    async def _start(self) -> _Sessions:
+        """The sessions, ready on the running library (made on first use)."""
+        library = _running_library()
+        sessions = self._sessions
+        if sessions is None:
+            sessions = _sessions_on(library, self.core)
+            self._sessions, self._library = sessions, library
+        elif library != self._library:
+            raise RuntimeError(f"McpAsgiApp runs its sessions on {self._library}, not {library}")
         self._closed = False
-        self._sessions.start_keepalive(self.keepalive)
+        await sessions.open(self.keepalive)
+        return sessions
 
     async def aclose(self) -> None:
         """End every session and stop the keep-alive task (what lifespan shutdown does);
         requests that come later get 503."""
         self._closed = True
-        self._sessions.close()
-        await self._sessions.wait_closed()
+        if self._sessions is not None:
+            await self._sessions.aclose()
 
     # ------------------------------------------------------------------ requests
 
@@ -140,37 +192,41 @@ class McpAsgiApp:
         if self._closed:
             ex = Exchange(scope["method"], _target(scope), {})
             ex.respond(503, _SHUT_DOWN)
-        else:
-            self._start()
-            ex = core.begin(scope["method"], _target(scope), scope.get("headers") or ())
-        waiter = ex.waiter = asyncio.Event()
+            with contextlib.suppress(OSError):  # the client is gone
+                await _send_ready(ex, send)
+            return
+        sessions = await self._start()
+        ex = core.begin(scope["method"], _target(scope), scope.get("headers") or ())
         if not ex.finished:
             if await self._read_body(ex, receive):  # the client left before the end of it
-                self._sessions.do(core.disconnected(ex), None)
+                await sessions.carry_out(core.disconnected(ex), None)
                 return
             if not ex.finished:
-                self._sessions.do(core.end(ex), ex)
-        watch = asyncio.ensure_future(_disconnect(receive))
+                await sessions.carry_out(core.end(ex), ex)
+        gone = False
+
+        async def watch() -> None:
+            nonlocal gone
+            await _disconnect(receive)
+            gone = True
+            wake([ex])
+
         ended = False
         try:
-            while True:
-                waiter.clear()
-                ended = await _send_ready(ex, send)
-                if ended:
-                    return
-                waiting = asyncio.ensure_future(waiter.wait())
+            async with sessions.beside(watch):
                 try:
-                    await asyncio.wait((watch, waiting), return_when=asyncio.FIRST_COMPLETED)
-                finally:
-                    waiting.cancel()
-                if watch.done():
-                    return
-        except OSError:  # the server could not send: the client is gone
-            pass
+                    while not gone:
+                        # a fresh waiter before each drain: what comes during it sets it
+                        waiter = ex.waiter = sessions.waiter()
+                        ended = await _send_ready(ex, send)
+                        if ended or gone:
+                            break
+                        await waiter.wait()
+                except OSError:  # the server could not send: the client is gone
+                    pass
         finally:
-            watch.cancel()
             if not ended:
-                self._sessions.do(core.disconnected(ex), None)
+                await sessions.carry_out(core.disconnected(ex), None)
 
     async def _read_body(self, ex: Exchange, receive: _Receive) -> bool:
         """Read the body into ``ex`` until its end or a 413 (the rest is left unread);
