@@ -19,11 +19,12 @@ from typing import Any
 
 import orjson
 import pytest
-from test_http_asgi import ACCEPT, V2025, request
+from test_http_asgi import ACCEPT, V2025, request, stateless, stateless_headers
 
 from mcp_sansio._sse import SseDecoder
 from mcp_sansio.asgi import McpAsgiApp
 from mcp_sansio.example import build_server
+from mcp_sansio.server import Server
 
 LIMIT = 10.0  # seconds: every read, start and stop
 
@@ -227,3 +228,46 @@ def test_without_lifespan_on_trio_the_first_request_opens_the_sessions() -> None
     # the home ended with its trio run (system tasks are cancelled at the end of a run)
     assert sessions.nursery is None
     trio.run(inner.aclose)
+
+
+def test_on_trio_a_client_that_leaves_cancels_its_stateless_request() -> None:
+    """2026-07-28 under hypercorn's trio worker: the app's watcher (a task beside the
+    response, ``mcp_sansio.trio.HttpSessions.beside``) sees ``http.disconnect`` and the
+    handler is cancelled; the one-request session is gone."""
+    trio = pytest.importorskip("trio")
+    server = Server("waiting", "1.0")
+    seen: list[str] = []
+
+    @server.tool("wait", input_schema={"type": "object"})
+    async def wait(ctx: Any, arguments: Mapping[str, Any]) -> str:
+        seen.append("started")
+        try:
+            await trio.sleep_forever()
+        except trio.Cancelled:
+            seen.append("cancelled")
+            raise
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    app = McpAsgiApp(server, keepalive=None)
+    with _hypercorn_trio(app) as port:
+        body = orjson.dumps(stateless(1, "tools/call", {"name": "wait", "arguments": {}}))
+        headers = {
+            "Host": f"127.0.0.1:{port}",
+            "Accept": ACCEPT,
+            "Content-Type": "application/json",
+            "Content-Length": str(len(body)),
+            **stateless_headers("tools/call", "wait"),
+        }
+        head = "".join(f"{k}: {v}\r\n" for k, v in headers.items())
+        with socket.create_connection(("127.0.0.1", port), LIMIT) as sock:
+            sock.sendall(f"POST /mcp HTTP/1.1\r\n{head}\r\n".encode("latin-1") + body)
+            _until(lambda: seen == ["started"])
+        _until(lambda: seen == ["started", "cancelled"])
+        _until(lambda: app.core.all_sessions() == [])
+
+
+def _until(check: Callable[[], bool]) -> None:
+    deadline = time.monotonic() + LIMIT
+    while not check():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.005)
