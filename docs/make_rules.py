@@ -111,6 +111,11 @@ def _sent(r: Rule) -> list[str]:
         level = r.sent_level(version)
         groups.setdefault(f"{level} ({r.sent_severity(version)})", []).append(version)
     text = "; ".join(f"{label} in {', '.join(vs)}" for label, vs in groups.items())
+    for method in sorted({m for c in r.sent_citations for m in c.cases}):
+        versions = [v for v in r.versions if r.sent_level(v, method) != r.sent_level(v)]
+        if versions:
+            level = r.sent_level(versions[0], method)
+            text += f"; ``{method}``: {level} in {', '.join(versions)}"
     lines = [f"   :Sending it: {text}"]
     if r.binds == "receiver":
         lines += ["", *_citations(r.sent_citations, "      ")]
@@ -127,6 +132,20 @@ def _entry(r: Rule) -> list[str]:
         f"   :Applies to: {_by_roles(r)}",
         f"   :The probe: {r.probed}",
     ]
+    scoped = sorted({m for c in r.citations for m in c.cases})
+    if scoped:
+        said = ", ".join(
+            f"{r.level_for(v, m)} for ``{m}`` ({', '.join(vs)})"
+            for m in scoped
+            for vs in [
+                [v for v in r.versions if any(m in c.cases and c.covers(v) for c in r.citations)]
+            ]
+            for v in vs[:1]
+        )
+        lines += [
+            f"   :Level by method: {said}; implied for any other (no sentence about it has a"
+            " keyword): a finding's level is its method's"
+        ]
     if r.citations:
         lines += ["   :Rests on:", "", *_citations(r.citations, "      ")]
     else:

@@ -23,10 +23,15 @@ tool. What it does, each for a sentence of the text:
 
 Nothing more: no logging, no progress, no subscriptions, no size limit of its own.
 
-Two flags make it break one rule each, for the tests of how levels drive the verdict:
+Flags make it break one rule each, for the tests of how levels drive the verdict:
 ``--answer-responses`` answers a malformed response with -32600 (an implied rule: a
 warning), ``--parse-error-code N`` answers a line that is not JSON with error N instead of
--32700 (a MUST of JSON-RPC 2.0: a failure).
+-32700 (a MUST of JSON-RPC 2.0: a failure), ``--params-code N`` answers params the schema
+refuses with error N instead of -32602 (for ``tools/call``, implied: a warning),
+``--log-undeclared`` sends a ``notifications/message`` after each ``initialize`` answer
+without declaring ``logging`` (a MUST of the logging page, in every version: a failure),
+``--answer-twice METHOD`` answers each ``METHOD`` request twice (JSON-RPC's one Response
+per call: a failure).
 """
 
 from __future__ import annotations
@@ -52,6 +57,11 @@ PARSE_ERROR = (
     if "--parse-error-code" in sys.argv
     else -32700
 )
+PARAMS = (
+    int(sys.argv[sys.argv.index("--params-code") + 1]) if "--params-code" in sys.argv else -32602
+)
+LOG_UNDECLARED = "--log-undeclared" in sys.argv
+TWICE = sys.argv[sys.argv.index("--answer-twice") + 1] if "--answer-twice" in sys.argv else None
 
 
 def error(rid: Any, code: int, message: str) -> dict[str, Any]:
@@ -94,12 +104,12 @@ def request(message: dict[str, Any]) -> dict[str, Any]:
     if method == "tools/list":
         cursor = params.get("cursor")
         if cursor is not None and not isinstance(cursor, str):
-            return error(rid, -32602, "cursor must be a string")
+            return error(rid, PARAMS, "cursor must be a string")
         return result(rid, {"tools": [TOOL]})
     if method == "tools/call":
         name, arguments = params.get("name"), params.get("arguments", {})
         if not isinstance(name, str) or not isinstance(arguments, dict):
-            return error(rid, -32602, "tools/call needs a name and object arguments")
+            return error(rid, PARAMS, "tools/call needs a name and object arguments")
         if name != "echo":
             return error(rid, -32602, f"Unknown tool: {name}")
         text = arguments.get("text")
@@ -133,6 +143,7 @@ def main() -> None:
         try:
             value = json.loads(line)
         except ValueError:
+            value = None
             out: Any = error(None, PARSE_ERROR, "Parse error")
         else:
             if isinstance(value, list) and state["version"] == "2025-03-26":
@@ -146,6 +157,12 @@ def main() -> None:
                 out = answer(value)
         if out is not None:
             sys.stdout.write(json.dumps(out) + "\n")
+            if TWICE is not None and isinstance(value, dict) and value.get("method") == TWICE:
+                sys.stdout.write(json.dumps(out) + "\n")
+            if LOG_UNDECLARED and isinstance(value, dict) and value.get("method") == "initialize":
+                log = {"level": "info", "data": "undeclared"}
+                message = {"jsonrpc": "2.0", "method": "notifications/message", "params": log}
+                sys.stdout.write(json.dumps(message) + "\n")
             sys.stdout.flush()
 
 

@@ -748,3 +748,55 @@ def test_a_wire_line_keeps_its_first_bytes_and_its_size() -> None:
     assert len(line.data) == KEPT_BYTES
     assert line.size == 1_000_000
     assert line.render(5) == "<- xxxxx... (1000000 bytes in all)"
+
+
+# A 2026-07-28 server that, once a request without _meta has come, serves the connection as
+# the initialize era's: server/discover then gets -32601 (as the TypeScript SDK v2 did).
+DISCOVER_LOST = textwrap.dedent(
+    """
+    import json, sys
+    META = "io.modelcontextprotocol/protocolVersion"
+    legacy = False
+    for line in sys.stdin:
+        try:
+            msg = json.loads(line)
+        except ValueError:
+            continue
+        if not isinstance(msg, dict) or "method" not in msg or "id" not in msg:
+            continue
+        rid, method = msg["id"], msg["method"]
+        meta = (msg.get("params") or {}).get("_meta")
+        if not isinstance(meta, dict) or META not in meta:
+            legacy = True
+            body = {"error": {"code": -32602, "message": "no _meta"}}
+        elif method == "server/discover" and not legacy:
+            body = {"result": {"resultType": "complete", "supportedVersions": ["2026-07-28"],
+                               "capabilities": {},
+                               "_meta": {"io.modelcontextprotocol/serverInfo":
+                                         {"name": "lost", "version": "0"}}}}
+        elif method == "ping":
+            body = {"result": {}}
+        else:
+            body = {"error": {"code": -32601, "message": "Method not found"}}
+        sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": rid, **body}) + "\\n")
+        sys.stdout.flush()
+    """
+)
+
+
+def test_server_discover_refused_after_a_request_without_meta_fails(tmp_path: Path) -> None:
+    """Server > Discovery (2026-07-28), "Servers MUST implement it": a well-formed
+    server/discover answered with -32601, after a request without _meta, is a failure."""
+    path = tmp_path / "server.py"
+    path.write_text(DISCOVER_LOST)
+    argv = ["--json", "--examples", "0", "--timeout", "2", "--versions", "2026-07-28"]
+    status, out, _ = probe([*argv, "--", PYTHON, str(path)])
+    report = json.loads(out)
+    assert report["offered"] == ["2026-07-28"], report
+    row = rows(report)["stateless.discover"]
+    assert row["status"] == "fail", row
+    assert row["level_charged"] == "MUST"
+    assert "server/discover after a ping without _meta" in row["detail"]
+    assert "-32601" in row["detail"]
+    assert any("Servers MUST implement it." in t["text"] for t in row["text"])
+    assert status == 1

@@ -36,7 +36,9 @@ def test_a_server_that_does_what_the_text_asks_fails_no_rule(seed: int) -> None:
     assert "-32002" in row.detail
 
 
-def _probe(args: list[str], *, strict: bool) -> tuple[int, str]:
+def _probe(
+    args: list[str], *, strict: bool, versions: tuple[str, ...] = ("2025-11-25",)
+) -> tuple[int, str]:
     out, err = io.StringIO(), io.StringIO()
     status = probe_command(
         http=None,
@@ -45,7 +47,7 @@ def _probe(args: list[str], *, strict: bool) -> tuple[int, str]:
         examples=0,
         seed=1,
         timeout=5.0,
-        versions=["2025-11-25"],
+        versions=list(versions),
         jobs=4,
         out=out,
         err=err,
@@ -70,3 +72,37 @@ def test_a_must_broken_is_a_failure() -> None:
     assert status == 1, text
     assert "\nFAIL envelope.parse-error (MUST; 2025-11-25; checks)\n" in text
     assert "answered error -32600; the rule wants -32700" in text
+
+
+def test_params_invalid_is_implied_for_a_method_no_sentence_names() -> None:
+    """No sentence says SHOULD -32602 for ``tools/call``: the warning says implied (the
+    rule's SHOULD is the log level's and the prompt arguments')."""
+    status, text = _probe(["--params-code", "-32603"], strict=False)
+    assert status == 0, text
+    assert re.search(r"^params\.invalid +warn ", text, re.MULTILINE), text
+    assert "\nWARN params.invalid (implied; tools/call; 2025-11-25; checks)\n" in text
+    block = text[text.index("WARN params.invalid") :]
+    block = block[: block.index("\n\n")] if "\n\n" in block else block
+    assert "a warning: implied (no sentence about it has a keyword), not MUST" in block
+    assert "SHOULD" not in block.split("  found:")[0].split("  rule:")[0]
+    assert "Invalid log level" not in block, "the log level's sentence is not about tools/call"
+
+
+@pytest.mark.parametrize("version", ["2024-11-05", "2025-03-26", "2025-11-25"])
+def test_an_undeclared_log_message_is_a_must_failure_in_every_version(version: str) -> None:
+    """The logging page: "Servers that emit log message notifications MUST declare the
+    logging capability": a failure in 2024-11-05 and 2025-03-26 too, where the
+    negotiated-capabilities sentence is only a SHOULD."""
+    status, text = _probe(["--log-undeclared"], strict=False, versions=(version,))
+    assert status == 1, text
+    head = f"\nFAIL capability.undeclared-notification (MUST; notifications/message; {version};"
+    assert head in text, text
+    assert "MUST declare the `logging` capability" in text
+
+
+def test_a_second_answer_to_one_request_cites_one_response_per_call() -> None:
+    status, text = _probe(["--answer-twice", "ping"], strict=False)
+    assert status == 1, text
+    block = text[text.index("\nFAIL response.unknown-id (MUST;") :]
+    assert "The Response is expressed as a single JSON Object" in block
+    assert "MUST handle these race conditions gracefully" in block

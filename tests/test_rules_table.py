@@ -219,19 +219,27 @@ def test_severity_follows_level_and_binds(r: Rule) -> None:
 def test_sent_severity_follows_the_senders_sentences(r: Rule) -> None:
     if r.binds == "sender":
         assert not r.sent_citations, "the rule's own sentences state the sender's duty"
+    methods = [None, *sorted({m for c in r.sent_citations for m in c.cases})]
     for version in r.versions:
-        level = r.sent_level(version)
-        if r.level == "ours":
-            assert level == "ours"
-        elif r.binds == "sender":
-            assert level == r.level
-        else:
-            levels = [keyword_level(c.text) for c in r.sent_citations if c.covers(version)]
-            strong = [lv for lv in levels if lv in ("MUST", "MUST NOT")]
-            weak = [lv for lv in levels if lv in ("SHOULD", "SHOULD NOT")]
-            assert level == (strong or weak or ["implied"])[0]
-        expected = {"MUST": "failure", "MUST NOT": "failure", "ours": "note"}.get(level, "warning")
-        assert r.sent_severity(version) == expected
+        for method in methods:
+            level = r.sent_level(version, method)
+            if r.level == "ours":
+                assert level == "ours"
+            elif r.binds == "sender":
+                assert level == r.level
+            else:
+                levels = [
+                    keyword_level(c.text)
+                    for c in r.sent_citations
+                    if c.covers(version) and (not c.cases or method in c.cases)
+                ]
+                strong = [lv for lv in levels if lv in ("MUST", "MUST NOT")]
+                weak = [lv for lv in levels if lv in ("SHOULD", "SHOULD NOT")]
+                assert level == (strong or weak or ["implied"])[0]
+            expected = {"MUST": "failure", "MUST NOT": "failure", "ours": "note"}.get(
+                level, "warning"
+            )
+            assert r.sent_severity(version, method) == expected
 
 
 def test_sending_an_undeclared_capability_is_a_must_from_2025_06_18() -> None:
@@ -244,6 +252,56 @@ def test_sending_an_undeclared_capability_is_a_must_from_2025_06_18() -> None:
     ]
     assert r.sent_severity("2025-03-26") == "warning"
     assert r.sent_severity("2025-06-18") == "failure"
+
+
+def test_an_undeclared_log_message_is_a_must_in_every_version() -> None:
+    """The logging page: "Servers that emit log message notifications MUST declare the
+    logging capability": a MUST where the negotiated-capabilities sentence is a SHOULD
+    (2024-11-05, 2025-03-26) or absent (2026-07-28); any other undeclared notification
+    keeps that sentence's level."""
+    r = RULES["capability.undeclared-notification"]
+    for version in r.versions:
+        assert r.sent_level(version, "notifications/message") == "MUST", version
+    assert r.sent_level("2024-11-05", "notifications/tools/list_changed") == "SHOULD"
+    assert r.sent_level("2025-03-26", "notifications/tools/list_changed") == "SHOULD"
+    assert r.sent_level("2025-06-18", "notifications/tools/list_changed") == "MUST"
+    (logging,) = [c for c in r.sent_citations if c.cases]
+    assert logging.versions == tuple(sorted(r.versions, reverse=True))
+    assert logging.section == "Server > Utilities > Logging > Capabilities"
+
+
+def test_params_invalid_levels_per_method() -> None:
+    """SHOULD only where a sentence says it: the log level; a prompt's missing arguments
+    (a case the probe never makes); every other method implied."""
+    r = RULES["params.invalid"]
+    assert r.level == "SHOULD"
+    for version in r.versions:
+        if "logging/setLevel" in VERSIONS[version].methods:
+            assert r.level_for(version, "logging/setLevel") == "SHOULD"
+        for method in ("tools/call", "resources/subscribe", "prompts/get", "subscriptions/listen"):
+            assert r.level_for(version, method) == "implied", (version, method)
+            assert r.severity_for(version, method) == "warning"
+    assert r.level_for("2025-11-25", None) == "SHOULD"
+
+
+def test_a_second_answer_breaks_a_sentence_cited() -> None:
+    """A second answer to one request has the request's id: the id sentences do not decide
+    it; JSON-RPC's one Response per call and cancellation's race do."""
+    r = RULES["response.unknown-id"]
+    texts = [c.text for c in r.sent_citations]
+    assert any("The Response is expressed as a single JSON Object" in t for t in texts)
+    for version in r.versions:
+        race = [c for c in r.sent_citations if c.covers(version) and "race conditions" in c.text]
+        assert race, version
+        assert keyword_level(race[0].text) == "MUST", version
+        assert r.sent_level(version) == "MUST"
+
+
+def test_server_discover_is_a_must_of_2026_07_28() -> None:
+    r = PROBE_RULES["stateless.discover"]
+    assert (r.level, r.reply, r.binds, r.code) == ("MUST", "result", "receiver", None)
+    assert r.cases == frozenset({("2026-07-28", Role.SERVER)})
+    assert any(c.text.endswith("Servers MUST implement it.") for c in r.citations)
 
 
 def test_a_reused_id_is_the_senders_failure_and_no_charge_to_the_receiver() -> None:

@@ -220,6 +220,7 @@ class ServerProbe(Probe):
         if legacy and modern:
             checks.append((modern[0], _also_legacy))
         if modern:
+            checks.append((modern[0], _discover_kept))
             checks.append((modern[0], _input_required))
             checks.append((modern[0], _listen))
         return checks
@@ -367,6 +368,34 @@ def _cancel_initialize(check: Check) -> None:
             check.failed("cancel.initialize", "the cancel was answered", conv)
         else:
             check.passed("cancel.initialize", "initialize, then a cancel naming it")
+
+
+def _discover_kept(check: Check) -> None:
+    """``stateless.discover``: a well-formed ``server/discover`` gets a result first thing
+    on a fresh peer, and again after a request without ``_meta`` (answered with whatever
+    error: ``meta.missing`` judges that; a server of both eras may take it for either
+    era's)."""
+    name = "stateless.discover"
+
+    def discover(conv: Conversation, why: str) -> bool:
+        rid = conv.fresh_id()
+        message = {
+            "jsonrpc": "2.0",
+            "id": rid,
+            "method": "server/discover",
+            "params": {"_meta": conv.meta()},
+        }
+        return check.fire(
+            conv, Shot(name, orjson.dumps(message), Demand("result", (), (rid,)), why)
+        )
+
+    with check.talk() as conv:
+        if not discover(conv, "server/discover, the first request"):
+            return
+        rid = conv.fresh_id()
+        mark = conv.send_raw(orjson.dumps({"jsonrpc": "2.0", "id": rid, "method": "ping"}), [rid])
+        conv._pump(lambda: bool(conv.raw_answers(mark, [rid])), None)
+        discover(conv, "server/discover after a ping without _meta")
 
 
 def _batch_accepted(check: Check) -> None:

@@ -5,13 +5,15 @@ with its verdict (:func:`charge` says how a broken rule counts), and the :class:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 import attrs
 
 from mcp_sansio._state import Role
-from mcp_sansio.testing._rules import OTHER_RULE, PROBE_RULES, RULES, Rule, Severity
+from mcp_sansio._versions import VERSIONS
+from mcp_sansio.testing._rules import OTHER_RULE, PROBE_RULES, RULES, Citation, Rule, Severity
 from mcp_sansio.testing._wire import (
     WireLine,
     collapse,
@@ -45,9 +47,32 @@ class Outcome:
     part: str = "receiver"
     """The peer's part in a failure: ``"receiver"`` (it answered the probe's message
     wrongly) or ``"sender"`` (what it sent of its own breaks the rule)."""
+    method: str | None = None
+    """The method of the message the finding is about, where the rule's level depends on
+    it (:attr:`Rule.scoped`); ``None``: read from :attr:`detail` (:func:`method_of`)."""
 
 
-def charge(r: Rule, part: str = "receiver", version: str | None = None) -> Severity:
+_TOKEN: Final = re.compile(r"[A-Za-z][\w/.-]*")
+
+
+def method_of(o: Outcome, r: Rule) -> str | None:
+    """The method a finding of ``r`` is about, for a rule whose level depends on it
+    (:attr:`Rule.scoped`): :attr:`Outcome.method`, else the first method of the version's
+    text named in the detail (a near miss's description starts with its method; our
+    Connection names the method it refuses, quoted). ``None`` for any other rule, or
+    when the detail names none."""
+    if not r.scoped:
+        return None
+    if o.method is not None:
+        return o.method
+    spec = VERSIONS.get(o.version or "")
+    methods = spec.methods if spec is not None else {}
+    return next((t for t in _TOKEN.findall(o.detail) if t in methods), None)
+
+
+def charge(
+    r: Rule, part: str = "receiver", version: str | None = None, method: str | None = None
+) -> Severity:
     """What a finding against ``r`` counts as, the peer having played ``part``:
 
     - ``"receiver"`` (it answered the probe's message wrongly): :attr:`Rule.severity`, a
@@ -58,10 +83,13 @@ def charge(r: Rule, part: str = "receiver", version: str | None = None) -> Sever
       :meth:`Rule.sent_severity` for ``version``, from the sentences that forbid sending
       it (a warning where none does: the schema or JSON-RPC is broken, no sentence).
 
-    A rule of ``level="ours"`` (the text is silent) is only ever a note."""
+    For a rule some of whose sentences are about some methods only (:attr:`Rule.scoped`),
+    ``method`` (the finding's) picks the sentences that decide (:meth:`Rule.level_for`,
+    :meth:`Rule.sent_level`). A rule of ``level="ours"`` (the text is silent) is only ever
+    a note."""
     if _as_sender(r, part):
-        return r.sent_severity(version or r.versions[0])
-    return r.severity
+        return r.sent_severity(version or r.versions[0], method)
+    return r.severity_for(version or r.versions[0], method)
 
 
 def _as_sender(r: Rule, part: str) -> bool:
@@ -96,6 +124,33 @@ class Row:
     part: str = ""
     """The peer's part in the finding (``"receiver"`` or ``"sender"``; see
     :func:`charge`)."""
+    method: str | None = None
+    """The method of the finding's message, where the rule's level depends on it
+    (:func:`method_of`)."""
+    version: str | None = None
+    """The version of the finding shown (the first of :attr:`versions` when not given)."""
+
+    @property
+    def level(self) -> str:
+        """The level that decided the finding (:func:`charge`): for what the peer sent of
+        its own, that of the sentences forbidding the sending; else the rule's, for the
+        finding's method (the rule's own level for a row with no finding)."""
+        version = self.version or (self.versions[0] if self.versions else None)
+        if not self.found or version is None:
+            return self.rule.level
+        if _as_sender(self.rule, self.part):
+            return self.rule.sent_level(version, self.method)
+        return self.rule.level_for(version, self.method)
+
+    def cited(self) -> tuple[Citation, ...]:
+        """The sentences a finding rests on: for what the peer sent, those forbidding the
+        sending (when the rule has them), else the rule's; of those, the ones about the
+        finding's method (:meth:`Citation.about`), when it is known."""
+        sent = self.rule.sent_citations if self.part == "sender" else ()
+        chosen = sent or self.rule.citations
+        if self.method is None:
+            return chosen
+        return tuple(c for c in chosen if c.about(self.method))
 
     @property
     def found(self) -> bool:
@@ -115,7 +170,9 @@ class Row:
         if self.found:
             out["phase"] = self.phase
             out["part"] = self.part
-            cited = self.rule.sent_citations if self.part == "sender" else ()
+            out["level_charged"] = self.level
+            if self.method is not None:
+                out["method"] = self.method
             out["text"] = [
                 {
                     "document": c.document,
@@ -123,7 +180,7 @@ class Row:
                     "section": c.section,
                     "text": c.text,
                 }
-                for c in cited or self.rule.citations
+                for c in self.cited()
             ]
             out["exchange"] = [line.to_json() for line in collapse(self.exchange)]
         return out
@@ -245,11 +302,10 @@ class Report:
             out.append("")
             versions = ", ".join(r.versions)
             label = _LABELS[r.status].upper()
-            level = _level_charged(r)
-            out.append(f"{label} {r.rule.name} ({level}; {versions}; {r.phase})")
+            about = f"; {r.method}" if r.method is not None else ""
+            out.append(f"{label} {r.rule.name} ({r.level}{about}; {versions}; {r.phase})")
             out.append(f"  rule: {r.rule.summary}")
-            cited = r.rule.sent_citations if r.part == "sender" else ()
-            for c in cited or r.rule.citations:
+            for c in r.cited():
                 where = f"{c.document} {', '.join(c.versions)}".rstrip()
                 out.append(f'  text ({where}, {c.section}): "{c.text}"')
             out.append(f"  found: {r.detail}")
@@ -268,20 +324,15 @@ _LABELS: Final[Mapping[str, str]] = {
 }
 
 
-def _level_charged(r: Row) -> str:
-    """The level that decided a finding: for what the peer sent of its own, that of the
-    sentences forbidding the sending (see :func:`charge`), else the rule's."""
-    if _as_sender(r.rule, r.part) and r.versions:
-        return r.rule.sent_level(r.versions[0])
-    return r.rule.level
-
-
 def _why_not_failed(r: Row) -> str:
     """Why a finding is a warning or a note, not a failure."""
     if r.status == "warn":
-        level = _level_charged(r)
+        level = r.level
         if _as_sender(r.rule, r.part):
             said = "no sentence forbids sending it" if level == "implied" else level
+            return f"a warning: {said}, not MUST (fails under --strict)"
+        if level == "implied":
+            said = "implied (no sentence about it has a keyword)"
             return f"a warning: {said}, not MUST (fails under --strict)"
         return f"a warning: the text says {level}, not MUST (fails under --strict)"
     if r.rule.level == "ours":
@@ -317,16 +368,29 @@ def report_rows(
             best = min(
                 fails,
                 key=lambda o: (
-                    _SEVERITY_RANK[charge(r, o.part, o.version)],
+                    _SEVERITY_RANK[charge(r, o.part, o.version, method_of(o, r))],
                     len(o.exchange),
                     sum(x.size for x in o.exchange),
                 ),
             )
-            severity = charge(r, best.part, best.version)
+            method = method_of(best, r)
+            severity = charge(r, best.part, best.version, method)
             status = {"failure": "fail", "warning": "fail" if strict else "warn"}.get(
                 severity, "note"
             )
-            rows.append(Row(r, status, best.detail, versions, best.exchange, best.phase, best.part))
+            rows.append(
+                Row(
+                    r,
+                    status,
+                    best.detail,
+                    versions,
+                    best.exchange,
+                    best.phase,
+                    best.part,
+                    method,
+                    best.version,
+                )
+            )
         elif passes:
             rows.append(Row(r, "pass", passes[0].detail, versions))
         else:

@@ -78,10 +78,32 @@ class Citation:
     text: str
     """The sentence, quoted as the text has it (bold, links and line breaks removed; table
     cells separated by ``|``; `` … `` where list items or words in between are left out)."""
+    cases: tuple[str, ...] = ()
+    """The methods the sentence is about, where it is about some of a rule's messages only
+    (``("notifications/message",)`` for the sentence on log messages); ``()`` for all of
+    them. A case no probe message is (``"prompts/get arguments"``: the probe never breaks
+    a prompt's arguments) keeps the sentence from deciding any finding's level."""
 
     def covers(self, version: str) -> bool:
         """Whether the sentence is in the text of ``version`` (JSON-RPC 2.0: always)."""
         return self.document == JSONRPC or version in self.versions
+
+    def about(self, method: str | None) -> bool:
+        """Whether the sentence is about a message of ``method`` (``None``: a finding whose
+        method is not known, which only the sentences about every message decide)."""
+        return not self.cases or method in self.cases
+
+
+def _strongest(citations: tuple[Citation, ...], version: str, method: str | None) -> Level:
+    """The strongest keyword of the ``citations`` in the text of ``version`` about a message
+    of ``method``; ``"implied"`` when none has one."""
+    found: Level = "implied"
+    for citation in citations:
+        if citation.covers(version) and citation.about(method):
+            level = keyword_level(citation.text)
+            if found == "implied" or (level != "implied" and _STRENGTH[level] > _STRENGTH[found]):
+                found = level
+    return found
 
 
 @attrs.frozen
@@ -124,33 +146,51 @@ class Rule:
             return "note"
         return _severity(self.level)
 
-    def sent_level(self, version: str) -> Level:
-        """How strongly the text of ``version`` forbids *sending* the offending message:
-        :attr:`level` when the cited sentences bind the sender; else the strongest keyword
-        of the :attr:`sent_citations` that cover ``version`` (``"implied"`` when none does:
-        the message breaks the schema or JSON-RPC, no sentence); ``"ours"`` stays
-        ``"ours"``."""
+    @property
+    def scoped(self) -> bool:
+        """Whether some sentence of the rule is about some of its messages only
+        (:attr:`Citation.cases`): then the level of a finding depends on its method."""
+        return any(c.cases for c in (*self.citations, *self.sent_citations))
+
+    def level_for(self, version: str, method: str | None = None) -> Level:
+        """How strongly the text of ``version`` states the rule for a message of ``method``
+        (the receiver's duty): :attr:`level`, unless some cited sentence is about some
+        methods only (:attr:`Citation.cases`); then the strongest keyword of the sentences
+        in that text about ``method`` (``"implied"`` when none has one: ``params.invalid``
+        for ``tools/call``, where no sentence says SHOULD). A method not known
+        (``None``) gets :attr:`level`."""
+        if self.level == "ours" or self.binds == "sender" or method is None:
+            return self.level
+        if not any(c.cases for c in self.citations):
+            return self.level
+        return _strongest(self.citations, version, method)
+
+    def severity_for(self, version: str, method: str | None = None) -> Severity:
+        """:attr:`severity`, by :meth:`level_for` (``version``, ``method``)."""
+        if self.binds == "sender" or self.level == "ours":
+            return "note"
+        return _severity(self.level_for(version, method))
+
+    def sent_level(self, version: str, method: str | None = None) -> Level:
+        """How strongly the text of ``version`` forbids *sending* the offending message (of
+        ``method``, when known): :attr:`level` when the cited sentences bind the sender;
+        else the strongest keyword of the :attr:`sent_citations` that cover ``version``
+        and are about ``method`` (:meth:`Citation.about`; a sentence about some methods
+        only counts for those) (``"implied"`` when none does: the message breaks the
+        schema or JSON-RPC, no sentence); ``"ours"`` stays ``"ours"``."""
         if self.level == "ours":
             return "ours"
         if self.binds == "sender":
             return self.level
-        found: Level = "implied"
-        for citation in self.sent_citations:
-            if citation.covers(version):
-                level = keyword_level(citation.text)
-                if found == "implied" or (
-                    level != "implied" and _STRENGTH[level] > _STRENGTH[found]
-                ):
-                    found = level
-        return found
+        return _strongest(self.sent_citations, version, method)
 
-    def sent_severity(self, version: str) -> Severity:
+    def sent_severity(self, version: str, method: str | None = None) -> Severity:
         """What a finding counts as against the side that *sent* the offending message (the
         probe's checks of what the peer itself sends): a ``"failure"`` for a MUST or MUST
         NOT of :meth:`sent_level`, a ``"warning"`` for a SHOULD, SHOULD NOT or implied one,
         a ``"note"`` for ``"ours"``. (``response.missing`` judges the receiver of a request
         even when found passively: use :attr:`severity` for it.)"""
-        return _severity(self.sent_level(version))
+        return _severity(self.sent_level(version, method))
 
     @property
     def eras(self) -> frozenset[Era]:

@@ -130,8 +130,10 @@ def _cases(
 V: Final = ("2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
 
 
-def mcp(versions: tuple[str, ...], section: str, text: str) -> Citation:
-    return Citation(MCP, versions, section, " ".join(text.split()))
+def mcp(
+    versions: tuple[str, ...], section: str, text: str, *, cases: tuple[str, ...] = ()
+) -> Citation:
+    return Citation(MCP, versions, section, " ".join(text.split()), cases)
 
 
 def rpc(section: str, text: str) -> Citation:
@@ -143,6 +145,12 @@ RPC_REPLY: Final = rpc(
     "5 Response object",
     "When a rpc call is made, the Server MUST reply with a Response, except for in the case "
     "of Notifications.",
+)
+RPC_ONE_RESPONSE: Final = rpc(
+    "5 Response object",
+    "When a rpc call is made, the Server MUST reply with a Response, except for in the case "
+    "of Notifications. The Response is expressed as a single JSON Object, with the following "
+    "members:",
 )
 RPC_ID: Final = rpc(
     "5 Response object",
@@ -334,6 +342,38 @@ NEGOTIATED_ONLY: Final = (
         _OPERATION,
         "Both parties SHOULD: … Only use capabilities that were successfully negotiated",
     ),
+)
+
+# MCP: cancellation's race (a cancel that arrives after the answer).
+_LATE_CANCEL: Final = (
+    "Due to network latency, cancellation notifications may arrive after request processing "
+    "has completed, and potentially after a response has already been sent. Both parties "
+    "MUST handle these race conditions gracefully:"
+)
+CANCEL_RACE: Final = (
+    mcp(("2026-07-28",), "Basic > Patterns > Cancellation > Timing Considerations", _LATE_CANCEL),
+    mcp(LEGACY, "Basic > Utilities > Cancellation > Timing Considerations", _LATE_CANCEL),
+)
+NO_ANSWER_AFTER_CANCEL: Final = (
+    mcp(
+        ("2026-07-28",),
+        "Basic > Patterns > Cancellation > Behavior Requirements",
+        "Servers receiving cancellation notifications SHOULD: … Not send a response for the "
+        "cancelled request",
+    ),
+    mcp(
+        LEGACY,
+        "Basic > Utilities > Cancellation > Behavior Requirements",
+        "Receivers of cancellation notifications SHOULD: … Not send a response for the "
+        "cancelled request",
+    ),
+)
+#: The one sentence on a capability a notification needs (log messages).
+LOGGING_DECLARED: Final = mcp(
+    V,
+    "Server > Utilities > Logging > Capabilities",
+    "Servers that emit log message notifications MUST declare the `logging` capability:",
+    cases=("notifications/message",),
 )
 
 # MCP 2026-07-28: _meta.

@@ -54,6 +54,7 @@ from mcp_sansio.testing._rule_parts import (
     make_rule,
     mcp,
     rpc,
+    stateless,
 )
 from mcp_sansio.testing._rules_envelope import CATALOG as ENVELOPE
 from mcp_sansio.testing._rules_flow import CATALOG as FLOW
@@ -130,6 +131,35 @@ PROBE_RULES: Final[Mapping[str, Rule]] = MappingProxyType(
                         "there SHOULD NOT be any Response objects for notifications.",
                     ),
                     RPC_REPLY,
+                ),
+            ),
+            make_rule(
+                "stateless.discover",
+                code=None,
+                reply="result",
+                level="MUST",
+                where=stateless(Role.SERVER),
+                summary="""2026-07-28: a well-formed ``server/discover`` is answered with its
+                result (the versions, capabilities and identity), at the start and later on
+                the same connection (after a malformed request too): the server MUST
+                implement it.""",
+                probed="""(the probe's own) ``server/discover`` first, and again after a
+                request without ``_meta``: each must get a result""",
+                citations=(
+                    mcp(
+                        ("2026-07-28",),
+                        "Server > Discovery",
+                        "`server/discover` lets a client query a server's supported protocol "
+                        "versions, capabilities, and identity before sending any other requests. "
+                        "Servers MUST implement it.",
+                    ),
+                    mcp(
+                        ("2026-07-28",),
+                        "Schema > DiscoverRequest",
+                        "A request from the client asking the server to advertise its "
+                        "supported protocol versions, capabilities, and other metadata. "
+                        "Servers MUST implement `server/discover`.",
+                    ),
                 ),
             ),
             make_rule(

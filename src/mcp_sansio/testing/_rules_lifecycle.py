@@ -8,11 +8,13 @@ from typing import Final
 
 from mcp_sansio._state import Role
 from mcp_sansio.testing._rule_parts import (
+    CANCEL_RACE,
     CLIENT_WAITS,
     INIT_FIRST,
     INITIALIZATION,
     LEGACY,
     META_REQUIRED,
+    NO_ANSWER_AFTER_CANCEL,
     NO_RESPONSE,
     REQUEST_ID,
     RESPECT_VERSION,
@@ -20,6 +22,7 @@ from mcp_sansio.testing._rule_parts import (
     RESPONSES_ANSWER_REQUESTS,
     RPC_CLIENT,
     RPC_ID,
+    RPC_ONE_RESPONSE,
     RPC_REPLY,
     RPC_SAME_ID,
     SERVER_WAITS,
@@ -246,11 +249,14 @@ CATALOG: Final = (
         level="implied",
         where=always,
         summary="""A response whose id answers no request in flight (never sent, already
-        answered, or the same digits of another JSON type) is dropped: no reply, no
-        crash.""",
+        answered, or the same digits of another JSON type) is dropped: no reply, no crash.
+        Sending one breaks the sender's MUSTs: the id of a request never sent, that the id
+        be the request's; a second answer to one request (one answered, then cancelled, the
+        race of a late cancel), JSON-RPC's one Response per call and cancellation's
+        "handle these race conditions gracefully".""",
         probed="a response to a request never sent; *sent*: every answer of the peer",
         citations=(RPC_CLIENT, RPC_REPLY, *RESPONSES_ANSWER_REQUESTS),
-        sent=(RPC_ID, *RESPONSE_ID),
+        sent=(RPC_ID, *RESPONSE_ID, RPC_ONE_RESPONSE, *CANCEL_RACE, *NO_ANSWER_AFTER_CANCEL),
     ),
     # ------------------------------------------------------------------ capabilities
 )

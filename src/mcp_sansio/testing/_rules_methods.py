@@ -8,6 +8,7 @@ from mcp_sansio._state import Role
 from mcp_sansio.testing._rule_parts import (
     GATED_2026,
     LEGACY,
+    LOGGING_DECLARED,
     METHOD_NOT_FOUND_2026,
     NEGOTIATED_ONLY,
     NO_RESPONSE,
@@ -137,10 +138,11 @@ CATALOG: Final = (
         ``notifications/message`` without ``logging``, ``notifications/roots/list_changed``
         without ``roots.listChanged``) is never answered (our Connection drops it; in
         2024-11-05 and 2025-03-26, where only the sub-capability is missing, it takes it unless
-        ``strict``). Sending it is a MUST NOT from 2025-06-18, a SHOULD NOT before.""",
+        ``strict``). Sending it is a MUST NOT from 2025-06-18, a SHOULD NOT before; a log
+        message without ``logging`` is a MUST in every version (its own sentence).""",
         probed="``notifications/roots/list_changed`` undeclared; *sent*: the peer's notifications",
         citations=NO_RESPONSE,
-        sent=NEGOTIATED_ONLY,
+        sent=(*NEGOTIATED_ONLY, LOGGING_DECLARED),
     ),
     # ------------------------------------------------------------------ methods and params
     make_rule(
@@ -200,8 +202,11 @@ CATALOG: Final = (
         summary="""A request whose params lack a property the schema requires, or give it the
         wrong JSON type (``tools/call`` without ``name``, ``resources/read`` without ``uri``,
         ``initialize`` without ``capabilities``, ``logging/setLevel`` with a number, …) gets
-        -32602 (the text says SHOULD where it names the code). (Unknown tools and prompts are
-        -32602 too; judging those needs the server's own lists.)""",
+        -32602. The text says SHOULD only for an invalid log level (``logging/setLevel``) and
+        a prompt's missing arguments (which the probe never breaks: it does not know the
+        prompts); for every other method the code is implied (JSON-RPC's table), and a
+        finding's level says which. (Unknown tools and prompts are -32602 too; judging those
+        needs the server's own lists.)""",
         probed="""``logging/setLevel`` with a bad level, ``resources/subscribe`` without a
         string uri, ``tools/call`` without a name, ``subscriptions/listen`` with bad
         notifications; *sent*: the params of the client's requests""",
@@ -212,12 +217,14 @@ CATALOG: Final = (
                 "Server > Utilities > Logging > Error Handling",
                 "Servers SHOULD return standard JSON-RPC errors for common failure cases: … "
                 "Invalid log level: `-32602` (Invalid params)",
+                cases=("logging/setLevel",),
             ),
             mcp(
                 V,
                 "Server > Prompts > Error Handling",
                 "Servers SHOULD return standard JSON-RPC errors for common failure cases: … "
                 "Missing required arguments: `-32602` (Invalid params)",
+                cases=("prompts/get arguments",),
             ),
             mcp(
                 ("2026-07-28",),
