@@ -41,7 +41,7 @@ What must hold, for each runtime:
   file descriptors than before the first example.
 
 **Hostile clients, against our servers** (``serve_http`` of asyncio, trio and blocking, and
-:class:`~mcp_sansio.http.asgi.McpAsgiApp` under uvicorn when it is installed), each started
+:class:`~mcp_sansio.asgi.McpAsgiApp` under uvicorn when it is installed), each started
 once per test and reused across its examples. A raw-socket client sends, in a generated
 order: request heads around and over 64 KiB, many headers, long ``Mcp-Session-Id`` values,
 bodies of ``max_body_size`` and over (announced or chunked), bodies that are not one JSON
@@ -2019,7 +2019,7 @@ def _blocking_server() -> Iterator[tuple[int, Any]]:
 @contextlib.contextmanager
 def _asgi_server() -> Iterator[tuple[int, Any]]:
     uvicorn = pytest.importorskip("uvicorn")
-    from mcp_sansio.http.asgi import McpAsgiApp
+    from mcp_sansio.asgi import McpAsgiApp
 
     app = McpAsgiApp(target_server(), **SERVER_OPTIONS)
     sock = socket.socket()

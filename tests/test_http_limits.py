@@ -32,7 +32,7 @@ from mcp_sansio.http import Deliver, HttpServer
 from mcp_sansio.http._client import HttpClientTransport, HttpRequest, ToSession
 from mcp_sansio.http._h11client import MAX_HEAD_SIZE, H11Exchange
 from mcp_sansio.http._h11server import H11Server
-from mcp_sansio.http.asgi import McpAsgiApp
+from mcp_sansio.asgi import McpAsgiApp
 
 HEAD_LIMIT = 64 * 1024  # docs/http.rst: "A request head is limited to 64 KiB"
 PING = {"jsonrpc": "2.0", "id": 1, "method": "ping"}

@@ -1137,7 +1137,7 @@ def test_the_sans_io_http_layer_imports_no_runtime_and_no_h11() -> None:
         )
         loaded = [
             name for name in ("asyncio", "trio", "h11", "mcp_sansio.asyncio", "mcp_sansio.trio",
-                              "mcp_sansio.blocking", "mcp_sansio.http.asgi")
+                              "mcp_sansio.blocking", "mcp_sansio.asgi")
             if name in sys.modules
         ]
         assert not loaded, loaded
