@@ -49,7 +49,7 @@ class Outcome:
     wrongly) or ``"sender"`` (what it sent of its own breaks the rule)."""
     method: str | None = None
     """The method of the message the finding is about, where the rule's level depends on
-    it (:attr:`Rule.scoped`); ``None``: read from :attr:`detail` (:func:`method_of`)."""
+    it (:attr:`Rule.scoped`); ``None``: read from :attr:`detail` (``method_of``)."""
 
 
 _TOKEN: Final = re.compile(r"[A-Za-z][\w/.-]*")
@@ -126,7 +126,7 @@ class Row:
     :func:`charge`)."""
     method: str | None = None
     """The method of the finding's message, where the rule's level depends on it
-    (:func:`method_of`)."""
+    (``method_of``)."""
     version: str | None = None
     """The version of the finding shown (the first of :attr:`versions` when not given)."""
 
