@@ -23,10 +23,10 @@ from test_http_asgi import Call, body_messages, http_scope
 from test_http_idle import STARTS, serving
 from test_http_server import Client, build, modern
 
+from mcp_sansio.asgi import McpAsgiApp
 from mcp_sansio.example import build_server
 from mcp_sansio.http import HttpServer
 from mcp_sansio.http._client import HttpClientTransport, HttpRequest, ToSession
-from mcp_sansio.asgi import McpAsgiApp
 
 ACCEPT = "application/json, text/event-stream"
 

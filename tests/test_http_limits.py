@@ -27,12 +27,12 @@ from test_http_idle import STARTS, serving
 from test_http_server import Client, build, modern
 
 from mcp_sansio._sse import encode_event
+from mcp_sansio.asgi import McpAsgiApp
 from mcp_sansio.example import build_server
 from mcp_sansio.http import Deliver, HttpServer
 from mcp_sansio.http._client import HttpClientTransport, HttpRequest, ToSession
 from mcp_sansio.http._h11client import MAX_HEAD_SIZE, H11Exchange
 from mcp_sansio.http._h11server import H11Server
-from mcp_sansio.asgi import McpAsgiApp
 
 HEAD_LIMIT = 64 * 1024  # docs/http.rst: "A request head is limited to 64 KiB"
 PING = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
