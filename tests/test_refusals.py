@@ -12,11 +12,11 @@ from typing import Any
 
 import orjson
 import pytest
+from _pair import transfer
 
 from mcp_sansio import (
     NEED_DATA,
     Connection,
-    ConnectionClosed,
     Event,
     InvalidMessage,
     Notification,
@@ -47,22 +47,8 @@ def _event(message: Mapping[str, Any]) -> Event:
     return Response(id=message["id"], result=message["result"])
 
 
-def _drain(conn: Connection) -> list[Event]:
-    events: list[Event] = []
-    while True:
-        event = conn.next_event()
-        if event is NEED_DATA:
-            return events
-        assert isinstance(event, Event)
-        events.append(event)
-        if isinstance(event, ConnectionClosed):
-            return events
-
-
 def _pass(sender: Connection, receiver: Connection, event: Event) -> None:
-    data = sender.send(event)
-    receiver.receive_data(data)
-    got = _drain(receiver)
+    got = transfer(sender, receiver, event)
     assert not any(isinstance(e, InvalidMessage) for e in got), got
 
 
