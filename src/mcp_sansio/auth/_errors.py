@@ -23,6 +23,8 @@ __all__ = [
     "IssuerMismatchError",
     "IssuerResponseMismatchError",
     "PkceUnsupportedError",
+    "RegistrationError",
+    "RegistrationErrorResponse",
     "ResourceMetadataError",
     "ResourceMismatchError",
     "ServerMetadataError",
@@ -39,6 +41,7 @@ STEPS: Final = (
     "challenge",
     "resource metadata",
     "server metadata",
+    "registration",
     "authorization request",
     "authorization response",
     "token request",
@@ -56,8 +59,9 @@ class AuthError(Exception):
     """A step of the authorization flow failed.
 
     ``step`` is one of ``"challenge"``, ``"resource metadata"``, ``"server metadata"``,
-    ``"authorization request"``, ``"authorization response"``, ``"token request"`` or
-    ``"usage"``; ``reason`` says why. ``str(error)`` is ``"<step>: <reason>"``.
+    ``"registration"``, ``"authorization request"``, ``"authorization response"``,
+    ``"token request"`` or ``"usage"``; ``reason`` says why. ``str(error)`` is
+    ``"<step>: <reason>"``.
     """
 
     #: The step a subclass fails at when the caller does not name it.
@@ -136,6 +140,33 @@ class ClientBindingError(AuthError):
     """
 
     default_step = "server metadata"
+
+
+class RegistrationError(AuthError):
+    """Dynamic Client Registration (RFC 7591) failed: the registration endpoint's answer is
+    not a valid client information response (section 3.2.1), or the client it registered
+    cannot be used (another ``redirect_uri``, an unknown ``token_endpoint_auth_method``)."""
+
+    default_step = "registration"
+
+
+class RegistrationErrorResponse(RegistrationError):
+    """The registration endpoint answered with an error response (RFC 7591 section 3.2.2:
+    ``invalid_redirect_uri``, ``invalid_client_metadata``, ``invalid_software_statement``,
+    ``unapproved_software_statement``...). MCP 2026-07-28: "When a registration request is
+    rejected, clients **SHOULD** surface a meaningful error to the user or developer"."""
+
+    def __init__(self, status: int, error: str, description: str | None) -> None:
+        self.status = status
+        """The HTTP status of the answer."""
+        self.error = detail(error)
+        """The server's ``error`` code."""
+        self.description = None if description is None else detail(description)
+        """The server's ``error_description``, if it gave one."""
+        text = f"the registration endpoint answered {status} error={self.error!r}"
+        if self.description:
+            text += f" ({self.description})"
+        super().__init__(text)
 
 
 class AuthorizationResponseError(AuthError):

@@ -104,6 +104,18 @@ class AuthProfile:
     """Whether the metadata requests carry ``MCP-Protocol-Version`` (2025-03-26, Server
     Metadata Discovery Headers: "MCP clients *SHOULD* include the header
     ``MCP-Protocol-Version: <protocol-version>`` during Server Metadata Discovery")."""
+    client_id_metadata_documents: bool = False
+    """Whether a Client ID Metadata Document URL is used as ``client_id`` where the server
+    sets ``client_id_metadata_document_supported`` (2025-11-25 and 2026-07-28, Client
+    Registration: second in the priority order, after pre-registered information and
+    before Dynamic Client Registration); earlier texts know only pre-registration and
+    RFC 7591."""
+    offline_access: bool = False
+    """Whether ``offline_access`` joins the requested scopes when the authorization
+    server's ``scopes_supported`` lists it (2026-07-28, Refresh Tokens: MCP clients that
+    desire refresh tokens "**MAY** add ``offline_access`` to the ``scope`` parameter of the
+    authorization and token requests when the Authorization Server metadata contains it in
+    ``scopes_supported``"); earlier texts say nothing of it."""
 
 
 #: One profile per protocol version that has an authorization text (2024-11-05 has none).
@@ -112,8 +124,17 @@ PROFILES: Final[Mapping[str, AuthProfile]] = {
     for p in (
         AuthProfile("2025-03-26", False, False, True, False, discovery_version_header=True),
         AuthProfile("2025-06-18", True, False, False, False),
-        AuthProfile("2025-11-25", True, True, False, True),
-        AuthProfile("2026-07-28", True, True, False, True, step_up_union=True),
+        AuthProfile("2025-11-25", True, True, False, True, client_id_metadata_documents=True),
+        AuthProfile(
+            "2026-07-28",
+            True,
+            True,
+            False,
+            True,
+            step_up_union=True,
+            client_id_metadata_documents=True,
+            offline_access=True,
+        ),
     )
 }
 

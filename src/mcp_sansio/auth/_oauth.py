@@ -11,7 +11,7 @@ import hashlib
 import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Final, Literal
+from typing import Final
 from urllib.parse import parse_qs, quote, urlencode, urlsplit, urlunsplit
 
 import orjson
@@ -26,7 +26,7 @@ from ._errors import (
     TokenResponseError,
     detail,
 )
-from ._store import Tokens
+from ._store import AuthMethod, ClientInfo, Tokens
 
 __all__ = [
     "AuthMethod",
@@ -39,9 +39,6 @@ __all__ = [
     "token_request",
 ]
 
-#: Client authentication at the token endpoint (RFC 7591 section 2 names these three).
-AuthMethod = Literal["client_secret_basic", "client_secret_post", "none"]
-_METHODS: Final = ("client_secret_basic", "client_secret_post", "none")
 #: RFC 7636 section 4.1: unreserved characters, 43 to 128 of them.
 _VERIFIER_CHARS: Final = frozenset(
     "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~"
@@ -93,42 +90,6 @@ class Pkce:
             raise AuthUsageError("a code verifier is 43 to 128 unreserved characters")
         digest = hashlib.sha256(verifier.encode("ascii")).digest()
         return cls(verifier, base64.urlsafe_b64encode(digest).rstrip(b"=").decode("ascii"))
-
-
-@dataclass(frozen=True)
-class ClientInfo:
-    """The client's registration with one authorization server (pre-registered here)."""
-
-    client_id: str
-    """The client identifier."""
-    client_secret: str | None = field(default=None, repr=False)
-    """The secret of a confidential client."""
-    auth_method: AuthMethod | None = None
-    """How to authenticate at the token endpoint; None: ``client_secret_basic`` with a
-    secret (RFC 8414's default when the server lists none; ``client_secret_post`` if the
-    server lists only that), ``none`` without."""
-    issuer: str | None = None
-    """The issuer of the authorization server that issued these credentials; set, the
-    flow refuses to use them with another one (MCP 2026-07-28, Authorization Server
-    Binding)."""
-
-    def method_for(self, supported: tuple[str, ...] | None) -> AuthMethod:
-        """The method to use with a server that lists ``supported``."""
-        if self.auth_method is not None:
-            if self.auth_method not in _METHODS:
-                raise AuthUsageError(f"unknown client authentication {self.auth_method!r}")
-            if self.auth_method != "none" and self.client_secret is None:
-                raise AuthUsageError(f"{self.auth_method} needs a client_secret")
-            return self.auth_method
-        if self.client_secret is None:
-            return "none"
-        if (
-            supported is not None
-            and "client_secret_basic" not in supported
-            and "client_secret_post" in supported
-        ):
-            return "client_secret_post"
-        return "client_secret_basic"
 
 
 def authorization_url(

@@ -1,20 +1,81 @@
-"""Tokens and where they are kept: the :class:`TokenStore` interface and the default
-:class:`MemoryTokenStore`.
+"""Tokens and client registrations and where they are kept: the :class:`TokenStore` and
+:class:`ClientStore` interfaces and the default :class:`MemoryTokenStore` (both at once).
 
 Tokens are kept per authorization server and resource (:class:`TokenKey`): MCP 2026-07-28
 (Authorization Server Location): "Clients **MUST** maintain separate registration state
 (client credentials, tokens) per authorization server and **MUST NOT** assume that
 credentials valid for one authorization server will be accepted by another"; a token is
-for the one resource it was requested for (RFC 8707, the ``resource`` parameter). The
-``repr`` of :class:`Tokens` never shows a token.
+for the one resource it was requested for (RFC 8707, the ``resource`` parameter). A client
+registered by RFC 7591 is kept per issuer (:class:`ClientStore`): MCP 2026-07-28,
+Authorization Server Binding: clients that "persist client credentials obtained via
+Dynamic Client Registration, **MUST** associate those credentials with the specific
+authorization server that issued them, keyed by the authorization server's ``issuer``
+identifier". The ``repr`` of :class:`Tokens` never shows a token.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Final, Literal, Protocol, runtime_checkable
 
-__all__ = ["MemoryTokenStore", "TokenKey", "TokenStore", "Tokens"]
+from ._errors import AuthUsageError
+
+__all__ = [
+    "AuthMethod",
+    "ClientInfo",
+    "ClientStore",
+    "MemoryTokenStore",
+    "TokenKey",
+    "TokenStore",
+    "Tokens",
+]
+
+#: Client authentication at the token endpoint (RFC 7591 section 2 names these three).
+AuthMethod = Literal["client_secret_basic", "client_secret_post", "none"]
+_METHODS: Final = ("client_secret_basic", "client_secret_post", "none")
+
+
+@dataclass(frozen=True)
+class ClientInfo:
+    """The client's registration with one authorization server: pre-registered, registered
+    by RFC 7591 (:func:`~mcp_sansio.auth.parse_registration_response`), or the URL of its
+    Client ID Metadata Document as ``client_id`` (with ``auth_method="none"``)."""
+
+    client_id: str
+    """The client identifier."""
+    client_secret: str | None = field(default=None, repr=False)
+    """The secret of a confidential client."""
+    auth_method: AuthMethod | None = None
+    """How to authenticate at the token endpoint; None: ``client_secret_basic`` with a
+    secret (RFC 8414's default when the server lists none; ``client_secret_post`` if the
+    server lists only that), ``none`` without."""
+    issuer: str | None = None
+    """The issuer of the authorization server that issued these credentials; set, the
+    flow refuses to use them with another one (MCP 2026-07-28, Authorization Server
+    Binding)."""
+    expires_at: int | None = None
+    """RFC 7591's ``client_secret_expires_at`` of a registered client (seconds since the
+    epoch, 0 for never), when the server gave it; the flow does not compare it (it reads
+    no clock): an expired secret shows as ``invalid_client``, and the registration is
+    forgotten."""
+
+    def method_for(self, supported: tuple[str, ...] | None) -> AuthMethod:
+        """The method to use with a server that lists ``supported``."""
+        if self.auth_method is not None:
+            if self.auth_method not in _METHODS:
+                raise AuthUsageError(f"unknown client authentication {self.auth_method!r}")
+            if self.auth_method != "none" and self.client_secret is None:
+                raise AuthUsageError(f"{self.auth_method} needs a client_secret")
+            return self.auth_method
+        if self.client_secret is None:
+            return "none"
+        if (
+            supported is not None
+            and "client_secret_basic" not in supported
+            and "client_secret_post" in supported
+        ):
+            return "client_secret_post"
+        return "client_secret_basic"
 
 
 @dataclass(frozen=True)
@@ -78,11 +139,30 @@ class TokenStore(Protocol):
         """Forget the tokens under ``key`` (nothing if there are none)."""
 
 
+@runtime_checkable
+class ClientStore(Protocol):
+    """Where the flow keeps the clients it registered (RFC 7591), by the ``issuer`` of the
+    authorization server that registered them; implement it (with :class:`TokenStore`) to
+    keep them across runs: a registered ``client_secret`` is a credential, kept as safely
+    as the tokens."""
+
+    def load_client(self, issuer: str) -> ClientInfo | None:
+        """The client registered with ``issuer``, or None."""
+
+    def save_client(self, issuer: str, client: ClientInfo) -> None:
+        """Keep ``client`` as the registration with ``issuer``, replacing what was there."""
+
+    def delete_client(self, issuer: str) -> None:
+        """Forget the registration with ``issuer`` (nothing if there is none)."""
+
+
 class MemoryTokenStore:
-    """The default :class:`TokenStore`: a dict, for as long as the process lives."""
+    """The default :class:`TokenStore` and :class:`ClientStore`: two dicts, for as long as
+    the process lives."""
 
     def __init__(self) -> None:
         self._tokens: dict[TokenKey, Tokens] = {}
+        self._clients: dict[str, ClientInfo] = {}
 
     def load(self, key: TokenKey) -> Tokens | None:
         """The tokens kept under ``key``, or None."""
@@ -96,5 +176,18 @@ class MemoryTokenStore:
         """Forget the tokens under ``key``."""
         self._tokens.pop(key, None)
 
+    def load_client(self, issuer: str) -> ClientInfo | None:
+        """The client registered with ``issuer``, or None."""
+        return self._clients.get(issuer)
+
+    def save_client(self, issuer: str, client: ClientInfo) -> None:
+        """Keep ``client`` under ``issuer``."""
+        self._clients[issuer] = client
+
+    def delete_client(self, issuer: str) -> None:
+        """Forget the registration with ``issuer``."""
+        self._clients.pop(issuer, None)
+
     def __len__(self) -> int:
+        """How many token sets are kept (registrations are not counted)."""
         return len(self._tokens)
