@@ -305,6 +305,13 @@ def test_refresh_grant_and_method_choice() -> None:
     assert ClientInfo("c").method_for(None) == "none"
     assert ClientInfo("c", "s").method_for(None) == "client_secret_basic"
     assert ClientInfo("c", "s").method_for(("client_secret_post",)) == "client_secret_post"
+    both = ("client_secret_post", "client_secret_basic")
+    assert ClientInfo("c", "s").method_for(both) == "client_secret_basic"
+    assert ClientInfo("c", "s").method_for(("none",)) == "none"
+    assert ClientInfo("c", "s").method_for(("private_key_jwt",)) == "client_secret_basic"
+    assert ClientInfo("c").method_for(("client_secret_basic",)) == "none"
+    registered = ClientInfo("c", "s", auth_method="client_secret_post")
+    assert registered.method_for(("client_secret_basic",)) == "client_secret_post"
     with pytest.raises(AuthUsageError):
         ClientInfo("c", auth_method="client_secret_post").method_for(None)
 

@@ -436,7 +436,7 @@ class AuthFlow:
         try:
             tokens = parse_token_response(status, body, now=now)
         except TokenErrorResponse as e:
-            if e.error == "invalid_client" and self.client_source == "registered":
+            if e.error == "invalid_client" and self.client_source in ("stored", "registered"):
                 # RFC 6749 section 5.2: "Client authentication failed": the registration
                 # (or its secret) is no longer good; the next flow registers again
                 self._forget_registration()

@@ -60,7 +60,15 @@ class ClientInfo:
     forgotten."""
 
     def method_for(self, supported: tuple[str, ...] | None) -> AuthMethod:
-        """The method to use with a server that lists ``supported``."""
+        """The method to use with a server that lists ``supported``
+        (``token_endpoint_auth_methods_supported``; RFC 8414 section 2: "If omitted, the
+        default is ``client_secret_basic``").
+
+        ``auth_method`` when set (a registration says which method it was registered
+        with). Else, without a secret, ``none``; with one, ``client_secret_basic`` unless
+        the server lists methods without it: then ``client_secret_post`` if listed, else
+        ``none`` if listed (the server authenticates no secret), else
+        ``client_secret_basic``."""
         if self.auth_method is not None:
             if self.auth_method not in _METHODS:
                 raise AuthUsageError(f"unknown client authentication {self.auth_method!r}")
@@ -69,12 +77,12 @@ class ClientInfo:
             return self.auth_method
         if self.client_secret is None:
             return "none"
-        if (
-            supported is not None
-            and "client_secret_basic" not in supported
-            and "client_secret_post" in supported
-        ):
+        if supported is None or "client_secret_basic" in supported:
+            return "client_secret_basic"
+        if "client_secret_post" in supported:
             return "client_secret_post"
+        if "none" in supported:
+            return "none"
         return "client_secret_basic"
 
 
