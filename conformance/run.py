@@ -27,9 +27,14 @@ connections, runs ``conformance server --url http://localhost:PORT/mcp`` and sto
 - ``0.2.0-alpha.12`` ``--requirements 2025-11-25``;
 - ``0.2.0-alpha.12`` ``--requirements 2026-07-28``.
 
-``client`` runs ``conformance client --command CMD --scenario X`` for each non-auth client
-scenario (``0.2.0-alpha.12`` also with ``--spec-version``, which picks the wire the scenario's
-mock server speaks and the ``MCP_CONFORMANCE_PROTOCOL_VERSION`` the client is given).
+``client`` runs ``conformance client --command CMD --scenario X`` for each client scenario
+(``0.2.0-alpha.12`` also with ``--spec-version``, which picks the wire the scenario's mock
+server speaks and the ``MCP_CONFORMANCE_PROTOCOL_VERSION`` the client is given): the
+non-auth ones in the runs ``client`` (0.1.16), ``client-2025-11-25`` and
+``client-2026-07-28``; every ``auth/*`` scenario the suite's ``list`` names in the run
+``client-auth`` of each version (22 in 0.1.16, 33 in 0.2.0-alpha.12, extensions included),
+in 0.2.0-alpha.12 each at the newest protocol version its ``list`` entry gives (an
+extension, on no timeline, without ``--spec-version``: the suite then says 2025-11-25).
 
 Each run reads ``conformance/expected-failures-<version>-<run>.yml`` when it exists (for
 example ``expected-failures-0.2.0-alpha.12-server-2026-07-28.yml``): the suite's own format
@@ -873,14 +878,37 @@ def run_server_leg(
 # ---------------------------------------------------------------------- the client leg
 
 
+#: ``ClientRun.spec_version`` for "per scenario": the newest protocol version the suite's
+#: ``list`` gives the scenario, none for an extension (the suite then picks its own).
+PER_SCENARIO = "per-scenario"
+#: ``ClientRun.scenarios`` for "every ``auth/*`` client scenario the suite's ``list`` names".
+AUTH_SCENARIOS: tuple[str, ...] = ("auth/*",)
+_DATED = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+
+
 @dataclasses.dataclass(frozen=True)
 class ClientRun:
     suite: str
     run: str
     #: ``--spec-version`` (None: the suite's default for the scenario; 0.1.16 has no wire
-    #: choice and sets no MCP_CONFORMANCE_PROTOCOL_VERSION).
+    #: choice and sets no MCP_CONFORMANCE_PROTOCOL_VERSION; :data:`PER_SCENARIO`: each
+    #: scenario's newest version).
     spec_version: str | None
+    #: The scenarios, or :data:`AUTH_SCENARIOS`.
     scenarios: tuple[str, ...]
+
+    def names(self, catalogue: Catalogue) -> list[str]:
+        """The scenarios of this run in ``catalogue``'s order."""
+        if self.scenarios == AUTH_SCENARIOS:
+            return [name for name in catalogue.client if name.startswith("auth/")]
+        return list(self.scenarios)
+
+    def version_for(self, scenario: str, catalogue: Catalogue) -> str | None:
+        """The ``--spec-version`` of ``scenario``."""
+        if self.spec_version != PER_SCENARIO:
+            return self.spec_version
+        dated = sorted(t for t in catalogue.client.get(scenario, []) if _DATED.match(t))
+        return dated[-1] if dated else None
 
 
 _LEGACY_CLIENT = ("initialize", "tools_call", "elicitation-sep1034-client-defaults", "sse-retry")
@@ -908,6 +936,11 @@ CLIENT_RUNS = (
             "json-schema-2020-12-preservation",
         ),
     ),
+    # Every auth/* scenario, one suite invocation each: 0.1.16 has no wire choice; in
+    # 0.2.0-alpha.12 each runs at the newest version its `list` entry names (an extension
+    # at none: the suite's own default, 2025-11-25 for a client scenario).
+    ClientRun(SUITE_STABLE, "client-auth", None, AUTH_SCENARIOS),
+    ClientRun(SUITE_NEXT, "client-auth", PER_SCENARIO, AUTH_SCENARIOS),
 )
 
 
@@ -948,8 +981,9 @@ def run_client_scenario(
     folder.mkdir(parents=True, exist_ok=True)
     results = folder / "results"
     args = ["--scenario", scenario, "--timeout", str(CLIENT_PROCESS_TIMEOUT_MS)]
-    if spec.spec_version is not None:
-        args += ["--spec-version", spec.spec_version]
+    version = spec.version_for(scenario, ctx.catalogues[spec.suite])
+    if version is not None:
+        args += ["--spec-version", version]
     args += ["-o", os.fspath(results)]
     if expected_file.is_file():
         args += ["--expected-failures", os.fspath(expected_file)]
@@ -990,7 +1024,7 @@ def run_client_leg(
     catalogue = ctx.catalogues[spec.suite]
     expected_file = expected_failures_file(spec.suite, spec.run)
     expected = read_expected(expected_file, "client", catalogue)
-    scenarios = [s for s in spec.scenarios if not only or s in only]
+    scenarios = [s for s in spec.names(catalogue) if not only or s in only]
     for scenario in scenarios:
         if scenario not in catalogue.client:
             raise HarnessError(f"conformance@{spec.suite} has no client scenario {scenario!r}")
@@ -1196,15 +1230,15 @@ def main(argv: Sequence[str] | None = None) -> int:
                     )
                 )
         else:
+            selected = [c for c in CLIENT_RUNS if _selected(args.only, c.suite, c.run)]
+            ctx = _context(tools, out, sorted({c.suite for c in selected}))
             client_specs = [
                 c
-                for c in CLIENT_RUNS
-                if _selected(args.only, c.suite, c.run)
-                and (not args.scenario or set(args.scenario) & set(c.scenarios))
+                for c in selected
+                if not args.scenario or set(args.scenario) & set(c.names(ctx.catalogues[c.suite]))
             ]
             if not client_specs:
                 raise HarnessError("no client run matches --only/--scenario")
-            ctx = _context(tools, out, sorted({c.suite for c in client_specs}))
             for spec in client_specs:
                 runs.append(run_client_leg(ctx, spec, args.command, args.scenario, args.jobs))
         return finish(runs, tools, args.json)

@@ -56,7 +56,30 @@ RUNS = [
     ("client", "0.1.16/client"),
     ("client", "0.2.0-alpha.12/client-2025-11-25"),
     ("client", "0.2.0-alpha.12/client-2026-07-28"),
+    # every auth/* client scenario (22 in 0.1.16, 33 in 0.2.0-alpha.12, extensions included)
+    ("client", "0.1.16/client-auth"),
+    ("client", "0.2.0-alpha.12/client-auth"),
 ]
+
+#: Suite invocations at once, per run: the auth scenarios have no timing check (sse-retry,
+#: in the other client runs, allows the client 200 ms of lateness), so two at a time halve
+#: their minutes on two cores.
+JOBS = {"0.1.16/client-auth": 2, "0.2.0-alpha.12/client-auth": 2}
+#: How many scenarios the auth runs must have run (the suite's ``list``, at these versions).
+AUTH_SCENARIO_COUNTS = {"0.1.16/client-auth": 22, "0.2.0-alpha.12/client-auth": 33}
+
+
+def _counts(summary: dict[str, Any]) -> str:
+    """One line per run: scenarios passed/failed, checks passed/failed, expected failures."""
+    lines = []
+    for run in summary["runs"]:
+        sc, ch = run["scenarios"], run["checks"]
+        lines.append(
+            f"{run['suite']} {run['run']}: scenarios {sc['passed']} passed, {sc['failed']} "
+            f"failed ({len(run['expected_failures'])} expected failure(s)); checks "
+            f"{ch['passed']} passed, {ch['failed']} failed, {ch['warnings']} warnings"
+        )
+    return "\n".join(lines)
 
 
 def _runner(*args: str, timeout: float) -> subprocess.CompletedProcess[str]:
@@ -120,6 +143,8 @@ def test_conformance(suite: None, mode: str, run: str, tmp_path: Path) -> None:
         str(tmp_path / "results"),
         "--json",
         str(summary_path),
+        "--jobs",
+        str(JOBS.get(run, 1)),
         timeout=RUN_TIMEOUT,
     )
     output = f"{result.stdout}\n{result.stderr}"
@@ -133,6 +158,13 @@ def test_conformance(suite: None, mode: str, run: str, tmp_path: Path) -> None:
         )
     summary: dict[str, Any] = json.loads(summary_path.read_text())
     assert summary["runs"], f"no run matched {run}:\n{output[-4000:]}"
+    # the figures, shown by `pytest -rA` (and in tox's output)
+    print(_counts(summary))
+    if run in AUTH_SCENARIO_COUNTS:
+        ran = sum(r["scenarios"]["passed"] + r["scenarios"]["failed"] for r in summary["runs"])
+        assert ran == AUTH_SCENARIO_COUNTS[run], (
+            f"{run} ran {ran} scenarios, not {AUTH_SCENARIO_COUNTS[run]}:\n{_counts(summary)}"
+        )
     assert summary["ok"], _failure_report(summary, output)
     assert result.returncode == 0, (
         f"conformance/run.py exited {result.returncode}:\n{output[-6000:]}"
