@@ -9,13 +9,17 @@ parsers of their answers; and :class:`AuthFlow`, the authorization code flow as 
 machine that returns the HTTP requests to make and the URL a person must open, with a
 :class:`TokenStore` (:class:`MemoryTokenStore` by default).
 
+Client registration (pre-registered, Client ID Metadata Documents, RFC 7591) and
+:class:`OAuthClient`, the :class:`ClientAuth` the HTTP clients take (step-up with a retry
+limit, ``offline_access``, credentials per issuer), are here too.
+
 It does no I/O, starts nothing and never reads the clock (the caller passes ``now`` where
-expiry matters); it needs only the standard library and the core's orjson. Not here yet:
-client registration (Client ID Metadata Documents, RFC 7591), the step-up retry limit, the
-runtimes' wiring, the loopback redirect helper, the server side. See ``docs/auth.rst``.
+expiry matters); it needs only the standard library and the core's orjson. See
+``docs/auth.rst``.
 """
 
 from ._challenge import BearerChallenge, Challenge, bearer_challenge, parse_www_authenticate
+from ._client_auth import ClientAuth, Flow
 from ._errors import (
     AuthError,
     AuthorizationDeniedError,
@@ -27,6 +31,8 @@ from ._errors import (
     IssuerMismatchError,
     IssuerResponseMismatchError,
     PkceUnsupportedError,
+    RegistrationError,
+    RegistrationErrorResponse,
     ResourceMetadataError,
     ResourceMismatchError,
     ServerMetadataError,
@@ -60,11 +66,22 @@ from ._oauth import (
     refresh_grant,
     token_request,
 )
-from ._store import MemoryTokenStore, TokenKey, Tokens, TokenStore
+from ._oauth_client import DEFAULT_MAX_STEP_UPS, OAuthClient
+from ._register import (
+    ApplicationType,
+    application_type_for,
+    check_client_metadata_url,
+    parse_registration_response,
+    registration_auth_method,
+    registration_request,
+)
+from ._store import ClientStore, MemoryTokenStore, TokenKey, Tokens, TokenStore
 from ._urls import canonical_resource, check_endpoint, is_loopback
 
 __all__ = [
+    "DEFAULT_MAX_STEP_UPS",
     "PROFILES",
+    "ApplicationType",
     "AuthError",
     "AuthFlow",
     "AuthMethod",
@@ -77,17 +94,23 @@ __all__ = [
     "BearerChallenge",
     "Challenge",
     "ChallengeError",
+    "ClientAuth",
     "ClientBindingError",
     "ClientInfo",
+    "ClientStore",
+    "Flow",
     "HttpRequest",
     "InsecureEndpointError",
     "IssuerMismatchError",
     "IssuerResponseMismatchError",
     "MemoryTokenStore",
     "MetadataCandidate",
+    "OAuthClient",
     "OpenUrl",
     "Pkce",
     "PkceUnsupportedError",
+    "RegistrationError",
+    "RegistrationErrorResponse",
     "ResourceMetadata",
     "ResourceMetadataError",
     "ResourceMismatchError",
@@ -100,19 +123,24 @@ __all__ = [
     "TokenResponseError",
     "TokenStore",
     "Tokens",
+    "application_type_for",
     "authorization_url",
     "bearer_challenge",
     "canonical_resource",
+    "check_client_metadata_url",
     "check_endpoint",
     "code_grant",
     "default_server_metadata",
     "is_loopback",
     "parse_authorization_response",
+    "parse_registration_response",
     "parse_resource_metadata",
     "parse_server_metadata",
     "parse_token_response",
     "parse_www_authenticate",
     "refresh_grant",
+    "registration_auth_method",
+    "registration_request",
     "resource_metadata_candidates",
     "server_metadata_candidates",
     "token_request",
