@@ -158,6 +158,14 @@ async def schema_preservation(client: Client, context: Mapping[str, Any]) -> Non
     await client.call_tool("json_schema_echo", {"schema": schema})
 
 
+async def auth_scenario(client: Client, context: Mapping[str, Any]) -> None:
+    """Every ``auth/*`` scenario: list the tools and call each (the mock MCP server has
+    ``test-tool``), so that requests go with the token (and, in the scope scenarios, the
+    call that needs more scope is made)."""
+    for name in await tool_names(client):
+        await client.call_tool(name, {})
+
+
 SCENARIOS: Final[Mapping[str, Scenario]] = {
     "initialize": just_open,
     "tools_call": tools_call,
@@ -174,8 +182,15 @@ SCENARIOS: Final[Mapping[str, Scenario]] = {
 
 
 async def run(url: str, scenario: str, wire: str | None, context: Mapping[str, Any]) -> None:
-    """Connect to ``url`` and play ``scenario``."""
+    """Connect to ``url`` and play ``scenario`` (an ``auth/*`` one with the authorization
+    :mod:`client_auth` sets up for it)."""
     play = SCENARIOS.get(scenario, just_open)
+    auth: dict[str, Any] = {}
+    if scenario.startswith("auth/"):
+        from client_auth import auth_for, open_url
+
+        auth = {"auth": auth_for(url, scenario, wire, context), "open_url": open_url}
+        play = auth_scenario
     client = Client.connect_http(
         url,
         # The SDK server of this scenario sends its elicitation request on the standalone
@@ -185,6 +200,7 @@ async def run(url: str, scenario: str, wire: str | None, context: Mapping[str, A
         handlers={"elicitation/create": accept_defaults},
         client_info={"name": "mcp-sansio-conformance-client", "version": "1.0.0"},
         timeout=20.0,
+        **auth,
     )
     async with client:
         await play(client, context)

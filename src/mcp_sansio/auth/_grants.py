@@ -1,0 +1,776 @@
+"""The authorization extensions' grants, sans-IO: client credentials, the JWT bearer grant
+(workload identity federation) and enterprise-managed authorization (token exchange for an
+ID-JAG, then the JWT bearer grant).
+
+Each grant is a :class:`~mcp_sansio.auth.Flow` (:class:`GrantFlow`) that needs no person:
+it finds the authorization server as the code flow does (protected resource metadata, RFC
+9728, then the server's metadata, RFC 8414 / OpenID Connect Discovery), then makes its token
+request(s). :class:`GrantAuth` is the :class:`~mcp_sansio.auth.ClientAuth` that runs one on
+a 401, so an HTTP client runs the extensions exactly as it runs the code flow.
+
+The texts:
+
+- OAuth Client Credentials (``io.modelcontextprotocol/oauth-client-credentials``,
+  github.com/modelcontextprotocol/ext-auth, ``specification/draft/oauth-client-credentials.mdx``):
+  "Clients **MUST** authenticate using one of these methods: JWT Authentication
+  (RECOMMENDED) ... as defined in RFC 7523 Section 2.2 ... Client Secret"; the flow is the
+  401, the resource metadata, the server metadata, then ``grant_type=client_credentials``
+  (OAuth 2.1 section 4.2) with the client's authentication. The JWT example omits
+  ``client_id`` from the body: "client identification is conveyed through the ``sub`` claim".
+- Enterprise-Managed Authorization (``io.modelcontextprotocol/enterprise-managed-authorization``,
+  the same repository, ``enterprise-managed-authorization.mdx``), section 4: "the MCP Client
+  **MUST** make a Token Exchange (RFC8693) request to the IdP's Token Endpoint" with
+  ``requested_token_type=urn:ietf:params:oauth:token-type:id-jag``, ``audience`` "The Issuer
+  URL of the MCP server's authorization server", ``resource`` "The RFC9728 Resource
+  Identifier of the MCP server", ``subject_token`` and ``subject_token_type`` (all
+  REQUIRED), ``scope`` (OPTIONAL); section 4.2: the answer's ``issued_token_type`` is
+  ``urn:ietf:params:oauth:token-type:id-jag``; section 5: then ``grant_type`` "**MUST** be
+  ``urn:ietf:params:oauth:grant-type:jwt-bearer``" with the ID-JAG as ``assertion``, and
+  "The MCP Client authenticates with its credentials as registered with the MCP Server's
+  authorization server".
+- Workload identity federation (SEP-1933, modelcontextprotocol/modelcontextprotocol pull
+  request 1933): the RFC 7523 section 2.1 JWT bearer grant with the workload's JWT as
+  ``assertion``; an error from the authorization server ends the flow (no retry with the
+  same assertion, no other grant).
+
+Signing (the ``private_key_jwt`` assertion, RFC 7523 sections 2.2 and 3) uses joserfc
+(the ``auth`` extra), imported only then. A JWT's ``iat``/``exp`` come from the ``now``
+the caller gives, which must then be a wall clock (seconds since the epoch).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import secrets
+from collections.abc import Generator, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final, Protocol
+from urllib.parse import quote, urlencode, urlsplit
+
+import orjson
+
+from ._challenge import parse_www_authenticate
+from ._errors import (
+    AuthError,
+    AuthUsageError,
+    ChallengeError,
+    ResourceMetadataError,
+    ServerMetadataError,
+    TokenErrorResponse,
+    TokenResponseError,
+    detail,
+)
+from ._flow import Authorized, Step
+from ._metadata import (
+    PROFILES,
+    AuthProfile,
+    MetadataCandidate,
+    ResourceMetadata,
+    ServerMetadata,
+    default_server_metadata,
+    parse_resource_metadata,
+    parse_server_metadata,
+    resource_metadata_candidates,
+    server_metadata_candidates,
+)
+from ._oauth import HttpRequest, parse_token_response, token_request
+from ._store import AuthMethod, ClientInfo, TokenKey, Tokens
+from ._urls import canonical_resource, check_endpoint
+
+__all__ = [
+    "ASSERTION_TYPE_JWT",
+    "GRANT_CLIENT_CREDENTIALS",
+    "GRANT_JWT_BEARER",
+    "GRANT_TOKEN_EXCHANGE",
+    "TOKEN_TYPE_ID_JAG",
+    "TOKEN_TYPE_ID_TOKEN",
+    "ClientCredentials",
+    "Discovered",
+    "EnterpriseManaged",
+    "Grant",
+    "GrantAuth",
+    "GrantFlow",
+    "JwtBearer",
+    "Response",
+    "client_assertion",
+]
+
+GRANT_CLIENT_CREDENTIALS: Final = "client_credentials"
+#: RFC 7523 section 2.1.
+GRANT_JWT_BEARER: Final = "urn:ietf:params:oauth:grant-type:jwt-bearer"
+#: RFC 8693 section 2.1.
+GRANT_TOKEN_EXCHANGE: Final = "urn:ietf:params:oauth:grant-type:token-exchange"
+#: RFC 7523 section 2.2.
+ASSERTION_TYPE_JWT: Final = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
+#: RFC 8693 section 3.
+TOKEN_TYPE_ID_TOKEN: Final = "urn:ietf:params:oauth:token-type:id_token"
+#: Enterprise-Managed Authorization, section 4.
+TOKEN_TYPE_ID_JAG: Final = "urn:ietf:params:oauth:token-type:id-jag"
+#: The lifetime of a client assertion made here, in seconds (RFC 7523 section 3: the JWT
+#: "**MUST** contain an ``exp`` claim").
+ASSERTION_LIFETIME: Final = 60
+_FORM: Final = "application/x-www-form-urlencoded"
+_MAX_METADATA: Final = 1 << 20
+
+
+@dataclass(frozen=True)
+class Response:
+    """An HTTP answer handed back into a grant's steps."""
+
+    status: int
+    """The status."""
+    headers: tuple[tuple[str, str], ...]
+    """The header fields."""
+    body: bytes = field(repr=False)
+    """The body."""
+    now: float | None
+    """The caller's clock at the answer."""
+
+
+@dataclass(frozen=True)
+class Discovered:
+    """What discovery found: the resource and its authorization server."""
+
+    resource: str
+    """The resource identifier to ask tokens for (the metadata's ``resource``; in
+    2025-03-26, which has no resource metadata, the MCP server's canonical URI)."""
+    server: ServerMetadata
+    """The authorization server's metadata."""
+    resource_metadata: ResourceMetadata | None
+    """The protected resource metadata (None in 2025-03-26)."""
+    challenge_scope: str | None = None
+    """The ``scope`` of the challenge that started the flow, if any."""
+
+    def scope(self, given: str | None) -> str | None:
+        """The scope to ask for: ``given``, else the challenge's, else the resource's
+        ``scopes_supported`` (MCP 2025-11-25, Scope Selection Strategy: "Use ``scope``
+        parameter from the initial ``WWW-Authenticate`` header ... If ``scope`` is not
+        available, use all scopes defined in ``scopes_supported``"), else none."""
+        if given is not None:
+            return given
+        if self.challenge_scope:
+            return self.challenge_scope
+        meta = self.resource_metadata
+        if meta is not None and meta.scopes_supported:
+            return " ".join(meta.scopes_supported)
+        return None
+
+
+#: A grant's steps: requests out, answers in, the tokens at the end.
+Steps = Generator[HttpRequest, Response, Tokens]
+
+
+class Grant(Protocol):
+    """One grant: its token request(s), once the authorization server is known."""
+
+    def steps(self, found: Discovered, *, now: float | None) -> Steps:
+        """The requests to make (``now`` is the caller's clock at the start)."""
+        ...
+
+
+# -------------------------------------------------------------------------- discovery
+
+
+def _challenge_params(values: Sequence[str]) -> dict[str, str]:
+    """The parameters of the ``Bearer`` (or ``DPoP``: RFC 9449 section 7.1 gives it the
+    same ones) challenge among ``values``; empty when there is none or they do not parse."""
+    try:
+        challenges = parse_www_authenticate(values) if values else []
+    except ChallengeError:
+        return {}
+    for scheme in ("bearer", "dpop"):
+        for challenge in challenges:
+            if challenge.scheme == scheme:
+                return dict(challenge.params)
+    return {}
+
+
+def _get(url: str, profile: AuthProfile) -> HttpRequest:
+    headers = [("Accept", "application/json")]
+    if profile.discovery_version_header:
+        headers.append(("MCP-Protocol-Version", profile.version))
+    return HttpRequest("GET", url, tuple(headers))
+
+
+def _json(answer: Response, url: str, error: type[AuthError]) -> object:
+    if len(answer.body) > _MAX_METADATA:
+        raise error(f"the document at {detail(url)!r} is over {_MAX_METADATA} bytes")
+    try:
+        return orjson.loads(answer.body)
+    except orjson.JSONDecodeError:
+        raise error(f"the document at {detail(url)!r} is not JSON") from None
+
+
+def _fetch_first(
+    candidates: list[MetadataCandidate],
+    profile: AuthProfile,
+    error: type[AuthError],
+    *,
+    strict: bool,
+) -> Generator[HttpRequest, Response, tuple[MetadataCandidate, object] | None]:
+    """GET each candidate in turn: the first 200's document; a 4xx tries the next (but
+    not when ``strict``: a URL the challenge gave); None when all are 4xx."""
+    for candidate in candidates:
+        answer = yield _get(candidate.url, profile)
+        if answer.status == 200:
+            return candidate, _json(answer, candidate.url, error)
+        if strict or not 400 <= answer.status <= 499:
+            raise error(f"{detail(candidate.url)!r} answered {answer.status}")
+    return None
+
+
+def discover(
+    server_url: str,
+    *,
+    profile: AuthProfile,
+    www_authenticate: Sequence[str] = (),
+    authorization_server: str | None = None,
+) -> Generator[HttpRequest, Response, Discovered]:
+    """The steps that find the authorization server of ``server_url``: as the code flow
+    (:class:`~mcp_sansio.auth.AuthFlow`) does, protected resource metadata at the
+    challenge's ``resource_metadata`` or the well-known URIs (RFC 9728), then the first
+    of the server's metadata URIs that answers (RFC 8414 section 3; OpenID Connect
+    Discovery from 2025-11-25). A grant has no authorization request, so a document
+    without ``code_challenge_methods_supported`` is not refused here."""
+    params = _challenge_params(www_authenticate)
+    grant_profile = dataclasses.replace(profile, pkce_metadata_required=False)
+    resource_meta: ResourceMetadata | None = None
+    if profile.resource_metadata:
+        header_url = params.get("resource_metadata")
+        found = yield from _fetch_first(
+            resource_metadata_candidates(server_url, header_url),
+            profile,
+            ResourceMetadataError,
+            strict=header_url is not None,
+        )
+        if found is None:
+            raise ResourceMetadataError(
+                f"no protected resource metadata found for {detail(server_url)!r}"
+            )
+        resource_meta = parse_resource_metadata(found[1], found[0])
+        servers = resource_meta.authorization_servers
+        issuer = servers[0]
+        if authorization_server is not None:
+            if authorization_server not in servers:
+                raise ResourceMetadataError(
+                    f"the resource does not name {detail(authorization_server)!r} among "
+                    "its authorization_servers"
+                )
+            issuer = authorization_server
+        resource = resource_meta.resource
+    else:
+        issuer, resource = server_url, server_url
+    answer = yield from _fetch_first(
+        server_metadata_candidates(issuer, profile), profile, ServerMetadataError, strict=False
+    )
+    if answer is None:
+        if not profile.default_endpoints:
+            raise ServerMetadataError(f"no authorization server metadata found for {issuer!r}")
+        meta = default_server_metadata(server_url)
+    else:
+        meta = parse_server_metadata(answer[1], answer[0], grant_profile)
+    return Discovered(resource, meta, resource_meta, params.get("scope"))
+
+
+# -------------------------------------------------------------------------- the flow
+
+
+class GrantFlow:
+    """A :class:`~mcp_sansio.auth.Flow` that runs discovery, then ``grant``'s steps, to
+    :class:`~mcp_sansio.auth.Authorized` (keyed by the authorization server's issuer and
+    the resource). It never asks for a person: :meth:`receive_redirect` is a usage error.
+    A failure raises the step's :class:`~mcp_sansio.auth.AuthError` (an error answer of
+    a token endpoint: :class:`~mcp_sansio.auth.TokenErrorResponse`) and ends the flow."""
+
+    def __init__(
+        self,
+        server_url: str,
+        grant: Grant,
+        *,
+        version: str,
+        www_authenticate: str | Iterable[str] | None = None,
+        authorization_server: str | None = None,
+        now: float | None = None,
+    ) -> None:
+        profile = PROFILES.get(version)
+        if profile is None:
+            raise AuthUsageError(
+                f"no authorization text for version {detail(version)!r} (one of {sorted(PROFILES)})"
+            )
+        check_endpoint(server_url, "the MCP server URL", "usage")
+        self.server_url = canonical_resource(server_url)
+        """The MCP server's canonical URI."""
+        values = (
+            [www_authenticate]
+            if isinstance(www_authenticate, str)
+            else list(www_authenticate or ())
+        )
+        self.found: Discovered | None = None
+        """What discovery found, once it has."""
+        self.error: AuthError | None = None
+        """The failure that ended the flow, if one did."""
+        self._steps = self._run(
+            grant,
+            discover(
+                self.server_url,
+                profile=profile,
+                www_authenticate=values,
+                authorization_server=authorization_server,
+            ),
+            now,
+        )
+        self._step: Step = self._advance(None)
+
+    def _run(
+        self,
+        grant: Grant,
+        discovery: Generator[HttpRequest, Response, Discovered],
+        now: float | None,
+    ) -> Generator[HttpRequest, Response, Authorized]:
+        found = self.found = yield from discovery
+        tokens = yield from grant.steps(found, now=now)
+        return Authorized(tokens, TokenKey(found.server.issuer, found.resource))
+
+    def _advance(self, answer: Response | None) -> Step:
+        try:
+            if answer is None:
+                return next(self._steps)
+            return self._steps.send(answer)
+        except StopIteration as stop:
+            result: Authorized = stop.value
+            return result
+        except AuthError as exc:
+            self.error = exc
+            self._step = _FAILED
+            raise
+
+    @property
+    def failed(self) -> bool:
+        """Whether the flow ended with a failure."""
+        return self.error is not None
+
+    def next_step(self) -> Step:
+        """The request to make, or the result (the same until an answer is handed back)."""
+        if self._step is _FAILED:
+            raise AuthUsageError("the flow has failed")
+        return self._step
+
+    def receive_response(
+        self,
+        status: int,
+        headers: Iterable[tuple[str, str]] = (),
+        body: bytes = b"",
+        *,
+        now: float | None = None,
+    ) -> None:
+        """The answer to the request of :meth:`next_step`."""
+        if not isinstance(self._step, HttpRequest):
+            raise AuthUsageError("no HTTP request is waiting")
+        self._step = self._advance(Response(status, tuple(headers), body, now))
+
+    def receive_redirect(self, url: str) -> None:
+        """Always a usage error: no grant here has a person step."""
+        raise AuthUsageError("this grant has no authorization request, so no redirect")
+
+
+_FAILED: Final = HttpRequest("GET", "about:failed")
+
+
+# -------------------------------------------------------------------------- the grants
+
+
+def _form(fields: Mapping[str, str]) -> bytes:
+    return urlencode(list(fields.items()), quote_via=quote).encode("ascii")
+
+
+def _post(
+    endpoint: str, fields: Mapping[str, str], headers: Sequence[tuple[str, str]] = ()
+) -> HttpRequest:
+    return HttpRequest(
+        "POST",
+        endpoint,
+        (("Content-Type", _FORM), ("Accept", "application/json"), *headers),
+        _form(fields),
+    )
+
+
+def _signing_key(key: str | bytes | Mapping[str, Any]) -> Any:
+    try:
+        from joserfc import jwk
+    except ImportError:  # pragma: no cover - the auth extra is missing
+        raise AuthUsageError("signing a JWT needs joserfc: install mcp-sansio[auth]") from None
+    try:
+        return jwk.import_key(dict(key) if isinstance(key, Mapping) else key)
+    except Exception as exc:  # joserfc raises several kinds
+        raise AuthUsageError(f"the private key cannot be read ({type(exc).__name__})") from None
+
+
+def client_assertion(
+    *,
+    client_id: str,
+    audience: str,
+    key: str | bytes | Mapping[str, Any],
+    algorithm: str = "ES256",
+    now: float,
+    lifetime: int = ASSERTION_LIFETIME,
+    jti: str | None = None,
+) -> str:
+    """A ``private_key_jwt`` client assertion (RFC 7523 sections 2.2 and 3): ``iss`` and
+    ``sub`` the ``client_id`` ("**MUST** contain a ``sub`` (subject) claim ... For client
+    authentication, the subject **MUST** be the ``client_id`` of the OAuth client"), ``aud``
+    the authorization server ("**MUST** contain an ``aud`` (audience) claim containing a
+    value that identifies the authorization server as an intended audience": its issuer
+    identifier here), ``exp`` (**MUST**), ``iat`` and a unique ``jti``, signed with ``key``
+    (a PEM or a JWK) by ``algorithm``. ``now`` is seconds since the epoch."""
+    from joserfc import jwt
+
+    issued = int(now)
+    claims = {
+        "iss": client_id,
+        "sub": client_id,
+        "aud": audience,
+        "iat": issued,
+        "exp": issued + lifetime,
+        "jti": jti or secrets.token_urlsafe(16),
+    }
+    signed: str = jwt.encode({"alg": algorithm, "typ": "JWT"}, claims, _signing_key(key))
+    return signed
+
+
+def _supported(meta: ServerMetadata, name: str) -> tuple[str, ...] | None:
+    value = meta.raw.get(name)
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return tuple(value)
+    return None
+
+
+def _basic_or_post(client: ClientInfo, meta: ServerMetadata) -> AuthMethod:
+    return client.method_for(meta.token_endpoint_auth_methods_supported)
+
+
+def _token(answer: Response) -> Tokens:
+    return parse_token_response(answer.status, answer.body, now=answer.now)
+
+
+@dataclass(frozen=True)
+class ClientCredentials:
+    """The client credentials grant (OAuth 2.1 section 4.2) of the OAuth Client Credentials
+    extension: with ``private_key`` (a PEM or a JWK), ``private_key_jwt`` (RFC 7523 section
+    2.2, the extension's RECOMMENDED method) signed by ``algorithm``; else with
+    ``client_secret``, ``client_secret_basic`` (or ``client_secret_post`` when the server
+    lists only that). ``scope``: the scope to ask for (by default as
+    :meth:`Discovered.scope` says).
+
+    Refused before any token request (:class:`~mcp_sansio.auth.ServerMetadataError`): a
+    server whose ``token_endpoint_auth_methods_supported`` omits ``private_key_jwt`` for a
+    key, or whose ``token_endpoint_auth_signing_alg_values_supported`` omits
+    ``algorithm`` (RFC 8414 section 2); one whose ``grant_types_supported`` omits
+    ``client_credentials``."""
+
+    client_id: str
+    """The pre-registered client identifier (the extension: "This flow requires
+    pre-registered client credentials")."""
+    client_secret: str | None = field(default=None, repr=False)
+    """The secret, for ``client_secret_basic``."""
+    private_key: str | bytes | Mapping[str, Any] | None = field(default=None, repr=False)
+    """The signing key, for ``private_key_jwt``."""
+    algorithm: str = "ES256"
+    """The JWS algorithm of the assertion."""
+    scope: str | None = None
+    """The scope to ask for."""
+
+    def __post_init__(self) -> None:
+        if (self.client_secret is None) == (self.private_key is None):
+            raise AuthUsageError("client credentials need a client_secret or a private_key")
+
+    def steps(self, found: Discovered, *, now: float | None) -> Steps:
+        """The one token request."""
+        meta = found.server
+        grants = _supported(meta, "grant_types_supported")
+        if grants is not None and GRANT_CLIENT_CREDENTIALS not in grants:
+            raise ServerMetadataError(
+                "the authorization server's grant_types_supported omits client_credentials"
+            )
+        fields = {"grant_type": GRANT_CLIENT_CREDENTIALS}
+        scope = found.scope(self.scope)
+        if scope:
+            fields["scope"] = scope
+        if self.private_key is not None:
+            methods = meta.token_endpoint_auth_methods_supported
+            if methods is None or "private_key_jwt" not in methods:
+                raise ServerMetadataError(
+                    "the authorization server does not list private_key_jwt in "
+                    "token_endpoint_auth_methods_supported"
+                )
+            algs = _supported(meta, "token_endpoint_auth_signing_alg_values_supported")
+            if algs is not None and self.algorithm not in algs:
+                raise ServerMetadataError(
+                    f"the authorization server does not list {self.algorithm} in "
+                    "token_endpoint_auth_signing_alg_values_supported"
+                )
+            if now is None:
+                raise AuthUsageError("a client assertion needs the time (now=)")
+            fields["client_assertion_type"] = ASSERTION_TYPE_JWT
+            fields["client_assertion"] = client_assertion(
+                client_id=self.client_id,
+                audience=meta.issuer,
+                key=self.private_key,
+                algorithm=self.algorithm,
+                now=now,
+            )
+            fields["resource"] = found.resource
+            answer = yield _post(meta.token_endpoint, fields)
+        else:
+            client = ClientInfo(self.client_id, self.client_secret)
+            answer = yield token_request(
+                meta.token_endpoint,
+                fields,
+                client=client,
+                method=_basic_or_post(client, meta),
+                resource=found.resource,
+            )
+        return _token(answer)
+
+
+@dataclass(frozen=True)
+class JwtBearer:
+    """The JWT bearer grant (RFC 7523 section 2.1) with a given ``assertion`` (a workload
+    identity's JWT: SEP-1933). With ``client_secret``, the client authenticates as
+    :class:`ClientCredentials` does; else ``client_id``, if given, goes in the body (RFC
+    7523 section 3.1: client authentication is optional with this grant). An error
+    answer ends the flow: the same assertion is not sent again."""
+
+    assertion: str = field(repr=False)
+    """The JWT."""
+    client_id: str | None = None
+    """The client identifier, if it has one."""
+    client_secret: str | None = field(default=None, repr=False)
+    """Its secret, if it is confidential."""
+    scope: str | None = None
+    """The scope to ask for."""
+
+    def steps(self, found: Discovered, *, now: float | None) -> Steps:
+        """The one token request."""
+        fields = {"grant_type": GRANT_JWT_BEARER, "assertion": self.assertion}
+        scope = found.scope(self.scope)
+        if scope:
+            fields["scope"] = scope
+        answer = yield _bearer_request(found, fields, self.client_id, self.client_secret)
+        return _token(answer)
+
+
+def _bearer_request(
+    found: Discovered, fields: dict[str, str], client_id: str | None, secret: str | None
+) -> HttpRequest:
+    meta = found.server
+    if client_id is not None and secret is not None:
+        client = ClientInfo(client_id, secret)
+        return token_request(
+            meta.token_endpoint,
+            fields,
+            client=client,
+            method=_basic_or_post(client, meta),
+            resource=found.resource,
+        )
+    if client_id is not None:
+        fields["client_id"] = client_id
+    fields["resource"] = found.resource
+    return _post(meta.token_endpoint, fields)
+
+
+@dataclass(frozen=True)
+class EnterpriseManaged:
+    """Enterprise-Managed Authorization (cross-app access): exchange the person's
+    ``id_token`` from the enterprise IdP at ``idp_token_endpoint`` for an ID-JAG (RFC 8693,
+    section 4 of the extension), then the ID-JAG for an access token at the MCP server's
+    authorization server (the JWT bearer grant, section 5) with ``client_id`` /
+    ``client_secret`` (its registration there). At the IdP the client authenticates with
+    ``idp_client_id`` (and ``idp_client_secret``, ``client_secret_basic``), when given.
+
+    Refused: an exchange answer whose ``issued_token_type`` is not
+    ``urn:ietf:params:oauth:token-type:id-jag`` (section 4.2: REQUIRED, "Indicates the
+    type of token issued"), or without an ``access_token``
+    (:class:`~mcp_sansio.auth.TokenResponseError`)."""
+
+    id_token: str = field(repr=False)
+    """The identity assertion (an OpenID Connect ID token) for the person."""
+    idp_token_endpoint: str
+    """The IdP's token endpoint."""
+    client_id: str
+    """The client's identifier at the MCP server's authorization server."""
+    client_secret: str | None = field(default=None, repr=False)
+    """Its secret there."""
+    idp_client_id: str | None = None
+    """The client's identifier at the IdP."""
+    idp_client_secret: str | None = field(default=None, repr=False)
+    """Its secret there."""
+    subject_token_type: str = TOKEN_TYPE_ID_TOKEN
+    """The type of ``id_token`` (RFC 8693 section 3; SAML: ``...:saml2``)."""
+    scope: str | None = None
+    """The scope to ask for."""
+
+    def __post_init__(self) -> None:
+        check_endpoint(self.idp_token_endpoint, "the IdP token endpoint", "usage")
+
+    def steps(self, found: Discovered, *, now: float | None) -> Steps:
+        """The token exchange at the IdP, then the JWT bearer grant."""
+        fields = {
+            "grant_type": GRANT_TOKEN_EXCHANGE,
+            "requested_token_type": TOKEN_TYPE_ID_JAG,
+            "audience": found.server.issuer,
+            "resource": found.resource,
+            "subject_token": self.id_token,
+            "subject_token_type": self.subject_token_type,
+        }
+        scope = found.scope(self.scope)
+        if scope:
+            fields["scope"] = scope
+        if self.idp_client_id is not None and self.idp_client_secret is not None:
+            idp = ClientInfo(self.idp_client_id, self.idp_client_secret)
+            request = token_request(
+                self.idp_token_endpoint,
+                {k: v for k, v in fields.items() if k != "resource"},
+                client=idp,
+                method="client_secret_basic",
+                resource=found.resource,
+            )
+        else:
+            if self.idp_client_id is not None:
+                fields["client_id"] = self.idp_client_id
+            request = _post(self.idp_token_endpoint, fields)
+        answer = yield request
+        jag = _id_jag(answer)
+        grant = {"grant_type": GRANT_JWT_BEARER, "assertion": jag}
+        if scope:
+            grant["scope"] = scope
+        answer = yield _bearer_request(found, grant, self.client_id, self.client_secret)
+        return _token(answer)
+
+
+def _id_jag(answer: Response) -> str:
+    """The ID-JAG of a token exchange answer (RFC 8693 section 2.2.1; the extension's 4.2)."""
+    step = "token request"
+    try:
+        doc = orjson.loads(answer.body)
+    except orjson.JSONDecodeError:
+        doc = None
+    if answer.status != 200:
+        if isinstance(doc, dict) and isinstance(doc.get("error"), str):
+            text = doc.get("error_description")
+            raise TokenErrorResponse(
+                answer.status, doc["error"], text if isinstance(text, str) else None
+            )
+        raise TokenResponseError(
+            f"the IdP's token endpoint answered {answer.status} without an error object", step=step
+        )
+    if not isinstance(doc, dict):
+        raise TokenResponseError("the token exchange answer is not a JSON object")
+    issued = doc.get("issued_token_type")
+    if issued != TOKEN_TYPE_ID_JAG:
+        raise TokenResponseError(
+            f"the token exchange issued {detail(issued)!r}, not an ID-JAG ({TOKEN_TYPE_ID_JAG})"
+        )
+    token = doc.get("access_token")
+    if not isinstance(token, str) or not token:
+        raise TokenResponseError("the token exchange answer has no access_token string")
+    return token
+
+
+# -------------------------------------------------------------------------- ClientAuth
+
+
+def _origin(url: str) -> tuple[str, str]:
+    parts = urlsplit(url)
+    return (parts.scheme.lower(), parts.netloc.lower())
+
+
+class GrantAuth:
+    """The :class:`~mcp_sansio.auth.ClientAuth` of a grant that needs no person: on a 401,
+    a :class:`GrantFlow` of ``grant``; then ``Authorization: Bearer <token>`` on every
+    request to the MCP server's origin (never elsewhere: RFC 8707, the token is for this
+    resource).
+
+    A 401 with the token a flow has just obtained (not expired at ``now``) is answered with
+    a new flow at most ``max_retries`` times in a row; after a flow that an authorization
+    server's error answer ended (:class:`~mcp_sansio.auth.TokenErrorResponse`: the same
+    credentials or assertion would be refused again), no new flow until :meth:`reset`.
+    A 403 with ``error="insufficient_scope"`` asks once per challenged scope set for a
+    token with the challenge's ``scope``; any other 403: None.
+    """
+
+    def __init__(
+        self,
+        server_url: str,
+        grant: Grant,
+        *,
+        version: str,
+        authorization_server: str | None = None,
+        max_retries: int = 1,
+    ) -> None:
+        self.server_url = server_url
+        """The MCP server's URL."""
+        self.grant = grant
+        """The grant."""
+        self.version = version
+        """The protocol version whose authorization text the discovery follows."""
+        self.authorization: Authorized | None = None
+        """The tokens in use, once a flow has ended."""
+        self.max_retries = max_retries
+        """New flows for a just-obtained token refused in a row."""
+        self._authorization_server = authorization_server
+        self._last: GrantFlow | None = None
+        self._rejected = 0
+        self._step_ups: set[frozenset[str]] = set()
+        GrantFlow(server_url, grant, version=version)  # checks the arguments now
+
+    def headers(self, method: str, url: str, *, now: float) -> Sequence[tuple[str, str]]:
+        """``Authorization: Bearer <token>`` to the MCP server's origin, once held."""
+        held = self.authorization
+        if held is None or _origin(url) != _origin(self.server_url):
+            return ()
+        return (held.tokens.authorization(),)
+
+    def challenged(
+        self, status: int, headers: Sequence[tuple[str, str]], *, now: float
+    ) -> GrantFlow | None:
+        """The flow that answers a 401 (or an ``insufficient_scope`` 403), or None."""
+        last = self._last
+        if last is not None and isinstance(last.error, TokenErrorResponse):
+            return None
+        values = [v for k, v in headers if k.lower() == "www-authenticate"]
+        params = _challenge_params(values)
+        if params.get("error") == "insufficient_scope":
+            scopes = frozenset((params.get("scope") or "").split())
+            if scopes in self._step_ups:
+                return None
+            self._step_ups.add(scopes)
+            return self._start(values, now)
+        if status != 401:
+            return None
+        held = self.authorization
+        if held is not None and not held.tokens.expired(now):
+            if self._rejected >= self.max_retries:
+                return None
+            self._rejected += 1
+        return self._start(values, now)
+
+    def authorized(self, result: Authorized, *, now: float) -> None:
+        """Keep ``result``'s tokens for :meth:`headers`."""
+        self.authorization = result
+
+    def reset(self) -> None:
+        """Forget the retry counts and the last failure (the tokens stay)."""
+        self._last = None
+        self._rejected = 0
+        self._step_ups.clear()
+
+    def _start(self, values: list[str], now: float) -> GrantFlow:
+        flow = self._last = GrantFlow(
+            self.server_url,
+            self.grant,
+            version=self.version,
+            www_authenticate=values,
+            authorization_server=self._authorization_server,
+            now=now,
+        )
+        return flow
