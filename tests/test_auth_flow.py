@@ -568,3 +568,62 @@ def test_client_credentials_bound_to_their_issuer() -> None:
     assert dict(parse_qsl(urlsplit(opened[0]).query))["client_id"] == "new"
     none_here = {"https://old-auth.example.com": ClientInfo("old")}
     drive_error(new_flow("2026-07-28", client=none_here), good_routes(), ClientBindingError)
+
+
+def test_refresh_skipped_when_the_challenge_asks_a_scope_not_granted() -> None:
+    # RFC 6749 section 6: a refresh "MUST NOT include any scope not originally granted"
+    store = MemoryTokenStore()
+    store.save(TokenKey(ISSUER, MCP), Tokens("OLD", refresh_token="RT0", scope="a"))
+    calls: list[str] = []
+
+    def tok(req: HttpRequest) -> tuple[int, Any]:
+        calls.append(dict(parse_qsl(req.body.decode()))["grant_type"])
+        return 200, {"access_token": "AT", "token_type": "Bearer"}
+
+    routes = good_routes(**{f"{ISSUER}/token": tok})
+    drive(new_flow("2026-07-28", 'Bearer scope="a b"', store=store), routes)
+    assert calls == ["authorization_code"]
+    calls.clear()
+    store.save(TokenKey(ISSUER, MCP), Tokens("OLD", refresh_token="RT0", scope="a"))
+    drive(new_flow("2026-07-28", 'Bearer scope="a"', store=store), routes)
+    assert calls == ["refresh_token"]
+
+
+@pytest.mark.parametrize(
+    ("version", "listed", "wanted", "scope"),
+    [
+        ("2026-07-28", True, True, "x offline_access"),
+        ("2026-07-28", False, True, "x"),
+        ("2026-07-28", True, False, "x"),
+        ("2025-11-25", True, True, "x"),
+    ],
+)
+def test_offline_access(version: str, listed: bool, wanted: bool, scope: str) -> None:
+    # MCP 2026-07-28, Refresh Tokens: MAY add offline_access "when the Authorization Server
+    # metadata contains it in scopes_supported"
+    supported = ["x", "offline_access"] if listed else ["x"]
+    asm = "https://auth.example.com/.well-known/oauth-authorization-server/tenant1"
+    routes = good_routes(**{asm: (200, as_doc(scopes_supported=supported))})
+    flow = new_flow(version, 'Bearer scope="x"', offline_access=wanted)
+    _, _, opened = drive(flow, routes)
+    assert dict(parse_qsl(urlsplit(opened[0]).query))["scope"] == scope
+
+
+def test_offline_access_never_sent_alone() -> None:
+    asm = "https://auth.example.com/.well-known/oauth-authorization-server/tenant1"
+    routes = good_routes(**{asm: (200, as_doc(scopes_supported=["offline_access"]))})
+    _, _, opened = drive(new_flow("2026-07-28"), routes)
+    assert "scope" not in dict(parse_qsl(urlsplit(opened[0]).query))
+
+
+def test_step_up_union_with_the_scope_asked_before() -> None:
+    # 2026-07-28: "the union of the client's previously requested scope set and the scopes
+    # from the current challenge"; the previous request wins over the kept grant
+    store = MemoryTokenStore()
+    store.save(TokenKey(ISSUER, MCP), Tokens("OLD", scope="granted"))
+    flow = new_flow("2026-07-28", STEP_UP, store=store, previous_scope="asked files:write")
+    _, _, opened = drive(flow, good_routes())
+    assert dict(parse_qsl(urlsplit(opened[0]).query))["scope"] == "asked files:write"
+    flow = new_flow("2025-11-25", STEP_UP, store=store, previous_scope="asked")
+    _, _, opened = drive(flow, good_routes())
+    assert dict(parse_qsl(urlsplit(opened[0]).query))["scope"] == "files:write"

@@ -8,6 +8,19 @@ from urllib.parse import parse_qsl, urlsplit
 
 import orjson
 import pytest
+from test_auth_flow import (
+    ISSUER,
+    MCP,
+    PRM_PATH,
+    REDIRECT,
+    VERIFIER,
+    Answer,
+    as_doc,
+    drive,
+    drive_error,
+    prm_doc,
+    token_endpoint,
+)
 
 from mcp_sansio.auth import (
     AuthFlow,
@@ -30,19 +43,6 @@ from mcp_sansio.auth._register import (
     registration_request,
 )
 from mcp_sansio.auth._store import ClientStore
-from tests.test_auth_flow import (
-    ISSUER,
-    MCP,
-    PRM_PATH,
-    REDIRECT,
-    VERIFIER,
-    Answer,
-    as_doc,
-    drive,
-    drive_error,
-    prm_doc,
-    token_endpoint,
-)
 
 REGISTER = f"{ISSUER}/register"
 ASM = "https://auth.example.com/.well-known/oauth-authorization-server/tenant1"
