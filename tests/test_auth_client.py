@@ -324,3 +324,10 @@ def test_cimd_client_id_when_supported() -> None:
     assert form["client_id"] == url
     assert "client_secret" not in form
     assert "Authorization" not in headers
+
+
+def test_token_types_reach_the_flow() -> None:
+    auth = new_client(token_types=("bearer", "dpop"))
+    flow = auth.challenged(401, UNAUTHORIZED, now=0.0)
+    assert isinstance(flow, AuthFlow)
+    assert flow._token_types == ("bearer", "dpop")

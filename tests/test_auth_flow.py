@@ -30,6 +30,7 @@ from mcp_sansio.auth import (
     StateMismatchError,
     TokenErrorResponse,
     TokenKey,
+    TokenResponseError,
     Tokens,
 )
 
@@ -627,3 +628,15 @@ def test_step_up_union_with_the_scope_asked_before() -> None:
     flow = new_flow("2025-11-25", STEP_UP, store=store, previous_scope="asked")
     _, _, opened = drive(flow, good_routes())
     assert dict(parse_qsl(urlsplit(opened[0]).query))["scope"] == "files:write"
+
+
+def test_token_types_passed_through() -> None:
+    dpop = {"access_token": "AT", "token_type": "DPoP"}
+    drive_error(
+        new_flow("2026-07-28"), good_routes(**{f"{ISSUER}/token": (200, dpop)}), TokenResponseError
+    )
+    done, _, _ = drive(
+        new_flow("2026-07-28", token_types=("bearer", "dpop")),
+        good_routes(**{f"{ISSUER}/token": (200, dpop)}),
+    )
+    assert done.tokens.token_type == "DPoP"

@@ -415,6 +415,22 @@ def test_token_response_refused(body: bytes) -> None:
     assert "AT" not in str(info.value)
 
 
+def test_token_types() -> None:
+    # RFC 9449 section 5: a DPoP-bound token answers token_type DPoP; taken only when asked
+    body = b'{"access_token":"AT","token_type":"dpop"}'
+    with pytest.raises(TokenResponseError, match="not one this client takes"):
+        parse_token_response(200, body)
+    tokens = parse_token_response(200, body, token_types=("Bearer", "DPoP"))
+    assert tokens.token_type == "dpop"
+    assert tokens.authorization() == ("Authorization", "DPoP AT")  # RFC 9449 section 7.1
+    bearer = parse_token_response(200, b'{"access_token":"AT","token_type":"BEARER"}')
+    assert bearer.token_type == "Bearer"
+    with pytest.raises(TokenResponseError):
+        parse_token_response(
+            200, b'{"access_token":"AT","token_type":"Bearer"}', token_types=("dpop",)
+        )
+
+
 def test_token_error_response() -> None:
     with pytest.raises(TokenErrorResponse) as info:
         parse_token_response(400, b'{"error":"invalid_grant","error_description":"expired\\ncode"}')

@@ -21,7 +21,7 @@ the flow (every later call raises :class:`~mcp_sansio.auth.AuthUsageError`).
 from __future__ import annotations
 
 import secrets
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Final, Literal
 
@@ -139,7 +139,9 @@ class AuthFlow:
     7.6 leaves the choice to the client). ``previous_scope`` is the scope the client asked
     for before (a step-up in 2026-07-28 asks for it too; by default the stored tokens'
     scope). ``offline_access`` (2026-07-28) asks for ``offline_access`` where the server
-    lists it. ``state`` and ``code_verifier`` are for tests: by default each is 32 random
+    lists it. ``token_types`` are the ``token_type`` values taken from the token endpoint
+    (``Bearer`` by default; a DPoP wrapper adds ``DPoP``). ``state`` and ``code_verifier``
+    are for tests: by default each is 32 random
     bytes. The flow reads no clock: the ``now`` given to :meth:`receive_response` (the
     caller's clock, any unit) is recorded in the tokens.
     """
@@ -161,6 +163,7 @@ class AuthFlow:
         authorization_server: str | None = None,
         previous_scope: str | None = None,
         offline_access: bool = True,
+        token_types: Collection[str] = ("bearer",),
         state: str | None = None,
         code_verifier: str | None = None,
     ) -> None:
@@ -215,6 +218,7 @@ class AuthFlow:
         self._chosen = authorization_server
         self._previous_scope = previous_scope
         self._offline_access = offline_access
+        self._token_types = tuple(token_types)
         self._state = state if state is not None else secrets.token_urlsafe(32)
         self._pkce = Pkce.make(code_verifier)
         self._refresh_token: str | None = None
@@ -434,7 +438,7 @@ class AuthFlow:
 
     def _on_token(self, status: int, body: bytes, now: float | None) -> None:
         try:
-            tokens = parse_token_response(status, body, now=now)
+            tokens = parse_token_response(status, body, now=now, token_types=self._token_types)
         except TokenErrorResponse as e:
             if e.error == "invalid_client" and self.client_source in ("stored", "registered"):
                 # RFC 6749 section 5.2: "Client authentication failed": the registration
@@ -450,7 +454,7 @@ class AuthFlow:
 
     def _on_refresh(self, status: int, body: bytes, now: float | None) -> None:
         try:
-            tokens = parse_token_response(status, body, now=now)
+            tokens = parse_token_response(status, body, now=now, token_types=self._token_types)
         except TokenErrorResponse as e:
             if e.error == "invalid_client" and self.client_source in ("stored", "registered"):
                 self._forget_registration()

@@ -9,7 +9,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import secrets
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Final
 from urllib.parse import parse_qs, quote, urlencode, urlsplit, urlunsplit
@@ -272,12 +272,19 @@ def _json(body: bytes) -> object:
         return None
 
 
-def parse_token_response(status: int, body: bytes, *, now: float | None = None) -> Tokens:
+def parse_token_response(
+    status: int,
+    body: bytes,
+    *,
+    now: float | None = None,
+    token_types: Collection[str] = ("bearer",),
+) -> Tokens:
     """The tokens of a token endpoint's answer (RFC 6749 section 5.1), or the error it
     gives (section 5.2: :class:`~mcp_sansio.auth.TokenErrorResponse`).
 
     A success is a 200 with a JSON object holding ``access_token`` and ``token_type``
-    (REQUIRED), ``token_type`` ``Bearer`` ("The value is case insensitive", section
+    (REQUIRED), ``token_type`` one of ``token_types`` ("The value is case insensitive",
+    section 5.1; by default ``Bearer`` alone; ``DPoP`` is RFC 9449 section 5's bound token)
     5.1); ``expires_in`` a non-negative integer if present. ``now`` is recorded as
     :attr:`Tokens.obtained_at`. No message ever quotes the body.
     """
@@ -297,9 +304,10 @@ def parse_token_response(status: int, body: bytes, *, now: float | None = None) 
     token_type = doc.get("token_type")
     if not isinstance(token_type, str):
         raise TokenResponseError("the token response has no token_type string")
-    if token_type.lower() != "bearer":
+    if token_type.lower() not in {t.lower() for t in token_types}:
         raise TokenResponseError(
-            f"the token_type is {detail(token_type)!r}; this client uses Bearer tokens only"
+            f"the token_type is {detail(token_type)!r}, not one this client takes "
+            f"({', '.join(token_types)})"
         )
     expires = doc.get("expires_in")
     if expires is not None and (type(expires) is not int or expires < 0):
@@ -310,4 +318,5 @@ def parse_token_response(status: int, body: bytes, *, now: float | None = None) 
     scope = doc.get("scope")
     if scope is not None and not isinstance(scope, str):
         raise TokenResponseError("scope is not a string")
-    return Tokens(access, "Bearer", expires, refresh, scope, now)
+    kind = "Bearer" if token_type.lower() == "bearer" else token_type
+    return Tokens(access, kind, expires, refresh, scope, now)

@@ -10,7 +10,7 @@ and reads no clock.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from urllib.parse import urlsplit
 
 from ._challenge import BearerChallenge, bearer_challenge
@@ -51,7 +51,8 @@ class OAuthClient:
     host). ``store`` keeps tokens (and registrations, when it is a
     :class:`~mcp_sansio.auth.ClientStore`); by default a
     :class:`~mcp_sansio.auth.MemoryTokenStore`. ``offline_access`` (2026-07-28) asks for
-    refresh tokens where the server lists that scope. ``max_step_ups`` is the retry limit
+    refresh tokens where the server lists that scope. ``token_types`` are the token types
+    taken (``Bearer``; add ``DPoP`` under a DPoP wrapper). ``max_step_ups`` is the retry limit
     (see :meth:`challenged`).
 
     The runtimes run one flow at a time: a challenge that comes while a flow runs should
@@ -73,6 +74,7 @@ class OAuthClient:
         registrations: ClientStore | None = None,
         authorization_server: str | None = None,
         offline_access: bool = True,
+        token_types: Collection[str] = ("bearer",),
         max_step_ups: int = DEFAULT_MAX_STEP_UPS,
     ) -> None:
         if max_step_ups < 0:
@@ -101,6 +103,7 @@ class OAuthClient:
         self._registration_metadata = registration_metadata
         self._authorization_server = authorization_server
         self._offline_access = offline_access
+        self._token_types = tuple(token_types)
         self.authorization: Authorized | None = None
         """The tokens in use (and where they are kept), once a flow has ended."""
         self.scope: str | None = None
@@ -217,4 +220,5 @@ class OAuthClient:
             authorization_server=self._authorization_server,
             previous_scope=self.scope,
             offline_access=self._offline_access,
+            token_types=self._token_types,
         )

@@ -103,7 +103,8 @@ class Tokens:
     access_token: str = field(repr=False)
     """The access token, sent as ``Authorization: Bearer <token>``."""
     token_type: str = "Bearer"
-    """The token type (this client takes ``Bearer`` only)."""
+    """The token type: ``Bearer``, or the server's value of another type the flow was told
+    to take (``DPoP``, RFC 9449 section 5)."""
     expires_in: int | None = None
     """The lifetime in seconds, if the server gave one."""
     refresh_token: str | None = field(default=None, repr=False)
@@ -129,7 +130,9 @@ class Tokens:
     def authorization(self) -> tuple[str, str]:
         """The ``Authorization`` header (MCP: "MCP client **MUST** use the Authorization
         request header field")."""
-        return ("Authorization", f"Bearer {self.access_token}")
+        scheme = "DPoP" if self.token_type.lower() == "dpop" else "Bearer"
+        # RFC 9449 section 7.1: a DPoP-bound token goes with the DPoP scheme
+        return ("Authorization", f"{scheme} {self.access_token}")
 
 
 class TokenStore(Protocol):
