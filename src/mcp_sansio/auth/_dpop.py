@@ -41,6 +41,7 @@ from ._challenge import parse_www_authenticate
 from ._client_auth import ClientAuth, Flow
 from ._errors import AuthUsageError, ChallengeError, TokenResponseError, detail
 from ._flow import Authorized, Step
+from ._grants import key_type
 from ._oauth import HttpRequest
 
 __all__ = ["NONCE_ERROR", "DPoPAuth", "DPoPFlow", "DPoPKey", "access_token_hash", "htu"]
@@ -96,7 +97,8 @@ class DPoPKey:
         """The key pair in ``key`` (a private PEM or JWK), signing with ``algorithm``."""
         jwk = _joserfc_jwk()
         try:
-            loaded = jwk.import_key(dict(key) if isinstance(key, Mapping) else key)
+            kty: Any = key_type(algorithm)
+            loaded = jwk.import_key(dict(key) if isinstance(key, Mapping) else key, kty)
         except Exception as exc:  # joserfc raises several kinds
             raise AuthUsageError(f"the DPoP key cannot be read ({type(exc).__name__})") from None
         return cls(loaded, algorithm)
@@ -125,7 +127,7 @@ class DPoPKey:
         if access_token is not None:
             claims["ath"] = access_token_hash(access_token)
         header = {"typ": "dpop+jwt", "alg": self.algorithm, "jwk": self.public_jwk}
-        signed: str = jwt.encode(header, claims, self._key)
+        signed: str = jwt.encode(header, claims, self._key, algorithms=[self.algorithm])
         return signed
 
 
@@ -306,25 +308,28 @@ class _Again:
         raise AuthUsageError("no redirect is waiting")
 
 
+def _quoted(value: str) -> str:
+    """``value`` as the inside of an RFC 9110 quoted-string."""
+    return value.replace("\\", "\\\\").replace('"', '\\"')
+
+
 def _dpop_as_bearer(values: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
     """The headers with each ``DPoP`` challenge also given as a ``Bearer`` one (RFC 9449
     section 7.1: the ``DPoP`` scheme takes the ``Bearer`` scheme's parameters), for an
     inner :class:`~mcp_sansio.auth.ClientAuth` that reads ``Bearer`` challenges only."""
-    out: list[tuple[str, str]] = []
-    for name, value in values:
-        out.append((name, value))
-        if name.lower() != "www-authenticate":
-            continue
-        try:
-            challenges = parse_www_authenticate(value)
-        except ChallengeError:
-            continue
-        if any(c.scheme == "bearer" for c in challenges):
-            continue
+    out = list(values)
+    fields = [v for k, v in values if k.lower() == "www-authenticate"]
+    try:
+        challenges = parse_www_authenticate(fields) if fields else []
+    except ChallengeError:
+        return out
+    if not any(c.scheme == "bearer" for c in challenges):
         for challenge in challenges:
             if challenge.scheme == "dpop":
-                params = ", ".join(f'{k}="{v}"' for k, v in challenge.params.items() if k != "algs")
-                out.append((name, f"Bearer {params}".rstrip()))
+                params = ", ".join(
+                    f'{k}="{_quoted(v)}"' for k, v in challenge.params.items() if k != "algs"
+                )
+                out.append(("WWW-Authenticate", f"Bearer {params}".rstrip()))
     return out
 
 

@@ -93,6 +93,7 @@ __all__ = [
     "JwtBearer",
     "Response",
     "client_assertion",
+    "key_type",
 ]
 
 GRANT_CLIENT_CREDENTIALS: Final = "client_credentials"
@@ -394,13 +395,26 @@ def _post(
     )
 
 
-def _signing_key(key: str | bytes | Mapping[str, Any]) -> Any:
+def key_type(algorithm: str) -> str:
+    """The JWK ``kty`` of a JWS ``algorithm`` (RFC 7518 section 3.1; RFC 8037)."""
+    if algorithm.startswith("ES"):
+        return "EC"
+    if algorithm.startswith(("RS", "PS")):
+        return "RSA"
+    if algorithm == "EdDSA":
+        return "OKP"
+    raise AuthUsageError(f"no asymmetric key type for {detail(algorithm)!r}")
+
+
+def _signing_key(key: str | bytes | Mapping[str, Any], algorithm: str) -> Any:
     try:
         from joserfc import jwk
     except ImportError:  # pragma: no cover - the auth extra is missing
         raise AuthUsageError("signing a JWT needs joserfc: install mcp-sansio[auth]") from None
     try:
-        return jwk.import_key(dict(key) if isinstance(key, Mapping) else key)
+        # the key type is named (joserfc warns when it must guess one)
+        kty: Any = key_type(algorithm)
+        return jwk.import_key(dict(key) if isinstance(key, Mapping) else key, kty)
     except Exception as exc:  # joserfc raises several kinds
         raise AuthUsageError(f"the private key cannot be read ({type(exc).__name__})") from None
 
@@ -433,7 +447,12 @@ def client_assertion(
         "exp": issued + lifetime,
         "jti": jti or secrets.token_urlsafe(16),
     }
-    signed: str = jwt.encode({"alg": algorithm, "typ": "JWT"}, claims, _signing_key(key))
+    signed: str = jwt.encode(
+        {"alg": algorithm, "typ": "JWT"},
+        claims,
+        _signing_key(key, algorithm),
+        algorithms=[algorithm],
+    )
     return signed
 
 
