@@ -124,10 +124,11 @@ def registration_request(
 
     The metadata (section 2): ``redirect_uris`` (the one redirect URI: "Clients using
     flows with redirection **MUST** register their redirection URI values"),
-    ``token_endpoint_auth_method``, ``grant_types`` (:data:`GRANT_TYPES`),
+    ``token_endpoint_auth_method``, ``grant_types`` (``authorization_code`` and
+    ``refresh_token``),
     ``response_types`` ``["code"]`` (section 2.1: ``authorization_code`` goes with
     ``code``), ``client_name`` when given, and ``application_type`` (by default
-    :func:`application_type_for` the redirect URI). No ``scope``: one registered would
+    :func:`~mcp_sansio.auth.application_type_for` the redirect URI). No ``scope``: one registered would
     bound what a later step-up may ask for; ``extra`` adds any other fields (``scope``,
     ``client_uri``, ``logo_uri``...), and cannot replace these.
     """
