@@ -128,9 +128,9 @@ def registration_request(
     ``refresh_token``),
     ``response_types`` ``["code"]`` (section 2.1: ``authorization_code`` goes with
     ``code``), ``client_name`` when given, and ``application_type`` (by default
-    :func:`~mcp_sansio.auth.application_type_for` the redirect URI). No ``scope``: one registered would
-    bound what a later step-up may ask for; ``extra`` adds any other fields (``scope``,
-    ``client_uri``, ``logo_uri``...), and cannot replace these.
+    :func:`~mcp_sansio.auth.application_type_for` the redirect URI). No ``scope``: one
+    registered would bound what a later step-up may ask for; ``extra`` adds any other
+    fields (``scope``, ``client_uri``, ``logo_uri``...), and cannot replace these.
     """
     doc: dict[str, object] = dict(extra or {})
     doc.update(
