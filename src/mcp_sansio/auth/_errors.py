@@ -130,8 +130,10 @@ class PkceUnsupportedError(ServerMetadataError):
 
 
 class ClientBindingError(AuthError):
-    """The client has no registration for the authorization server found, or its
-    registration is bound to another one.
+    """The client has no registration for the authorization server found (none given for
+    it, none kept, no Client ID Metadata Document it takes, no ``registration_endpoint``:
+    "Prompt the user to enter the client information if no other option is available"),
+    or its registration is bound to another one.
 
     MCP 2026-07-28, Authorization Server Binding: clients "**MUST** associate those
     credentials with the specific authorization server that issued them, keyed by the
