@@ -640,3 +640,14 @@ def test_token_types_passed_through() -> None:
         good_routes(**{f"{ISSUER}/token": (200, dpop)}),
     )
     assert done.tokens.token_type == "DPoP"
+
+
+@pytest.mark.parametrize(("version", "scope"), [("2026-07-28", "a b"), ("2025-11-25", "b")])
+def test_reauthorization_keeps_the_scope_asked_before(version: str, scope: str) -> None:
+    # 2026-07-28: "When re-authorizing, clients SHOULD include these scopes alongside any
+    # previously granted scopes"; a first authorization (no previous_scope) does not
+    flow = new_flow(version, 'Bearer scope="b"', previous_scope="a")
+    _, _, opened = drive(flow, good_routes())
+    assert dict(parse_qsl(urlsplit(opened[0]).query))["scope"] == scope
+    _, _, opened = drive(new_flow(version, 'Bearer scope="b"'), good_routes())
+    assert dict(parse_qsl(urlsplit(opened[0]).query))["scope"] == "b"

@@ -569,8 +569,9 @@ class AuthFlow:
         """MCP 2025-11-25 and later, Scope Selection Strategy (SHOULD): the challenge's
         ``scope``, else every scope of the resource metadata's ``scopes_supported``,
         "omitting the ``scope`` parameter if ``scopes_supported`` is undefined"; on a
-        step-up in 2026-07-28, the scopes asked for before first (``previous_scope``, else
-        the kept tokens'), then the challenge's new ones
+        step-up or another re-authorization in 2026-07-28, the scopes asked for before
+        first (``previous_scope``; for a step-up else the kept tokens'), then the
+        challenge's new ones
         (:attr:`~mcp_sansio.auth.AuthProfile.step_up_union`). Then, where
         :attr:`~mcp_sansio.auth.AuthProfile.offline_access` and the server's
         ``scopes_supported`` lists it, ``offline_access`` is added to a scope that is
@@ -582,7 +583,11 @@ class AuthFlow:
             before_text = self._previous_scope
             if before_text is None and kept is not None:
                 before_text = kept.scope
-            if self._step_up() and self.profile.step_up_union and before_text:
+            # 2026-07-28, Scope Selection Strategy: "When re-authorizing, clients SHOULD
+            # include these scopes alongside any previously granted scopes"; a step-up
+            # also takes the kept grant when no earlier request is known
+            again = self._step_up() or self._previous_scope is not None
+            if again and self.profile.step_up_union and before_text:
                 before = before_text.split()
                 asked = before + [s for s in asked if s not in before]
         else:

@@ -99,7 +99,9 @@ class AuthProfile:
     Authorization Flow: "**Determine required scopes** by computing the union of the
     client's previously requested scope set and the scopes from the current challenge");
     2025-11-25 determines them "as outlined in Scope Selection Strategy" (the challenge's
-    alone)."""
+    alone). 2026-07-28 says the same of any re-authorization (Scope Selection Strategy:
+    "When re-authorizing, clients **SHOULD** include these scopes alongside any previously
+    granted scopes"): a flow given a ``previous_scope`` unites it with the challenge's."""
     discovery_version_header: bool = False
     """Whether the metadata requests carry ``MCP-Protocol-Version`` (2025-03-26, Server
     Metadata Discovery Headers: "MCP clients *SHOULD* include the header
