@@ -50,11 +50,14 @@ failed the run: the client exited non-zero or late, or a check only WARNED (the 
 client runs on warnings). A server scenario fails on a FAILURE check, or when it threw inside
 the suite (a result folder without ``checks.json``).
 
-``--only`` picks runs (a suite version, a run name such as ``server-2026-07-28`` or
-``client``, or ``VERSION/RUN``); ``--scenario`` picks client scenarios; ``--jobs N`` runs N
-suite invocations at once (default 1). Results go to ``--out`` (default
-``.interop/conformance/results/<UTC time>/``), laid out ``<version>/<run>/`` for a server run
-and ``<version>/<run>/<scenario>/`` for a client scenario.
+``--no-expected-failures`` reads none of those files, and ``client --spec-version V`` runs
+each ``client-auth`` scenario that lists V at V (both to measure another implementation, as
+``REFERENCE.md`` does). ``--only`` picks runs (a suite version, a run name such as
+``server-2026-07-28`` or ``client``, or ``VERSION/RUN``); ``--scenario`` picks client
+scenarios; ``--jobs N`` runs N suite invocations at once (default 1). Results go to
+``--out`` (default ``.interop/conformance/results/<UTC time>/``), laid out
+``<version>/<run>/`` for a server run and ``<version>/<run>/<scenario>/`` for a client
+scenario.
 
 Every results folder gets the suite's ``checks.json`` files, the suite's and the server's
 logs, and a ``run.json``; the summary (printed, and written as JSON with ``--json FILE``)
@@ -486,7 +489,11 @@ class Expected:
     reason: str
 
 
-def expected_failures_file(version: str, run: str) -> Path:
+def expected_failures_file(version: str, run: str, use: bool = True) -> Path:
+    """The expected-failures file of a run (a path that does not exist when ``use`` is
+    False: ``--no-expected-failures``)."""
+    if not use:
+        return HERE / "no-expected-failures" / "none.yml"
     return HERE / f"expected-failures-{version}-{run}.yml"
 
 
@@ -782,6 +789,10 @@ class Context:
     out: Path
     catalogues: dict[str, Catalogue]
     requirements: dict[tuple[str, str], Requirements]
+    #: False with ``--no-expected-failures`` (measuring another implementation).
+    use_expected: bool = True
+    #: ``client --spec-version``: the version of each per-scenario run that lists it.
+    spec_override: str | None = None
 
 
 def run_server_leg(
@@ -797,7 +808,7 @@ def run_server_leg(
     folder.mkdir(parents=True, exist_ok=True)
     results = folder / "results"
     catalogue = ctx.catalogues[spec.suite]
-    expected_file = expected_failures_file(spec.suite, spec.run)
+    expected_file = expected_failures_file(spec.suite, spec.run, ctx.use_expected)
     expected = read_expected(expected_file, "server", catalogue)
     port = free_port()
     url = f"http://{host}:{port}{path}"
@@ -981,7 +992,14 @@ def run_client_scenario(
     folder.mkdir(parents=True, exist_ok=True)
     results = folder / "results"
     args = ["--scenario", scenario, "--timeout", str(CLIENT_PROCESS_TIMEOUT_MS)]
-    version = spec.version_for(scenario, ctx.catalogues[spec.suite])
+    catalogue = ctx.catalogues[spec.suite]
+    version = spec.version_for(scenario, catalogue)
+    if (
+        spec.spec_version == PER_SCENARIO
+        and ctx.spec_override is not None
+        and ctx.spec_override in catalogue.client.get(scenario, [])
+    ):
+        version = ctx.spec_override
     if version is not None:
         args += ["--spec-version", version]
     args += ["-o", os.fspath(results)]
@@ -1022,7 +1040,7 @@ def run_client_leg(
     folder = ctx.out / spec.suite / spec.run
     folder.mkdir(parents=True, exist_ok=True)
     catalogue = ctx.catalogues[spec.suite]
-    expected_file = expected_failures_file(spec.suite, spec.run)
+    expected_file = expected_failures_file(spec.suite, spec.run, ctx.use_expected)
     expected = read_expected(expected_file, "client", catalogue)
     scenarios = [s for s in spec.names(catalogue) if not only or s in only]
     for scenario in scenarios:
@@ -1158,6 +1176,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="only these runs: a suite version, a run name (server-all, client-2026-07-28…) "
         "or VERSION/RUN; repeatable",
     )
+    common.add_argument(
+        "--no-expected-failures",
+        action="store_true",
+        help="read no expected-failures file (to measure another implementation)",
+    )
     common.add_argument("-o", "--out", type=Path, help="results folder (default: a new one)")
     common.add_argument("--json", type=Path, help="write the summary here as JSON")
     common.add_argument(
@@ -1190,6 +1213,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     client.add_argument(
         "--scenario", action="append", default=[], help="only these scenarios; repeatable"
     )
+    client.add_argument(
+        "--spec-version",
+        help="run each client-auth scenario that lists this version at it (default: the "
+        "newest it lists)",
+    )
 
     summary = sub.add_parser("summary", help="summarize a results folder again")
     summary.add_argument("results", type=Path)
@@ -1214,6 +1242,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             if not specs:
                 raise HarnessError(f"no server run matches --only {' '.join(args.only)}")
             ctx = _context(tools, out, sorted({s.suite for s in specs}))
+            ctx.use_expected = not args.no_expected_failures
             with ThreadPoolExecutor(max_workers=max(1, min(args.jobs, len(specs) or 1))) as pool:
                 runs = list(
                     pool.map(
@@ -1232,6 +1261,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         else:
             selected = [c for c in CLIENT_RUNS if _selected(args.only, c.suite, c.run)]
             ctx = _context(tools, out, sorted({c.suite for c in selected}))
+            ctx.use_expected = not args.no_expected_failures
+            ctx.spec_override = args.spec_version
             client_specs = [
                 c
                 for c in selected
