@@ -128,6 +128,11 @@ def test_401_registers_authorizes_and_sends_the_token() -> None:
     assert auth.headers("POST", MCP, now=2.0) == (("Authorization", "Bearer as1.example.com-at1"),)
     # the token is for this resource: never sent to another origin
     assert auth.headers("POST", "https://other.example.com/mcp", now=2.0) == ()
+    assert auth.headers("POST", "http://mcp.example.com/mcp", now=2.0) == ()
+    assert auth.headers("POST", "https://mcp.example.com:8443/mcp", now=2.0) == ()
+    assert auth.headers("POST", "not a url", now=2.0) == ()
+    # the same origin written otherwise (RFC 6454: scheme, host, port)
+    assert auth.headers("GET", "https://MCP.example.com:443/mcp", now=2.0) != ()
     ((issuer, doc),) = world.registered
     assert issuer == AS1
     assert doc["client_name"] == "Test"
@@ -331,3 +336,34 @@ def test_token_types_reach_the_flow() -> None:
     flow = auth.challenged(401, UNAUTHORIZED, now=0.0)
     assert isinstance(flow, AuthFlow)
     assert flow._token_types == ("bearer", "dpop")
+
+
+def test_2025_03_26_defaults_and_registration() -> None:
+    base = "https://mcp.example.com"
+    made: list[str] = []
+
+    def answer(req: HttpRequest) -> tuple[int, Any]:
+        made.append(f"{req.method} {req.url}")
+        if req.url == f"{base}/register":
+            return 201, {"client_id": "dyn", "client_secret": "s"}
+        if req.url == f"{base}/token":
+            return 200, {"access_token": "AT", "token_type": "Bearer"}
+        return 404, {}
+
+    auth = new_client(version="2025-03-26")
+    flow = auth.challenged(401, [], now=0.0)
+    assert flow is not None
+    while not isinstance(step := flow.next_step(), Authorized):
+        if isinstance(step, OpenUrl):
+            query = dict(parse_qsl(urlsplit(step.url).query))
+            flow.receive_redirect(f"{query['redirect_uri']}?code=c&state={query['state']}")
+        else:
+            status, body = answer(step)
+            flow.receive_response(status, (), orjson.dumps(body), now=0.0)
+    auth.authorized(step, now=0.0)
+    assert made == [
+        f"GET {base}/.well-known/oauth-authorization-server",
+        f"POST {base}/register",
+        f"POST {base}/token",
+    ]
+    assert auth.headers("POST", MCP, now=0.0) == (("Authorization", "Bearer AT"),)

@@ -31,9 +31,21 @@ __all__ = ["DEFAULT_MAX_STEP_UPS", "OAuthClient"]
 DEFAULT_MAX_STEP_UPS = 2
 
 
-def _origin(url: str) -> tuple[str, str]:
-    parts = urlsplit(url)
-    return (parts.scheme.lower(), parts.netloc.lower())
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def _origin(url: str) -> tuple[str, str, int | None] | None:
+    """Scheme, host and port of ``url`` (RFC 6454; the default port made explicit), or
+    None when it has no host or a bad port."""
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError:
+        return None
+    scheme = parts.scheme.lower()
+    if not parts.hostname:
+        return None
+    return (scheme, parts.hostname.lower(), port or _DEFAULT_PORTS.get(scheme))
 
 
 class OAuthClient:
@@ -123,7 +135,8 @@ class OAuthClient:
         for this resource). An expired token is sent all the same: the server's 401 starts
         a flow that refreshes it (the runtime cannot run one from here)."""
         held = self.authorization
-        if held is None or _origin(url) != _origin(self.server_url):
+        origin = _origin(url)
+        if held is None or origin is None or origin != _origin(self.server_url):
             return ()
         return (held.tokens.authorization(),)
 
