@@ -109,6 +109,7 @@ def auth_for(url: str, scenario: str, wire: str | None, context: Mapping[str, An
         client_id, secret = _need(context, "client_id", "client_secret")
         issuer = context.get("issuer")
         client = ClientInfo(client_id, secret, issuer=issuer if isinstance(issuer, str) else None)
+    dpop = scenario in ("auth/dpop", "auth/dpop-nonce")
     code_flow = OAuthClient(
         url,
         version=version,
@@ -116,7 +117,9 @@ def auth_for(url: str, scenario: str, wire: str | None, context: Mapping[str, An
         client=client,
         client_metadata_url=CLIENT_METADATA_URL,
         client_name=CLIENT_NAME,
+        # RFC 9449 section 5: a DPoP-bound token comes with token_type DPoP
+        token_types=("bearer", "dpop") if dpop else ("bearer",),
     )
-    if scenario in ("auth/dpop", "auth/dpop-nonce"):
+    if dpop:
         return DPoPAuth(code_flow, DPoPKey.generate())
     return code_flow

@@ -155,7 +155,10 @@ def run(flow: Flow, server: Server) -> Authorized:
 
 def dpop_auth() -> tuple[DPoPAuth, DPoPKey]:
     key = DPoPKey.generate()
-    return DPoPAuth(GrantAuth(MCP, JwtBearer("wl.jwt"), version="2025-11-25"), key), key
+    inner = GrantAuth(
+        MCP, JwtBearer("wl.jwt"), version="2025-11-25", token_types=("bearer", "dpop")
+    )
+    return DPoPAuth(inner, key), key
 
 
 def test_token_request_carries_proof_metadata_does_not() -> None:

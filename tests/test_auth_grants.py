@@ -444,3 +444,11 @@ def test_grant_auth_step_up_once_per_scope() -> None:
     run(flow, world)
     assert form(token_requests(world)[0])["scope"] == "mcp:write"
     assert auth.challenged(403, step_up, now=NOW) is None
+
+
+def test_assertion_needs_an_asymmetric_algorithm() -> None:
+    key = jwk.ECKey.generate_key("P-256").as_pem(private=True)
+    world = World(asm=as_metadata(token_endpoint_auth_signing_alg_values_supported=None))
+    with pytest.raises(AuthUsageError, match="asymmetric"):
+        run(flow_of(ClientCredentials("cid", private_key=key, algorithm="HS256")), world)
+    assert token_requests(world) == []

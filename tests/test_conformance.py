@@ -76,7 +76,7 @@ def _counts(summary: dict[str, Any]) -> str:
         sc, ch = run["scenarios"], run["checks"]
         lines.append(
             f"{run['suite']} {run['run']}: scenarios {sc['passed']} passed, {sc['failed']} "
-            f"failed ({len(run['expected_failures'])} expected failure(s)); checks "
+            f"failed ({len(run['expected_failures'])} expected failing check(s)); checks "
             f"{ch['passed']} passed, {ch['failed']} failed, {ch['warnings']} warnings"
         )
     return "\n".join(lines)

@@ -20,8 +20,10 @@ present it with the ``DPoP`` scheme and a fresh proof on each request. What RFC 
   nonce (a nonce a server gives on any answer is used from then on).
 
 :class:`DPoPAuth` wraps the :class:`~mcp_sansio.auth.ClientAuth` that gets the token (the
-code flow's :class:`~mcp_sansio.auth.OAuthClient`, or a grant): it adds the proofs to its
-flows' token requests (:class:`DPoPFlow`) and presents the token. Signing uses joserfc (the
+code flow's :class:`~mcp_sansio.auth.OAuthClient`, or a
+:class:`~mcp_sansio.auth.GrantAuth`, each made with ``token_types=("bearer", "dpop")``
+so that its flows take a ``DPoP`` token answer): it adds the proofs to its flows' token
+requests (:class:`DPoPFlow`) and presents the token. Signing uses joserfc (the
 ``auth`` extra). Proofs' ``iat`` is the ``now`` the caller gives: a wall clock, seconds.
 """
 
@@ -41,10 +43,18 @@ from ._challenge import parse_www_authenticate
 from ._client_auth import ClientAuth, Flow
 from ._errors import AuthUsageError, ChallengeError, TokenResponseError, detail
 from ._flow import Authorized, Step
-from ._grants import key_type
 from ._oauth import HttpRequest
 
-__all__ = ["NONCE_ERROR", "DPoPAuth", "DPoPFlow", "DPoPKey", "access_token_hash", "htu"]
+__all__ = [
+    "NONCE_ERROR",
+    "DPoPAuth",
+    "DPoPFlow",
+    "DPoPKey",
+    "access_token_hash",
+    "htu",
+    "key_type",
+    "signing_key",
+]
 
 #: The error of a nonce challenge (RFC 9449 sections 8 and 9).
 NONCE_ERROR: Final = "use_dpop_nonce"
@@ -95,13 +105,7 @@ class DPoPKey:
     @classmethod
     def from_key(cls, key: str | bytes | Mapping[str, Any], algorithm: str) -> DPoPKey:
         """The key pair in ``key`` (a private PEM or JWK), signing with ``algorithm``."""
-        jwk = _joserfc_jwk()
-        try:
-            kty: Any = key_type(algorithm)
-            loaded = jwk.import_key(dict(key) if isinstance(key, Mapping) else key, kty)
-        except Exception as exc:  # joserfc raises several kinds
-            raise AuthUsageError(f"the DPoP key cannot be read ({type(exc).__name__})") from None
-        return cls(loaded, algorithm)
+        return cls(signing_key(key, algorithm), algorithm)
 
     def proof(
         self,
@@ -131,11 +135,33 @@ class DPoPKey:
         return signed
 
 
+def key_type(algorithm: str) -> str:
+    """The JWK ``kty`` of a JWS ``algorithm`` (RFC 7518 section 3.1; RFC 8037)."""
+    if algorithm.startswith("ES"):
+        return "EC"
+    if algorithm.startswith(("RS", "PS")):
+        return "RSA"
+    if algorithm == "EdDSA":
+        return "OKP"
+    raise AuthUsageError(f"no asymmetric key type for {detail(algorithm)!r}")
+
+
+def signing_key(key: str | bytes | Mapping[str, Any], algorithm: str) -> Any:
+    """``key`` (a private PEM or JWK) as a joserfc key for ``algorithm``."""
+    jwk = _joserfc_jwk()
+    # the key type is named (joserfc warns when it must guess one)
+    kty: Any = key_type(algorithm)
+    try:
+        return jwk.import_key(dict(key) if isinstance(key, Mapping) else key, kty)
+    except Exception as exc:  # joserfc raises several kinds
+        raise AuthUsageError(f"the private key cannot be read ({type(exc).__name__})") from None
+
+
 def _joserfc_jwk() -> Any:
     try:
         from joserfc import jwk
     except ImportError:  # pragma: no cover - the auth extra is missing
-        raise AuthUsageError("DPoP needs joserfc: install mcp-sansio[auth]") from None
+        raise AuthUsageError("signing a JWT needs joserfc: install mcp-sansio[auth]") from None
     return jwk
 
 
@@ -254,11 +280,6 @@ class DPoPFlow:
             return body
         kind = str(doc["token_type"])
         self.token_type = kind
-        if kind.lower() == "dpop":
-            # The inner flow takes Bearer tokens only; it is told "Bearer" and this flow's
-            # token_type says DPoP (DPoPAuth presents it with the DPoP scheme).
-            doc["token_type"] = "Bearer"
-            return orjson.dumps(doc)
         if kind.lower() == "bearer" and self.require_bound:
             raise TokenResponseError(
                 "the authorization server issued a Bearer token to a DPoP token request "
@@ -420,7 +441,6 @@ class DPoPAuth:
 
     def authorized(self, result: Authorized, *, now: float) -> None:
         """Keep ``result`` (and its token type) and tell ``inner``."""
-        if self._last is not None and self._last.token_type is not None:
-            self.token_type = self._last.token_type
+        self.token_type = result.tokens.token_type
         self.authorization = result
         self.inner.authorized(result, now=now)

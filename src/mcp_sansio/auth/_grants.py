@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import dataclasses
 import secrets
-from collections.abc import Generator, Iterable, Mapping, Sequence
+from collections.abc import Collection, Generator, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Protocol
 from urllib.parse import quote, urlencode, urlsplit
@@ -50,6 +50,7 @@ from urllib.parse import quote, urlencode, urlsplit
 import orjson
 
 from ._challenge import parse_www_authenticate
+from ._dpop import signing_key
 from ._errors import (
     AuthError,
     AuthUsageError,
@@ -93,7 +94,6 @@ __all__ = [
     "JwtBearer",
     "Response",
     "client_assertion",
-    "key_type",
 ]
 
 GRANT_CLIENT_CREDENTIALS: Final = "client_credentials"
@@ -164,8 +164,9 @@ Steps = Generator[HttpRequest, Response, Tokens]
 class Grant(Protocol):
     """One grant: its token request(s), once the authorization server is known."""
 
-    def steps(self, found: Discovered, *, now: float | None) -> Steps:
-        """The requests to make (``now`` is the caller's clock at the start)."""
+    def steps(self, found: Discovered, *, now: float | None, token_types: Collection[str]) -> Steps:
+        """The requests to make (``now`` is the caller's clock at the start; a token
+        answer's ``token_type`` must be one of ``token_types``)."""
         ...
 
 
@@ -292,6 +293,7 @@ class GrantFlow:
         www_authenticate: str | Iterable[str] | None = None,
         authorization_server: str | None = None,
         now: float | None = None,
+        token_types: Collection[str] = ("bearer",),
     ) -> None:
         profile = PROFILES.get(version)
         if profile is None:
@@ -319,6 +321,7 @@ class GrantFlow:
                 authorization_server=authorization_server,
             ),
             now,
+            tuple(token_types),
         )
         self._step: Step = self._advance(None)
 
@@ -327,9 +330,10 @@ class GrantFlow:
         grant: Grant,
         discovery: Generator[HttpRequest, Response, Discovered],
         now: float | None,
+        token_types: tuple[str, ...],
     ) -> Generator[HttpRequest, Response, Authorized]:
         found = self.found = yield from discovery
-        tokens = yield from grant.steps(found, now=now)
+        tokens = yield from grant.steps(found, now=now, token_types=token_types)
         return Authorized(tokens, TokenKey(found.server.issuer, found.resource))
 
     def _advance(self, answer: Response | None) -> Step:
@@ -395,30 +399,6 @@ def _post(
     )
 
 
-def key_type(algorithm: str) -> str:
-    """The JWK ``kty`` of a JWS ``algorithm`` (RFC 7518 section 3.1; RFC 8037)."""
-    if algorithm.startswith("ES"):
-        return "EC"
-    if algorithm.startswith(("RS", "PS")):
-        return "RSA"
-    if algorithm == "EdDSA":
-        return "OKP"
-    raise AuthUsageError(f"no asymmetric key type for {detail(algorithm)!r}")
-
-
-def _signing_key(key: str | bytes | Mapping[str, Any], algorithm: str) -> Any:
-    try:
-        from joserfc import jwk
-    except ImportError:  # pragma: no cover - the auth extra is missing
-        raise AuthUsageError("signing a JWT needs joserfc: install mcp-sansio[auth]") from None
-    try:
-        # the key type is named (joserfc warns when it must guess one)
-        kty: Any = key_type(algorithm)
-        return jwk.import_key(dict(key) if isinstance(key, Mapping) else key, kty)
-    except Exception as exc:  # joserfc raises several kinds
-        raise AuthUsageError(f"the private key cannot be read ({type(exc).__name__})") from None
-
-
 def client_assertion(
     *,
     client_id: str,
@@ -450,7 +430,7 @@ def client_assertion(
     signed: str = jwt.encode(
         {"alg": algorithm, "typ": "JWT"},
         claims,
-        _signing_key(key, algorithm),
+        signing_key(key, algorithm),
         algorithms=[algorithm],
     )
     return signed
@@ -467,8 +447,8 @@ def _basic_or_post(client: ClientInfo, meta: ServerMetadata) -> AuthMethod:
     return client.method_for(meta.token_endpoint_auth_methods_supported)
 
 
-def _token(answer: Response) -> Tokens:
-    return parse_token_response(answer.status, answer.body, now=answer.now)
+def _token(answer: Response, token_types: Collection[str]) -> Tokens:
+    return parse_token_response(answer.status, answer.body, now=answer.now, token_types=token_types)
 
 
 @dataclass(frozen=True)
@@ -502,7 +482,9 @@ class ClientCredentials:
         if (self.client_secret is None) == (self.private_key is None):
             raise AuthUsageError("client credentials need a client_secret or a private_key")
 
-    def steps(self, found: Discovered, *, now: float | None) -> Steps:
+    def steps(
+        self, found: Discovered, *, now: float | None, token_types: Collection[str] = ("bearer",)
+    ) -> Steps:
         """The one token request."""
         meta = found.server
         grants = _supported(meta, "grant_types_supported")
@@ -548,7 +530,7 @@ class ClientCredentials:
                 method=_basic_or_post(client, meta),
                 resource=found.resource,
             )
-        return _token(answer)
+        return _token(answer, token_types)
 
 
 @dataclass(frozen=True)
@@ -568,14 +550,16 @@ class JwtBearer:
     scope: str | None = None
     """The scope to ask for."""
 
-    def steps(self, found: Discovered, *, now: float | None) -> Steps:
+    def steps(
+        self, found: Discovered, *, now: float | None, token_types: Collection[str] = ("bearer",)
+    ) -> Steps:
         """The one token request."""
         fields = {"grant_type": GRANT_JWT_BEARER, "assertion": self.assertion}
         scope = found.scope(self.scope)
         if scope:
             fields["scope"] = scope
         answer = yield _bearer_request(found, fields, self.client_id, self.client_secret)
-        return _token(answer)
+        return _token(answer, token_types)
 
 
 def _bearer_request(
@@ -631,7 +615,9 @@ class EnterpriseManaged:
     def __post_init__(self) -> None:
         check_endpoint(self.idp_token_endpoint, "the IdP token endpoint", "usage")
 
-    def steps(self, found: Discovered, *, now: float | None) -> Steps:
+    def steps(
+        self, found: Discovered, *, now: float | None, token_types: Collection[str] = ("bearer",)
+    ) -> Steps:
         """The token exchange at the IdP, then the JWT bearer grant."""
         fields = {
             "grant_type": GRANT_TOKEN_EXCHANGE,
@@ -663,7 +649,7 @@ class EnterpriseManaged:
         if scope:
             grant["scope"] = scope
         answer = yield _bearer_request(found, grant, self.client_id, self.client_secret)
-        return _token(answer)
+        return _token(answer, token_types)
 
 
 def _id_jag(answer: Response) -> str:
@@ -707,7 +693,8 @@ class GrantAuth:
     """The :class:`~mcp_sansio.auth.ClientAuth` of a grant that needs no person: on a 401,
     a :class:`GrantFlow` of ``grant``; then ``Authorization: Bearer <token>`` on every
     request to the MCP server's origin (never elsewhere: RFC 8707, the token is for this
-    resource).
+    resource). ``token_types``: the token types taken (``("bearer", "dpop")`` under
+    :class:`~mcp_sansio.auth.DPoPAuth`).
 
     A 401 with the token a flow has just obtained (not expired at ``now``) is answered with
     a new flow at most ``max_retries`` times in a row; after a flow that an authorization
@@ -725,6 +712,7 @@ class GrantAuth:
         version: str,
         authorization_server: str | None = None,
         max_retries: int = 1,
+        token_types: Collection[str] = ("bearer",),
     ) -> None:
         self.server_url = server_url
         """The MCP server's URL."""
@@ -737,6 +725,7 @@ class GrantAuth:
         self.max_retries = max_retries
         """New flows for a just-obtained token refused in a row."""
         self._authorization_server = authorization_server
+        self._token_types = tuple(token_types)
         self._last: GrantFlow | None = None
         self._rejected = 0
         self._step_ups: set[frozenset[str]] = set()
@@ -791,5 +780,6 @@ class GrantAuth:
             www_authenticate=values,
             authorization_server=self._authorization_server,
             now=now,
+            token_types=self._token_types,
         )
         return flow
