@@ -282,7 +282,7 @@ class GrantFlow:
     :class:`~mcp_sansio.auth.Authorized` (keyed by the authorization server's issuer and
     the resource). It never asks for a person: :meth:`receive_redirect` is a usage error.
     A failure raises the step's :class:`~mcp_sansio.auth.AuthError` (an error answer of
-    a token endpoint: :class:`~mcp_sansio.auth.TokenErrorResponse`) and ends the flow."""
+    a token endpoint: ``TokenErrorResponse``) and ends the flow."""
 
     def __init__(
         self,
@@ -460,7 +460,7 @@ class ClientCredentials:
     lists only that). ``scope``: the scope to ask for (by default as
     :meth:`Discovered.scope` says).
 
-    Refused before any token request (:class:`~mcp_sansio.auth.ServerMetadataError`): a
+    Refused before any token request (``ServerMetadataError``): a
     server whose ``token_endpoint_auth_methods_supported`` omits ``private_key_jwt`` for a
     key, or whose ``token_endpoint_auth_signing_alg_values_supported`` omits
     ``algorithm`` (RFC 8414 section 2); one whose ``grant_types_supported`` omits
@@ -593,7 +593,7 @@ class EnterpriseManaged:
     Refused: an exchange answer whose ``issued_token_type`` is not
     ``urn:ietf:params:oauth:token-type:id-jag`` (section 4.2: REQUIRED, "Indicates the
     type of token issued"), or without an ``access_token``
-    (:class:`~mcp_sansio.auth.TokenResponseError`)."""
+    (``TokenResponseError``)."""
 
     id_token: str = field(repr=False)
     """The identity assertion (an OpenID Connect ID token) for the person."""
@@ -698,7 +698,7 @@ class GrantAuth:
 
     A 401 with the token a flow has just obtained (not expired at ``now``) is answered with
     a new flow at most ``max_retries`` times in a row; after a flow that an authorization
-    server's error answer ended (:class:`~mcp_sansio.auth.TokenErrorResponse`: the same
+    server's error answer ended (``TokenErrorResponse``: the same
     credentials or assertion would be refused again), no new flow until :meth:`reset`.
     A 403 with ``error="insufficient_scope"`` asks once per challenged scope set for a
     token with the challenge's ``scope``; any other 403: None.
