@@ -361,7 +361,11 @@ class DPoPAuth:
     to where ``inner`` would send it; a 401 with a ``use_dpop_nonce`` challenge and a
     ``DPoP-Nonce`` the request has not carried yet sends it again with that nonce (once
     per nonce); any other challenge goes to ``inner`` (a ``DPoP`` challenge also as a
-    ``Bearer`` one, as RFC 9449 section 7.1 gives them the same parameters)."""
+    ``Bearer`` one, as RFC 9449 section 7.1 gives them the same parameters).
+
+    Not done: a ``DPoP-Nonce`` the MCP server sends on a successful answer (RFC 9449
+    section 9 lets it) is not seen, as a :class:`~mcp_sansio.auth.ClientAuth` is shown
+    only 401 and 403 answers; the next ``use_dpop_nonce`` challenge brings it."""
 
     def __init__(self, inner: ClientAuth, key: DPoPKey, *, require_bound: bool = True) -> None:
         self.inner = inner
