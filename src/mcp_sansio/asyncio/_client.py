@@ -13,6 +13,8 @@ from typing import IO, Any
 
 from .._backpressure import write_options
 from .._events import Notification
+from ..auth._client_auth import ClientAuth
+from ..http._client_auth import authorization_failure
 from ..server import Server
 from ..session import (
     DEFAULT_MAX_INPUT_ROUNDS,
@@ -22,6 +24,7 @@ from ..session import (
     ClientSession,
     ClientView,
     ConnectionLost,
+    McpError,
 )
 from ..session._client_api import AsyncClientMethods
 from ..session._options import h11_missing, take_options
@@ -114,6 +117,7 @@ class Client(AsyncClientMethods, ClientView):
         self._opened: Mapping[str, Any] | None = None
         self._background: list[asyncio.Task[None]] = []
         self._server_task: asyncio.Task[None] | None = None  # connect_server's
+        self._http: object = None  # connect_http's streams (their authorization failures)
         self._closed = False
 
     # ------------------------------------------------------------------ constructors
@@ -227,7 +231,13 @@ class Client(AsyncClientMethods, ClientView):
 
     @classmethod
     def connect_http(
-        cls, url: str, *, headers: Mapping[str, str] | None = None, **options: Any
+        cls,
+        url: str,
+        *,
+        headers: Mapping[str, str] | None = None,
+        auth: ClientAuth | None = None,
+        open_url: Callable[[str], str | Awaitable[str]] | None = None,
+        **options: Any,
     ) -> Client:
         """A client of a server's Streamable HTTP endpoint, e.g. ``"http://127.0.0.1:8000/mcp"``
         (``https://`` uses TLS with the system's default context, or ``ssl=``). Needs
@@ -239,6 +249,15 @@ class Client(AsyncClientMethods, ClientView):
         and a ``DELETE`` ends the session on close.
 
         :param headers: extra headers sent with every request (``Authorization``…).
+        :param auth: a :class:`~mcp_sansio.auth.ClientAuth` that authorizes every request
+            (such as :class:`~mcp_sansio.auth.BearerToken`): its headers go with each one,
+            and a 401 or 403 is handed to it; a flow it starts is run (its HTTP requests to
+            any origin, ``https://`` with ``ssl=``) and the request sent again. A call that
+            the flow fails raises the flow's :class:`~mcp_sansio.auth.AuthError`. The
+            call's ``timeout`` counts the time the flow takes.
+        :param open_url: the handler of a flow's person step: ``open_url(url)`` returns
+            the URL the browser was redirected to; a coroutine function is awaited, a plain
+            callable runs in a worker thread. Without it a flow that needs a person fails.
         :param options: the transport's keywords ``max_body_size=`` (bytes, default 64 MiB),
             ``max_reconnects=``, ``default_retry_ms=``, ``listen=`` (open the standalone GET
             stream; off by default), ``reopen=`` (start a new session when the server answers
@@ -256,7 +275,10 @@ class Client(AsyncClientMethods, ClientView):
         transport_options = take_options(options, HTTP_OPTIONS)
 
         async def connect(client: Client) -> Streams:
-            streams = HttpStreams(url, headers=headers, **transport_options)
+            streams = HttpStreams(
+                url, headers=headers, auth=auth, open_url=open_url, **transport_options
+            )
+            client._http = streams
             return streams, streams
 
         return cls._later(connect, options)
@@ -288,7 +310,13 @@ class Client(AsyncClientMethods, ClientView):
             if self.process is not None:
                 self._background.append(peer.loop.create_task(self._watch(self.process, peer)))
             peer.run(self.session.open(peer.now()))
-            self._opened = await peer.opened
+            try:
+                self._opened = await peer.opened
+            except McpError as exc:
+                failure = authorization_failure(self._http, exc)
+                if failure is None:
+                    raise
+                raise failure from failure.__cause__  # a failed authorization: its error
             return self._opened
         except BaseException:
             await self.aclose()
@@ -384,7 +412,13 @@ class Client(AsyncClientMethods, ClientView):
         return callback
 
     async def _send_call(self, call: Call, data: bytes) -> Any:
-        return await self._require().wait(call, data)
+        try:
+            return await self._require().wait(call, data)
+        except McpError as exc:
+            failure = authorization_failure(self._http, exc)
+            if failure is None:
+                raise
+            raise failure from failure.__cause__  # a failed authorization: its error
 
     async def _send(self, data: bytes) -> None:
         peer = self._require()

@@ -15,13 +15,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import inspect
 import logging
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from typing import Any, Final, TypeVar
 
 import h11
 
-from ..http._client import HttpRequest
+from ..http._client import AuthFetch, AuthOpenUrl, HttpRequest
+from ..http._client_parts import FetchError, FetchResponse
 from ..http._h11client import (
     DEFAULT_CLOSE_TIMEOUT,
     HTTP_OPTIONS,
@@ -31,6 +33,7 @@ from ..http._h11client import (
     parse_url,
     readable,
 )
+from ._fetch import fetch
 
 __all__ = ["DEFAULT_CLOSE_TIMEOUT", "HTTP_OPTIONS", "HttpStreams", "Endpoint", "parse_url"]
 
@@ -91,11 +94,16 @@ class HttpStreams(ClientBinding[_Conn]):
         ``max_reconnects=``, ``default_retry_ms=``, ``listen=``, ``reopen=``, ``max_idle=``,
         ``ssl=``, ``close_timeout=`` (how long :meth:`wait_closed` waits for the ``DELETE``),
         ``max_follow_ups=``, ``max_write_buffer=`` and ``write_timeout=`` (the bound and the
-        deadline of the POSTs that owe no answer).
+        deadline of the POSTs that owe no answer), ``auth=`` (a
+        :class:`~mcp_sansio.auth.ClientAuth`) and ``open_url=`` (the handler of a flow's
+        person step: a coroutine function is awaited, a plain callable runs in a worker
+        thread, so that one that blocks, such as
+        :func:`mcp_sansio.blocking.wait_for_redirect`, does not stall the loop).
     """
 
     def __init__(self, url: str, **options: Any) -> None:
         super().__init__(url, **options)
+        self._auth_tasks: set[asyncio.Task[None]] = set()  # a flow's step at work
         self._tasks: dict[int, asyncio.Task[None]] = {}
         self._aborted: set[int] = set()
         self._waiter: asyncio.Future[None] | None = None
@@ -144,6 +152,10 @@ class HttpStreams(ClientBinding[_Conn]):
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+        flows = list(self._auth_tasks)
+        for task in flows:
+            task.cancel()
+        await asyncio.gather(*flows, return_exceptions=True)
         for conn in self._pool.drain():
             conn.close()
 
@@ -166,6 +178,45 @@ class HttpStreams(ClientBinding[_Conn]):
     def _resume(self) -> None:
         if self._unpaused is not None:
             self._unpaused.set()
+
+    def _fetch(self, action: AuthFetch) -> None:
+        self._spawn(self._fetch_task(action))
+
+    def _ask(self, action: AuthOpenUrl, handler: Callable[[str], Any]) -> None:
+        self._spawn(self._ask_task(action, handler))
+
+    def _spawn(self, work: Awaitable[None]) -> None:
+        task = asyncio.ensure_future(work)
+        self._auth_tasks.add(task)
+        task.add_done_callback(self._auth_tasks.discard)
+
+    async def _fetch_task(self, action: AuthFetch) -> None:
+        outcome: FetchResponse | FetchError
+        try:
+            outcome = await fetch(
+                action.request,
+                timeout=action.timeout,
+                ssl=self._fetch_ssl,
+                max_body=action.max_body,
+            )
+        except FetchError as exc:
+            outcome = exc
+        self._fetched(action, outcome)
+
+    async def _ask_task(self, action: AuthOpenUrl, handler: Callable[[str], Any]) -> None:
+        outcome: object
+        try:
+            if inspect.iscoroutinefunction(handler):
+                outcome = await handler(action.url)
+            else:
+                outcome = await asyncio.get_running_loop().run_in_executor(
+                    None, handler, action.url
+                )
+            if inspect.isawaitable(outcome):
+                outcome = await outcome
+        except Exception as exc:
+            outcome = exc
+        self._redirected(action, outcome)
 
     async def _wait_unpaused(self, exchange: H11Exchange) -> None:
         while exchange.paused():

@@ -10,6 +10,8 @@ from types import TracebackType
 from typing import IO, Any
 
 from .._backpressure import write_options
+from ..auth._client_auth import ClientAuth
+from ..http._client_auth import authorization_failure
 from ..session import (
     DEFAULT_MAX_INPUT_ROUNDS,
     DEFAULT_PROBE_TIMEOUT,
@@ -18,6 +20,7 @@ from ..session import (
     ClientSession,
     ClientView,
     ConnectionLost,
+    McpError,
     carry_out,
 )
 from ..session._client_api import SyncClientMethods
@@ -111,6 +114,15 @@ class Client(SyncClientMethods, _Endpoint, ClientView):
             raise
 
     def _open(self) -> None:
+        try:
+            self._opening()
+        except McpError as exc:
+            failure = authorization_failure(self.stream, exc)
+            if failure is None:
+                raise
+            raise failure from failure.__cause__  # a failed authorization: its error
+
+    def _opening(self) -> None:
         session = self.session
         self._carry_out(session.open(_clock()))
         opening = session.opening
@@ -184,7 +196,13 @@ class Client(SyncClientMethods, _Endpoint, ClientView):
 
     @classmethod
     def connect_http(
-        cls, url: str, *, headers: Mapping[str, str] | None = None, **options: Any
+        cls,
+        url: str,
+        *,
+        headers: Mapping[str, str] | None = None,
+        auth: ClientAuth | None = None,
+        open_url: Callable[[str], str] | None = None,
+        **options: Any,
     ) -> Client:
         """Connect to a server's Streamable HTTP endpoint, e.g.
         ``"http://127.0.0.1:8000/mcp"`` (``https://`` uses TLS with the system's default
@@ -199,6 +217,17 @@ class Client(SyncClientMethods, _Endpoint, ClientView):
         session on :meth:`close`.
 
         :param headers: extra headers sent with every request (``Authorization``…).
+        :param auth: a :class:`~mcp_sansio.auth.ClientAuth` that authorizes every request
+            (such as :class:`~mcp_sansio.auth.BearerToken`): its headers go with each one,
+            and a 401 or 403 is handed to it; a flow it starts is run (its HTTP requests to
+            any origin, ``https://`` with ``ssl=``) and the request sent again. A call (or
+            the opening) that the flow fails raises the flow's
+            :class:`~mcp_sansio.auth.AuthError`. The call's ``timeout`` counts the time the
+            flow takes.
+        :param open_url: the handler of a flow's person step: ``open_url(url)`` returns the
+            URL the browser was redirected to (for the command line:
+            :func:`mcp_sansio.blocking.wait_for_redirect` after opening a browser). Without
+            it a flow that needs a person fails.
         :param options: the transport's keywords ``max_body_size=`` (bytes, default 64 MiB),
             ``max_reconnects=``, ``default_retry_ms=``, ``listen=`` (open the standalone GET
             stream; off by default), ``reopen=`` (start a new session when the server answers
@@ -214,7 +243,8 @@ class Client(SyncClientMethods, _Endpoint, ClientView):
         except ImportError as exc:  # pragma: no cover - h11 missing
             raise h11_missing() from exc
         transport_options = take_options(options, HTTP_OPTIONS)
-        return cls(HttpStream(url, headers=headers, **transport_options), **options)
+        stream = HttpStream(url, headers=headers, auth=auth, open_url=open_url, **transport_options)
+        return cls(stream, **options)
 
     # ------------------------------------------------------------------ lifetime
 
@@ -271,7 +301,13 @@ class Client(SyncClientMethods, _Endpoint, ClientView):
 
     def _send_call(self, call: Call, data: bytes) -> Any:
         self._write(data)
-        return self._wait(call)
+        try:
+            return self._wait(call)
+        except McpError as exc:
+            failure = authorization_failure(self.stream, exc)
+            if failure is None:
+                raise
+            raise failure from failure.__cause__  # a failed authorization: its error
 
     def _send(self, data: bytes) -> None:
         self._write(data)

@@ -39,13 +39,16 @@ import ssl
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from typing import Any, Final
 
 import h11
 
-from ..http._client import DEFAULT_MAX_FOLLOW_UPS, HttpRequest
+from ..http._client import DEFAULT_MAX_FOLLOW_UPS, AuthFetch, AuthOpenUrl, HttpRequest
+from ..http._client_parts import FetchError, FetchResponse
 from ..http._h11client import HTTP_OPTIONS as _SHARED_OPTIONS
 from ..http._h11client import ClientBinding, H11Exchange, parse_url, readable
+from ._fetch import fetch
 
 __all__ = [
     "DEFAULT_CONNECT_TIMEOUT",
@@ -123,7 +126,11 @@ class HttpStream(ClientBinding[_Conn]):
         ``ssl=``, ``close_timeout=`` (how long :meth:`close` waits for the ``DELETE``),
         ``max_follow_ups=`` (fewer than ``max_workers``; by default 4, and at most half of
         ``max_workers``), ``max_write_buffer=`` and ``write_timeout=`` (the bound and the
-        deadline of the POSTs that owe no answer).
+        deadline of the POSTs that owe no answer), ``auth=`` (a
+        :class:`~mcp_sansio.auth.ClientAuth`) and ``open_url=`` (the handler of a flow's
+        person step, ``open_url(url) -> redirect URL``, called in a thread of its own). A
+        flow's steps run one at a time, each in a thread of its own, besides
+        ``max_workers``.
     """
 
     def __init__(
@@ -210,6 +217,41 @@ class HttpStream(ClientBinding[_Conn]):
 
     def _discard(self, connection: _Conn) -> None:
         connection.close()
+
+    def _fetch(self, action: AuthFetch) -> None:
+        self._step(self._fetch_step, action)
+
+    def _ask(self, action: AuthOpenUrl, handler: Callable[[str], Any]) -> None:
+        self._step(self._ask_step, action, handler)
+
+    def _step(self, target: Callable[..., None], *args: Any) -> None:
+        thread = threading.Thread(
+            target=target, args=args, name=f"mcp-http-auth-{args[0].flow}", daemon=True
+        )
+        thread.start()
+
+    def _fetch_step(self, action: AuthFetch) -> None:
+        outcome: FetchResponse | FetchError
+        try:
+            outcome = fetch(
+                action.request,
+                timeout=action.timeout,
+                ssl=self._fetch_ssl,
+                max_body=action.max_body,
+            )
+        except FetchError as exc:
+            outcome = exc
+        with self._lock:
+            self._fetched(action, outcome)
+
+    def _ask_step(self, action: AuthOpenUrl, handler: Callable[[str], Any]) -> None:
+        outcome: object
+        try:
+            outcome = handler(action.url)
+        except Exception as exc:
+            outcome = exc
+        with self._lock:
+            self._redirected(action, outcome)
 
     def _start(self, request: HttpRequest) -> None:
         seq = 0

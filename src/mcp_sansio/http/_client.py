@@ -74,12 +74,15 @@ event streams and their resumption, failures.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import orjson
 
 from .._sse import SseDecoder, SseEvent
+from ..auth._challenge import bearer_challenge
+from ..auth._errors import AuthError, detail
+from ._client_auth import AUTH_STATUSES
 from ._client_parts import (
     _DELETE,
     _ERROR,
@@ -95,6 +98,8 @@ from ._client_parts import (
     DEFAULT_RETRY_MS,
     TRANSPORT_ERROR,
     AbortRequest,
+    AuthFetch,
+    AuthOpenUrl,
     ClientAction,
     HttpRequest,
     ToSession,
@@ -108,6 +113,8 @@ from ._client_parts import (
 from ._client_reopen import Reopening
 
 __all__ = [
+    "AuthFetch",
+    "AuthOpenUrl",
     "DEFAULT_MAX_BODY_SIZE",
     "DEFAULT_MAX_FOLLOW_UPS",
     "DEFAULT_MAX_RECONNECTS",
@@ -166,8 +173,12 @@ class HttpClientTransport(Reopening):
         ex.status = status
         content_type = ""
         session_id = None
+        # A 401 or 403: its headers, for the ClientAuth's challenge (or the error message)
+        challenge = ex.challenge = [] if status in AUTH_STATUSES else None
         for raw_name, raw_value in headers:
             name = _text(raw_name).lower()
+            if challenge is not None:
+                challenge.append((name, _text(raw_value)))
             if name == "content-type":
                 content_type = _text(raw_value).split(";", 1)[0].strip().lower()
             elif name == "mcp-session-id":
@@ -241,6 +252,10 @@ class HttpClientTransport(Reopening):
         status = ex.status
         if ex.kind == _DELETE:
             return []
+        if ex.challenge is not None:
+            authorizing = self._challenged(ex)
+            if authorizing is not None:  # held for a flow, sent again, or failed
+                return self._flush(authorizing)
         if mode == _JSON:
             body = b"".join(ex.buffer)
             ex.buffer = []
@@ -327,6 +342,7 @@ class HttpClientTransport(Reopening):
         if self.closed:
             return []
         self.closed = True
+        self._close_auth()
         actions: list[ClientAction] = [
             AbortRequest(stream, "the client is closing") for stream in self._exchanges
         ]
@@ -419,14 +435,21 @@ class HttpClientTransport(Reopening):
 
     # ------------------------------------------------------------------ failures
 
-    def _fail_owed(self, ex: _Exchange, message: str, status: int, out: list[bytes]) -> None:
+    def _fail_owed(
+        self,
+        ex: _Exchange,
+        message: str,
+        status: int,
+        out: list[bytes],
+        data: Mapping[str, Any] | None = None,
+    ) -> None:
         if ex.kind == _REOPEN:
             if ex.owed and ex is self._reopening:
                 self._reopen_failed(message, out)
             return
         for request_id in sorted(ex.owed, key=str):
             self._forget(ex, request_id)
-            error = _error_message(request_id, TRANSPORT_ERROR, message, status)
+            error = _error_message(request_id, TRANSPORT_ERROR, message, status, data)
             self._pass_error(request_id, error, out)
 
     def _pass_error(self, request_id: Any, message: dict[str, Any], out: list[bytes]) -> None:
@@ -478,6 +501,8 @@ class HttpClientTransport(Reopening):
             why = f"the server does not allow {'GET' if ex.kind == _RESUME else 'POST'} (HTTP 405)"
         elif ex.truncated:
             why = f"the server answered HTTP {status} (an oversized body, not read)"
+        elif ex.challenge is not None:
+            why = f"the server answered HTTP {status}{_challenge_text(ex.challenge)}"
         else:
             why = f"the server answered HTTP {status} without a JSON-RPC error"
         self._fail_owed(ex, why, status, out)
@@ -516,3 +541,22 @@ class HttpClientTransport(Reopening):
             how += f", and {self.max_reconnects} resumptions in a row brought nothing"
         self._fail_owed(ex, f"{how} before the answer", ex.status, out)
         return []
+
+
+def _challenge_text(headers: list[tuple[str, str]]) -> str:
+    """What a 401 or 403's ``WWW-Authenticate`` says, for the error of a request that no
+    flow answered: the Bearer challenge's ``error`` and ``error_description`` (the server's
+    words, cut to a safe length; a challenge holds no token)."""
+    values = [value for name, value in headers if name == "www-authenticate"]
+    if not values:
+        return " without a JSON-RPC error"
+    try:
+        bearer = bearer_challenge(values)
+    except AuthError:
+        return " (an invalid WWW-Authenticate)"
+    if bearer is None:
+        return " (no Bearer challenge)"
+    said = bearer.error or "no error code"
+    if bearer.error_description:
+        said += f": {bearer.error_description}"
+    return f" (Bearer challenge: {detail(said)})"

@@ -13,12 +13,13 @@ value or a body.
 
 from __future__ import annotations
 
-from typing import Final, NamedTuple
+from typing import Final
 from urllib.parse import urlsplit
 
 import h11
 
 from ..auth._oauth import HttpRequest
+from ._client_parts import DEFAULT_FETCH_MAX_BODY, DEFAULT_FETCH_TIMEOUT, FetchError, FetchResponse
 from ._h11client import MAX_HEAD_SIZE, host_header
 
 __all__ = [
@@ -29,28 +30,7 @@ __all__ = [
     "OneShot",
 ]
 
-#: How long a fetch may take, connecting and reading the whole answer included, in seconds.
-DEFAULT_FETCH_TIMEOUT: Final = 30.0
-#: The largest response body a fetch reads, in bytes (the metadata documents' bound).
-DEFAULT_FETCH_MAX_BODY: Final = 1 << 20
-
 _USER_AGENT: Final = ("User-Agent", "mcp-sansio")
-
-
-class FetchError(Exception):
-    """A fetch failed: no connection, a broken or malformed answer, a body over the bound,
-    no whole answer in time. The message holds no header value, body or query."""
-
-
-class FetchResponse(NamedTuple):
-    """The answer of a fetch: ``status, headers, body = fetch(...)``."""
-
-    status: int
-    """The HTTP status (a 3xx is not followed)."""
-    headers: tuple[tuple[str, str], ...]
-    """The header fields, names in lower case, values as sent (latin-1)."""
-    body: bytes
-    """The whole body (at most the fetch's ``max_body`` bytes)."""
 
 
 def _shown(url: str) -> str:

@@ -7,15 +7,19 @@ JSON-RPC errors it makes up for the requests an exchange failed.
 from __future__ import annotations
 
 import logging
-from typing import Any, Final
+from collections.abc import Mapping
+from typing import Any, Final, NamedTuple
 
 import attrs
 import orjson
 
 from .._framing import DEFAULT_CLIENT_MAX_MESSAGE_SIZE
 from .._sse import SseDecoder
+from ..auth._oauth import HttpRequest as AuthHttpRequest
 
 __all__ = [
+    "DEFAULT_FETCH_MAX_BODY",
+    "DEFAULT_FETCH_TIMEOUT",
     "DEFAULT_MAX_BODY_SIZE",
     "DEFAULT_MAX_FOLLOW_UPS",
     "DEFAULT_MAX_RECONNECTS",
@@ -23,7 +27,11 @@ __all__ = [
     "INVALID_PARAMS",
     "TRANSPORT_ERROR",
     "AbortRequest",
+    "AuthFetch",
+    "AuthOpenUrl",
     "ClientAction",
+    "FetchError",
+    "FetchResponse",
     "HttpRequest",
     "ToSession",
     "TransportProblem",
@@ -101,8 +109,61 @@ class TransportProblem:
     """The level to log it at."""
 
 
+#: How long a fetch may take, connecting and reading the whole answer included, in seconds.
+DEFAULT_FETCH_TIMEOUT: Final = 30.0
+#: The largest response body a fetch reads, in bytes (the metadata documents' bound).
+DEFAULT_FETCH_MAX_BODY: Final = 1 << 20
+
+
+class FetchError(Exception):
+    """A fetch failed: no connection, a broken or malformed answer, a body over the bound,
+    no whole answer in time. The message holds no header value, body or query."""
+
+
+class FetchResponse(NamedTuple):
+    """The answer of a fetch: ``status, headers, body = fetch(...)``."""
+
+    status: int
+    """The HTTP status (a 3xx is not followed)."""
+    headers: tuple[tuple[str, str], ...]
+    """The header fields, names in lower case, values as sent (latin-1)."""
+    body: bytes
+    """The whole body (at most the fetch's ``max_body`` bytes)."""
+
+
+@attrs.frozen
+class AuthFetch:
+    """A flow's HTTP request: make it (any origin; ``https://`` with the client's TLS
+    context), within ``timeout`` seconds, reading at most ``max_body`` bytes of body, never
+    following a redirect; hand the answer to
+    :meth:`~mcp_sansio.http._client.HttpClientTransport.auth_response`, or the failure to
+    :meth:`~mcp_sansio.http._client.HttpClientTransport.auth_failed`, with ``flow``."""
+
+    flow: int
+    """The transport's number for the flow."""
+    request: AuthHttpRequest
+    """The request (its ``repr`` hides the ``Authorization`` header and the body)."""
+    timeout: float = DEFAULT_FETCH_TIMEOUT
+    """The seconds the whole exchange may take."""
+    max_body: int = DEFAULT_FETCH_MAX_BODY
+    """The largest body read, in bytes."""
+
+
+@attrs.frozen
+class AuthOpenUrl:
+    """A flow's person step: give ``url`` to the user's ``open_url`` handler and hand the URL
+    the browser was redirected to to
+    :meth:`~mcp_sansio.http._client.HttpClientTransport.auth_redirect` (or the handler's
+    exception to :meth:`~mcp_sansio.http._client.HttpClientTransport.auth_failed`)."""
+
+    flow: int
+    """The transport's number for the flow."""
+    url: str
+    """The authorization request URL."""
+
+
 #: What the transport's methods return.
-ClientAction = HttpRequest | ToSession | AbortRequest | TransportProblem
+ClientAction = HttpRequest | ToSession | AbortRequest | TransportProblem | AuthFetch | AuthOpenUrl
 
 # How an exchange's body is read.
 _NONE: Final = 0  # ignored (202, 204, an unexpected success body)
@@ -133,8 +194,10 @@ class _Exchange:
         "attempts",
         "body",
         "buffer",
+        "challenge",
         "decoder",
         "follow_up",
+        "generation",
         "kind",
         "last_id",
         "malformed",
@@ -143,6 +206,7 @@ class _Exchange:
         "oversized",
         "owed",
         "progress",
+        "request",
         "retry",
         "session_id",
         "size",
@@ -171,16 +235,27 @@ class _Exchange:
         self.last_id = ""  # the Last-Event-ID this GET was opened with
         self.retry: int | None = None  # the retry in force when it was opened (ms)
         self.follow_up = False  # a POST that owes no answer (bounded, with a deadline)
+        # Authorization: the request as last written, the flows ended before it was, and
+        # the headers of a 401 or 403 answer to it (with a ClientAuth only).
+        self.request: HttpRequest | None = None
+        self.generation = 0
+        self.challenge: list[tuple[str, str]] | None = None
 
 
 def _text(value: bytes | str) -> str:
     return value.decode("latin-1") if isinstance(value, bytes) else value
 
 
-def _error_message(request_id: Any, code: int, message: str, status: int = 0) -> dict[str, Any]:
+def _error_message(
+    request_id: Any,
+    code: int,
+    message: str,
+    status: int = 0,
+    data: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
     error: dict[str, Any] = {"code": code, "message": message}
-    if status:
-        error["data"] = {"status": status}
+    if status or data:
+        error["data"] = {"status": status, **data} if data else {"status": status}
     return {"jsonrpc": "2.0", "id": request_id, "error": error}
 
 

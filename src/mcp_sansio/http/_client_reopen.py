@@ -22,7 +22,7 @@ from typing import Any
 
 import orjson
 
-from ._client_base import TransportBase
+from ._client_auth import Authorizing
 from ._client_parts import (
     _LISTEN,
     _REOPEN,
@@ -40,7 +40,7 @@ from ._client_parts import (
 __all__ = ["Reopening"]
 
 
-class Reopening(TransportBase):
+class Reopening(Authorizing):
     """A transport that reopens an expired session (with ``reopen=True``) and restores
     what the server held for the old one."""
 

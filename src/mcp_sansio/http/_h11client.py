@@ -36,7 +36,8 @@ from __future__ import annotations
 import logging
 import select
 import ssl as _ssl
-from collections.abc import Hashable, Iterable, Mapping
+import time
+from collections.abc import Callable, Hashable, Iterable, Mapping
 from typing import Any, Final, Generic, TypeVar
 from urllib.parse import urlsplit
 
@@ -44,17 +45,22 @@ import attrs
 import h11
 
 from .._backpressure import DEFAULT_MAX_WRITE_BUFFER, DEFAULT_WRITE_TIMEOUT
+from ..auth._client_auth import ClientAuth
+from ..auth._errors import AuthError
 from ._client import (
     DEFAULT_MAX_BODY_SIZE,
     DEFAULT_MAX_FOLLOW_UPS,
     DEFAULT_MAX_RECONNECTS,
     DEFAULT_RETRY_MS,
     AbortRequest,
+    AuthFetch,
+    AuthOpenUrl,
     ClientAction,
     HttpClientTransport,
     HttpRequest,
     ToSession,
 )
+from ._client_parts import FetchError, FetchResponse
 
 __all__ = [
     "DEFAULT_CLOSE_TIMEOUT",
@@ -88,6 +94,8 @@ HTTP_OPTIONS: Final = (
     "max_follow_ups",
     "max_write_buffer",
     "write_timeout",
+    "auth",
+    "open_url",
 )
 #: The largest response head accepted (status line, headers and the blank line that ends
 #: them), in bytes: past it the request fails as a malformed response.
@@ -157,6 +165,7 @@ class H11Exchange:
         """The bytes of the request, to write on the connection."""
         request = self.request
         headers: list[tuple[str, str]] = [("Host", self.host), _USER_AGENT, *request.headers]
+        headers.extend(self.transport.request_headers(request))  # authorization, as of now
         if request.body or request.method == "POST":
             headers.append(("Content-Length", str(len(request.body))))
         conn = self.conn
@@ -355,6 +364,12 @@ class ClientBinding(Generic[T]):
         past it the server's streams are not read until they are down to half.
     :param write_timeout: the seconds within which a follow-up's response must have ended;
         past them its connection is closed and it is dropped (``None``: no deadline).
+    :param auth: a :class:`~mcp_sansio.auth.ClientAuth` that authorizes the requests (see
+        :mod:`~mcp_sansio.http._client_auth`); its flows' requests go to any origin,
+        ``https://`` ones with ``ssl`` (or the system's default context).
+    :param open_url: the handler of a flow's person step: called with the authorization
+        URL, it returns the URL the browser was redirected to (each binding says whether it
+        may be a coroutine function); without one such a flow fails at that step.
     """
 
     def __init__(
@@ -374,6 +389,8 @@ class ClientBinding(Generic[T]):
         max_follow_ups: int = DEFAULT_MAX_FOLLOW_UPS,
         max_write_buffer: int = DEFAULT_MAX_WRITE_BUFFER,
         write_timeout: float | None = DEFAULT_WRITE_TIMEOUT,
+        auth: ClientAuth | None = None,
+        open_url: Callable[[str], Any] | None = None,
     ) -> None:
         self.endpoint = parse_url(url)
         """Where the server is."""
@@ -389,8 +406,15 @@ class ClientBinding(Generic[T]):
             max_follow_ups=max_follow_ups,
             max_write_buffer=max_write_buffer,
             write_timeout=write_timeout,
+            auth=auth,
+            url=url,
+            clock=time.time,
+            open_url=open_url is not None,
         )
         """The sans-IO transport."""
+        self.open_url = open_url
+        """The handler of a flow's person step, or ``None``."""
+        self._fetch_ssl = ssl  # for a flow's https:// requests (None: the default context)
         self.close_timeout = close_timeout
         """How long closing waits for the ``DELETE``, in seconds."""
         self._ssl: _ssl.SSLContext | None = None
@@ -427,6 +451,16 @@ class ClientBinding(Generic[T]):
         """Whether the server wrote on the idle ``connection`` (bytes, or its end)."""
         raise NotImplementedError
 
+    def _fetch(self, action: AuthFetch) -> None:
+        """Make the flow's request (with the runtime's ``fetch``, in a task or a thread) and
+        hand the outcome to :meth:`_fetched`."""
+        raise NotImplementedError
+
+    def _ask(self, action: AuthOpenUrl, handler: Callable[[str], Any]) -> None:
+        """Call ``handler`` with the flow's URL (in a task or a thread) and hand the outcome
+        to :meth:`_redirected`."""
+        raise NotImplementedError
+
     def _discard(self, connection: T) -> None:
         """Close the idle ``connection`` at once (it is not used again)."""
         raise NotImplementedError
@@ -451,8 +485,44 @@ class ClientBinding(Generic[T]):
                 self._start(action)
             elif isinstance(action, AbortRequest):
                 self._abort(action.stream)
+            elif isinstance(action, AuthFetch):
+                self._fetch(action)
+            elif isinstance(action, AuthOpenUrl):
+                handler = self.open_url
+                if handler is None:  # pragma: no cover - the transport asks only with one
+                    self._redirected(action, AuthError("no open_url handler", step="usage"))
+                else:
+                    self._ask(action, handler)
             else:
                 _log.log(action.level, "%s", action.message)
+
+    def _fetched(self, action: AuthFetch, outcome: FetchResponse | FetchError) -> None:
+        """The outcome of the flow's request: to the transport (a binding calls it as it
+        calls the transport: under its lock, in its loop)."""
+        if self._closing:
+            return
+        if isinstance(outcome, FetchError):
+            self._run(self.transport.auth_failed(action.flow, outcome))
+        else:
+            status, headers, body = outcome
+            self._run(self.transport.auth_response(action.flow, status, headers, body))
+
+    def _redirected(self, action: AuthOpenUrl, outcome: object) -> None:
+        """What the ``open_url`` handler returned (the redirect URL) or raised: to the
+        transport."""
+        if self._closing:
+            return
+        if isinstance(outcome, Exception):
+            self._run(self.transport.auth_failed(action.flow, outcome))
+        elif not isinstance(outcome, str):
+            error = AuthError(
+                f"the open_url handler returned {type(outcome).__name__}, not the URL the"
+                " browser was redirected to",
+                step="authorization response",
+            )
+            self._run(self.transport.auth_failed(action.flow, error))
+        else:
+            self._run(self.transport.auth_redirect(action.flow, outcome))
 
     def _idle(self) -> T | None:
         """An idle connection from the pool to carry a request, or ``None`` (open a new

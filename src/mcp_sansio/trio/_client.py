@@ -13,12 +13,15 @@ import trio
 
 from .._backpressure import write_options
 from .._events import Notification
+from ..auth._client_auth import ClientAuth
+from ..http._client_auth import authorization_failure
 from ..server import Server
 from ..session import (
     Call,
     ClientSession,
     ClientView,
     ConnectionLost,
+    McpError,
 )
 from ..session._client_api import AsyncClientMethods
 from ..session._options import h11_missing, take_options
@@ -191,7 +194,13 @@ class Client(AsyncClientMethods, ClientView):
 
     @classmethod
     def connect_http(
-        cls, url: str, *, headers: Mapping[str, str] | None = None, **options: Any
+        cls,
+        url: str,
+        *,
+        headers: Mapping[str, str] | None = None,
+        auth: ClientAuth | None = None,
+        open_url: Callable[[str], str | Awaitable[str]] | None = None,
+        **options: Any,
     ) -> Client:
         """A client of a server's Streamable HTTP endpoint, e.g. ``"http://127.0.0.1:8000/mcp"``
         (``https://`` uses TLS, ``trio.open_ssl_over_tcp_stream``, with the system's default
@@ -204,6 +213,16 @@ class Client(AsyncClientMethods, ClientView):
         version go with every request, and a ``DELETE`` ends the session on close.
 
         :param headers: extra headers sent with every request (``Authorization``…).
+        :param auth: a :class:`~mcp_sansio.auth.ClientAuth` that authorizes every request
+            (such as :class:`~mcp_sansio.auth.BearerToken`): its headers go with each one,
+            and a 401 or 403 is handed to it; a flow it starts is run (its HTTP requests to
+            any origin, ``https://`` with ``ssl=``) and the request sent again. A call (or
+            the opening) that the flow fails raises the flow's
+            :class:`~mcp_sansio.auth.AuthError`. The call's ``timeout`` counts the time the
+            flow takes.
+        :param open_url: the handler of a flow's person step: ``open_url(url)`` returns the
+            URL the browser was redirected to; a coroutine function is awaited, a plain
+            callable runs in a worker thread. Without it a flow that needs a person fails.
         :param options: the transport's keywords ``max_body_size=`` (bytes, default 64 MiB),
             ``max_reconnects=``, ``default_retry_ms=``, ``listen=`` (open the standalone GET
             stream; off by default), ``reopen=`` (start a new session when the server answers
@@ -221,7 +240,9 @@ class Client(AsyncClientMethods, ClientView):
         transport_options = take_options(options, HTTP_OPTIONS)
 
         async def connect(client: Client) -> trio.abc.Stream:
-            stream = HttpStream(url, headers=headers, **transport_options)
+            stream = HttpStream(
+                url, headers=headers, auth=auth, open_url=open_url, **transport_options
+            )
             client._stream_tasks = stream.run
             return stream
 
@@ -257,7 +278,11 @@ class Client(AsyncClientMethods, ClientView):
             loop.run_actions(self.session.open(trio.current_time()))
             await loop.opened.wait()
             if not self.session.is_open:
-                raise loop.open_error or ConnectionLost("the server closed while opening")
+                error = loop.open_error
+                failure = None if error is None else authorization_failure(self._stream, error)
+                if failure is not None:
+                    raise failure from failure.__cause__  # a failed authorization: its error
+                raise error or ConnectionLost("the server closed while opening")
         except BaseException as exc:
             await self.__aexit__(type(exc), exc, exc.__traceback__)
             raise
@@ -367,7 +392,13 @@ class Client(AsyncClientMethods, ClientView):
     async def _send_call(self, call: Call, data: bytes) -> Any:
         assert self._loop is not None
         self._loop.write(data)
-        return await self._loop.wait(call)
+        try:
+            return await self._loop.wait(call)
+        except McpError as exc:
+            failure = authorization_failure(self._stream, exc)
+            if failure is None:
+                raise
+            raise failure from failure.__cause__  # a failed authorization: its error
 
     async def _send(self, data: bytes) -> None:
         assert self._loop is not None

@@ -14,14 +14,18 @@ options and the dispatch of the actions are :class:`~mcp_sansio.http._h11client.
 
 from __future__ import annotations
 
+import inspect
 import logging
+from collections.abc import Callable
 from typing import Any, Final
 
 import h11
 import trio
 
-from ..http._client import HttpRequest
+from ..http._client import AuthFetch, AuthOpenUrl, HttpRequest
+from ..http._client_parts import FetchError, FetchResponse
 from ..http._h11client import HTTP_OPTIONS, ClientBinding, H11Exchange, parse_url
+from ._fetch import fetch
 
 __all__ = ["HTTP_OPTIONS", "HttpStream", "parse_url"]
 
@@ -68,7 +72,12 @@ class HttpStream(ClientBinding[_Conn], trio.abc.Stream):
         ``headers=`` (extra headers sent with every request), ``max_body_size=``,
         ``max_reconnects=``, ``default_retry_ms=``, ``listen=``, ``reopen=``, ``max_idle=``,
         ``ssl=``, ``close_timeout=``, ``max_follow_ups=``, ``max_write_buffer=`` and
-        ``write_timeout=`` (the bound and the deadline of the POSTs that owe no answer).
+        ``write_timeout=`` (the bound and the deadline of the POSTs that owe no answer),
+        ``auth=`` (a :class:`~mcp_sansio.auth.ClientAuth`) and ``open_url=`` (the handler of
+        a flow's person step: a coroutine function is awaited, a plain callable runs in a
+        worker thread, so that one that blocks, such as
+        :func:`mcp_sansio.blocking.wait_for_redirect`, does not stall the run). A flow's
+        steps are tasks of :meth:`run`'s nursery.
     """
 
     def __init__(self, url: str, **options: Any) -> None:
@@ -169,6 +178,40 @@ class HttpStream(ClientBinding[_Conn], trio.abc.Stream):
         conn = None if request.delay > 0 else self._idle()
         name = f"mcp http {request.stream}"
         nursery.start_soon(self._exchange, request, scope, conn, name=name)
+
+    def _fetch(self, action: AuthFetch) -> None:
+        if self._nursery is not None:  # (a flow starts from a response: run() is running)
+            self._nursery.start_soon(self._fetch_task, action)
+
+    def _ask(self, action: AuthOpenUrl, handler: Callable[[str], Any]) -> None:
+        if self._nursery is not None:
+            self._nursery.start_soon(self._ask_task, action, handler)
+
+    async def _fetch_task(self, action: AuthFetch) -> None:
+        outcome: FetchResponse | FetchError
+        try:
+            outcome = await fetch(
+                action.request,
+                timeout=action.timeout,
+                ssl=self._fetch_ssl,
+                max_body=action.max_body,
+            )
+        except FetchError as exc:
+            outcome = exc
+        self._fetched(action, outcome)
+
+    async def _ask_task(self, action: AuthOpenUrl, handler: Callable[[str], Any]) -> None:
+        outcome: object
+        try:
+            if inspect.iscoroutinefunction(handler):
+                outcome = await handler(action.url)
+            else:
+                outcome = await trio.to_thread.run_sync(handler, action.url, abandon_on_cancel=True)
+            if inspect.isawaitable(outcome):
+                outcome = await outcome
+        except Exception as exc:
+            outcome = exc
+        self._redirected(action, outcome)
 
     def _abort(self, stream: int) -> None:
         scope = self._scopes.get(stream)
