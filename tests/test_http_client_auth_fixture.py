@@ -340,8 +340,15 @@ class FlowAuth:
     """A ClientAuth of the test's own: an :class:`~mcp_sansio.auth.AuthFlow` per challenge,
     at most ``max_flows`` of them; the token of the last one sent."""
 
-    def __init__(self, server: str, version: str = "2025-11-25", max_flows: int = 3) -> None:
+    def __init__(
+        self,
+        server: str,
+        version: str = "2025-11-25",
+        max_flows: int = 3,
+        redirect_uri: str = REDIRECT_URI,
+    ) -> None:
         self.server = server
+        self.redirect_uri = redirect_uri
         self.version = version
         self.max_flows = max_flows
         self.flows: list[tuple[int, list[tuple[str, str]]]] = []
@@ -362,7 +369,7 @@ class FlowAuth:
             self.server,
             version=self.version,
             client=ClientInfo("test-client"),
-            redirect_uri=REDIRECT_URI,
+            redirect_uri=self.redirect_uri,
             www_authenticate=[v for k, v in headers if k.lower() == "www-authenticate"],
             store=self.store,
         )
