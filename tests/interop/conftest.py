@@ -71,6 +71,16 @@ def everything_command() -> list[str]:
 
 
 @pytest.fixture(scope="session")
+def oidc_provider_command() -> list[str]:
+    """The command that runs oidc-provider (``oidc_provider.mjs``; its package folder and
+    options follow: see ``authorization.oidc_provider``)."""
+    command: list[str] = _peer(
+        f"{peers.OIDC_PACKAGE}@{peers.OIDC_VERSION}", peers.ensure_oidc_provider
+    )
+    return command
+
+
+@pytest.fixture(scope="session")
 def sdk_python() -> Path:
     """The Python of the venv that holds the official SDK (``mcp==2.3.0``)."""
     python: Path = _peer(f"{peers.SDK_PACKAGE}=={peers.SDK_VERSION}", peers.ensure_sdk)

@@ -1,9 +1,12 @@
 """Installing the real peers of the interop tests into ``.interop/`` (ignored by git).
 
-Two peers, pinned (see ``/docs/interop.rst``):
+Three peers, pinned (see ``/docs/interop.rst``):
 
 - the everything server of the TypeScript SDK, ``npm install --prefix .interop/npm
   @modelcontextprotocol/server-everything@2026.8.31``, run with ``node``;
+- a certified OpenID Provider / OAuth 2.0 authorization server, ``npm install --prefix
+  .interop/oidc oidc-provider@9.13.3``, run with ``node`` by ``oidc_provider.mjs`` (the
+  authorization interop tests, ``test_auth_*.py``);
 - the official Python SDK, ``mcp==2.3.0``, in its own virtual environment
   ``.interop/sdk-venv`` (it never enters the environment under test).
 
@@ -42,6 +45,8 @@ LOOPBACK_PRELOAD = Path(__file__).resolve().parent / "loopback.cjs"
 
 EVERYTHING_PACKAGE = "@modelcontextprotocol/server-everything"
 EVERYTHING_VERSION = "2026.8.31"
+OIDC_PACKAGE = "oidc-provider"
+OIDC_VERSION = "9.13.3"
 SDK_PACKAGE = "mcp"
 SDK_VERSION = "2.3.0"
 
@@ -150,46 +155,73 @@ def everything_dir() -> Path:
     return INTEROP_DIR / "npm" / "node_modules" / EVERYTHING_PACKAGE
 
 
-def ensure_everything() -> list[str]:
-    """Install the everything server (once) and return the command that runs it on stdio."""
+def _node_and_npm(package: str) -> tuple[str, str]:
     node = shutil.which("node")
     npm = shutil.which("npm")
     if node is None or npm is None:
         missing = " and ".join(n for n, p in (("node", node), ("npm", npm)) if p is None)
-        raise PeerUnavailable(f"{missing} not found on PATH: cannot run {EVERYTHING_PACKAGE}")
+        raise PeerUnavailable(f"{missing} not found on PATH: cannot run {package}")
+    return node, npm
+
+
+def _npm_install(npm: str, prefix: Path, want: str) -> None:
+    """``npm install --prefix prefix want`` into an emptied ``prefix``;
+    :class:`PeerUnavailable` when it fails and the registry cannot be reached."""
+    shutil.rmtree(prefix, ignore_errors=True)
+    prefix.mkdir(parents=True)
+    result = run(
+        [npm, "install", "--prefix", prefix, want, "--no-audit", "--no-fund", "--loglevel=error"],
+        timeout=NPM_TIMEOUT,
+    )
+    if result.returncode != 0:
+        ping = run([npm, "ping"], timeout=PROBE_TIMEOUT)
+        if ping.returncode != 0:
+            raise PeerUnavailable(
+                f"the npm registry cannot be reached (`npm ping` failed), so "
+                f"{want} cannot be installed:\n{_tail(ping.stderr)}"
+            )
+        raise PeerSetupFailed(_failure(f"npm install {want}", result))
+
+
+def ensure_everything() -> list[str]:
+    """Install the everything server (once) and return the command that runs it on stdio."""
+    node, npm = _node_and_npm(EVERYTHING_PACKAGE)
     prefix = INTEROP_DIR / "npm"
     want = f"{EVERYTHING_PACKAGE}@{EVERYTHING_VERSION}"
     entry = everything_dir() / "dist" / "index.js"
     with locked("npm"):
         if not (_marked(prefix, want) and entry.is_file()):
-            shutil.rmtree(prefix, ignore_errors=True)
-            prefix.mkdir(parents=True)
-            result = run(
-                [
-                    npm,
-                    "install",
-                    "--prefix",
-                    prefix,
-                    want,
-                    "--no-audit",
-                    "--no-fund",
-                    "--loglevel=error",
-                ],
-                timeout=NPM_TIMEOUT,
-            )
-            if result.returncode != 0:
-                ping = run([npm, "ping"], timeout=PROBE_TIMEOUT)
-                if ping.returncode != 0:
-                    raise PeerUnavailable(
-                        f"the npm registry cannot be reached (`npm ping` failed), so "
-                        f"{want} cannot be installed:\n{_tail(ping.stderr)}"
-                    )
-                raise PeerSetupFailed(_failure(f"npm install {want}", result))
+            _npm_install(npm, prefix, want)
             installed = json.loads((everything_dir() / "package.json").read_text())["version"]
             if installed != EVERYTHING_VERSION or not entry.is_file():
                 raise PeerSetupFailed(f"npm installed {EVERYTHING_PACKAGE} {installed}, not {want}")
             (prefix / _MARKER).write_text(want)
     return [node, os.fspath(entry), "stdio"]
+
+
+# ---------------------------------------------------------------------- oidc-provider
+
+
+def oidc_provider_dir() -> Path:
+    """The installed ``oidc-provider`` package's folder."""
+    return INTEROP_DIR / "oidc" / "node_modules" / OIDC_PACKAGE
+
+
+def ensure_oidc_provider() -> list[str]:
+    """Install ``oidc-provider`` (once, into ``.interop/oidc``) and return the command that
+    runs ``oidc_provider.mjs`` with it (the script's arguments follow)."""
+    node, npm = _node_and_npm(OIDC_PACKAGE)
+    prefix = INTEROP_DIR / "oidc"
+    want = f"{OIDC_PACKAGE}@{OIDC_VERSION}"
+    manifest = oidc_provider_dir() / "package.json"
+    with locked("oidc"):
+        if not (_marked(prefix, want) and manifest.is_file()):
+            _npm_install(npm, prefix, want)
+            installed = json.loads(manifest.read_text())["version"]
+            if installed != OIDC_VERSION:
+                raise PeerSetupFailed(f"npm installed {OIDC_PACKAGE} {installed}, not {want}")
+            (prefix / _MARKER).write_text(want)
+    return [node, os.fspath(Path(__file__).resolve().parent / "oidc_provider.mjs")]
 
 
 def npm_versions() -> dict[str, str]:
