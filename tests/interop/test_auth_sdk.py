@@ -1,0 +1,104 @@
+"""Authorization across implementations, with oidc-provider (``peers.py``) as the
+authorization server and the official Python SDK (``mcp==2.3.0``, its own venv):
+
+- our asyncio client (``connect_http(auth=OAuthClient(...), open_url=...)``) against an MCP
+  server protected with the SDK's own helpers (``sdk_auth_server.py``: ``AuthSettings`` and
+  a ``TokenVerifier`` checking oidc-provider's JWTs): the SDK's 401 and resource metadata,
+  discovery, registration, code + PKCE through the person's browser, the call with the
+  token the SDK's auth context then holds; a token the server stops taking is refreshed
+  without the person.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import IO, Any
+
+from mcp_sansio.auth._oauth_client import OAuthClient
+
+from .authorization import Browser, access_token_claims, oidc_provider, stderr_text
+from .conftest import HERE, free_port, serve_on_port, stop_process
+from .styles import texts
+
+#: The bound of one exchange, in seconds (the SDK imports slowly).
+EXCHANGE = 150.0
+REDIRECT_URI = "http://127.0.0.1:9/callback"
+
+
+def _log(stream: IO[bytes]) -> list[dict[str, Any]]:
+    out = []
+    for line in stderr_text(stream).splitlines():
+        if line.startswith(('{"verified"', '{"refused"')):
+            out.append(json.loads(line))
+    return out
+
+
+def test_our_client_against_an_sdk_protected_server(
+    sdk_python: Path, oidc_provider_command: list[str], server_stderr: IO[bytes], tmp_path: Path
+) -> None:
+    from mcp_sansio.asyncio import Client
+
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/mcp"
+    with oidc_provider(oidc_provider_command, resources=[url], log=tmp_path / "oidc.log") as op:
+        server = serve_on_port(
+            [str(sdk_python), str(HERE / "sdk_auth_server.py"), str(port), op.issuer],
+            port,
+            server_stderr,
+            timeout=EXCHANGE,
+        )
+        try:
+            auth = OAuthClient(
+                url, version="2025-11-25", redirect_uri=REDIRECT_URI, client_name="mcp-sansio"
+            )
+            browser = Browser()
+
+            def open_url(authorization_url: str) -> str:
+                return browser.authorize(authorization_url, REDIRECT_URI)
+
+            async def exchange() -> tuple[Any, Any, Any, Any]:
+                client = Client.connect_http(
+                    url, auth=auth, open_url=open_url, versions=["2025-11-25"], timeout=EXCHANGE
+                )
+                async with client:
+                    first = json.loads(texts(await client.call_tool("whoami", {}))[0])
+                    held = auth.authorization
+                    assert texts(await client.call_tool("revoke_me", {})) == ["revoked"]
+                    # the next request's token is refused: 401, a refresh, the call again
+                    second = json.loads(texts(await client.call_tool("whoami", {}))[0])
+                    return first, held, second, auth.authorization
+
+            first, held, second, refreshed = asyncio.run(exchange())
+        finally:
+            stop_process(server)
+
+        # the person signed in and consented once; the refresh needed nobody
+        assert browser.pages == ["login", "consent"]
+        assert len(browser.redirects) == 1
+        assert held is not None
+        assert refreshed is not None
+        claims = access_token_claims(held.tokens.access_token, op)
+        assert claims["aud"] == url
+        assert claims["scope"] == "mcp:read"
+        # what the SDK's auth context held for the call: our token, for its resource
+        assert first == {
+            "client_id": claims["client_id"],
+            "scopes": ["mcp:read"],
+            "resource": url,
+            "subject": browser.login,
+            "jti": claims["jti"],
+        }
+        new_claims = access_token_claims(refreshed.tokens.access_token, op)
+        assert new_claims["jti"] != claims["jti"]
+        assert second["jti"] == new_claims["jti"]
+        assert second["client_id"] == claims["client_id"]
+        grants = [r["grant_type"] for r in op.token_requests() if r["status"] == 200]
+        assert grants == ["authorization_code", "refresh_token"]
+        log = _log(server_stderr)
+        verified = [entry["verified"]["jti"] for entry in log if "verified" in entry]
+        # each request carried the token: the first, until refused, then the refreshed one
+        assert verified[0] == claims["jti"]
+        assert verified[-1] == new_claims["jti"]
+        assert {"refused": "revoked"} in log
