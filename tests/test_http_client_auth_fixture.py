@@ -89,6 +89,7 @@ class Guard:
     tokens: dict[str, set[str]] = field(default_factory=dict)
     codes: dict[str, tuple[str, str, str]] = field(default_factory=dict)
     seen: list[Seen] = field(default_factory=list)
+    registered: list[dict[str, Any]] = field(default_factory=list)
     token_requests: int = 0
     fail_token: bool = False
     broken_metadata: bool = False
@@ -225,6 +226,7 @@ class Guard:
                     "grant_types_supported": ["authorization_code"],
                     "code_challenge_methods_supported": ["S256"],
                     "token_endpoint_auth_methods_supported": ["none"],
+                    "registration_endpoint": self.base + "/register",
                 },
             )
         elif path == "/authorize":
@@ -238,6 +240,11 @@ class Guard:
                 )
             where = query["redirect_uri"] + "?" + urlencode({"code": code, "state": query["state"]})
             self._send(conn, h, 302, b"", [("Location", where)])
+        elif path == "/register" and method == "POST":
+            doc = orjson.loads(body)
+            with self.lock:
+                self.registered.append(doc)
+            self._json(conn, h, 201, {**doc, "client_id": f"reg{next(self._count)}"})
         elif path == "/token" and method == "POST":
             self._token(conn, h, {k: v[0] for k, v in parse_qs(body.decode()).items()})
         else:

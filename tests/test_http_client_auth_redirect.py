@@ -16,6 +16,7 @@ pytest.importorskip("h11")
 from test_http_client_auth import RUNTIMES, session
 from test_http_client_auth_fixture import LIMIT, FlowAuth, approve, guarded
 
+from mcp_sansio.auth import AuthError
 from mcp_sansio.blocking._redirect import LoopbackRedirect
 
 
@@ -59,8 +60,9 @@ def test_an_error_redirect_is_returned_too() -> None:
 
 
 def test_the_wait_is_bounded() -> None:
-    with LoopbackRedirect() as redirect, pytest.raises(TimeoutError, match="no redirect"):
+    with LoopbackRedirect() as redirect, pytest.raises(AuthError, match="no redirect") as info:
         redirect.wait(timeout=0.05)
+    assert info.value.step == "authorization response"
 
 
 def test_loopback_only() -> None:

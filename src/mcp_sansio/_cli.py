@@ -40,6 +40,8 @@ from ._errors import ProtocolError
 from ._events import Notification
 from ._version import __version__, build
 from ._versions import ALL_VERSIONS, VERSIONS
+from .auth._errors import AuthError
+from .blocking._redirect import add_auth_arguments, auth_from_arguments, check_auth_arguments
 from .example import build_server
 from .session import DEFAULT_PROBE_TIMEOUT, McpError
 
@@ -262,6 +264,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="with --http: a header sent with every request (Authorization: Bearer ...); "
         "may be repeated",
     )
+    add_auth_arguments(call)
     call.add_argument(
         "-v", "--verbose", action="store_true", help="show progress and log messages on stderr"
     )
@@ -333,6 +336,7 @@ def build_parser() -> argparse.ArgumentParser:
     probe.add_argument(
         "--jobs", type=_count, default=4, metavar="N", help="checks run at once (default: 4)"
     )
+    add_auth_arguments(probe)
     probe.set_defaults(probe_parser=probe)
     return parser
 
@@ -382,6 +386,7 @@ def main(
                 args.probe_parser.error("--client needs the client's command after --")
             if args.client and args.http:
                 args.probe_parser.error("--client probes a client over stdio: no --http")
+            check_auth_arguments(args.probe_parser, args)
     except SystemExit as exc:  # --help, --version, a usage error
         return exc.code if isinstance(exc.code, int) else 2
     try:
@@ -408,6 +413,7 @@ def _check_call(
         call.error("no command after --")
     if args.headers and not args.http:
         call.error("--header is for an HTTP server (--http URL)")
+    check_auth_arguments(call, args)
     if args.http:
         try:
             from .http._h11client import parse_url
@@ -513,6 +519,7 @@ def _probe(args: argparse.Namespace, command: list[str] | None, out: TextIO, err
         out=out,
         err=err,
         strict=args.strict,
+        auth=auth_from_arguments(args, args.http, err) if args.http else None,
     )
 
 
@@ -552,8 +559,14 @@ def _client(
     if args.http is not None:
         if args.max_message_size is not None:
             options["max_body_size"] = args.max_message_size
+        auth, open_url, args.auth_done = auth_from_arguments(args, args.http, err, budget)
         return mcp_asyncio.Client.connect_http(
-            args.http, headers=dict(args.headers or ()), close_timeout=stop, **options
+            args.http,
+            headers=dict(args.headers or ()),
+            close_timeout=stop,
+            auth=auth,
+            open_url=open_url,
+            **options,
         )
     return mcp_asyncio.Client.connect_stdio(
         command or example_command(), shutdown_timeout=stop, **options
@@ -645,6 +658,9 @@ async def _call(
             detail = "" if exc.data is None else f"\n{json.dumps(exc.data, indent=2)}"
             err.write(f"{_PROG} call: {method}: {exc.message} (code {exc.code}){detail}\n")
             return 1
+        except AuthError as exc:  # (its message holds no token)
+            err.write(f"{_PROG} call: {method}: authorization failed: {exc}\n")
+            return 1
         except OSError as exc:
             err.write(f"{_PROG} call: cannot {_target(args, command)}: {_reason(exc)}\n")
             return 1
@@ -652,6 +668,7 @@ async def _call(
         out.flush()
     finally:
         await client.aclose()
+        getattr(args, "auth_done", lambda: None)()  # the loopback listener, if any
     if method == "tools/call" and isinstance(result, Mapping) and result.get("isError"):
         err.write(f"{_PROG} call: the tool {args.what[-1]!r} reported an error\n")
         return 1

@@ -5,15 +5,60 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Sequence
-from typing import TextIO
+import time
+from collections.abc import Callable, Sequence
+from typing import Any, TextIO
 
+from mcp_sansio.auth._client_auth import ClientAuth
+from mcp_sansio.auth._errors import AuthError
+from mcp_sansio.auth._static import BearerToken
 from mcp_sansio.testing._client_probe import run_client_probe
-from mcp_sansio.testing._http_target import HttpTarget
+from mcp_sansio.testing._http_target import HttpTarget, _HttpChannel
 from mcp_sansio.testing._probe import run_probe
 from mcp_sansio.testing._stdio_target import ClientTarget, StdioTarget
 from mcp_sansio.testing._targets import Target, TargetError
 from mcp_sansio.testing._wire import DEFAULT_STARTUP
+
+#: What the command line gives for ``--http`` with authorization: the ClientAuth, the
+#: ``open_url`` handler and what to call when done (``blocking._redirect.command_line_auth``).
+CommandAuth = tuple[ClientAuth | None, Callable[[str], str] | None, Callable[[], None]]
+
+
+class _AuthorizedTarget(HttpTarget):
+    """An :class:`HttpTarget` whose every request carries ``auth``'s headers."""
+
+    def __init__(self, url: str, auth: ClientAuth) -> None:
+        super().__init__(url)
+        self.auth = auth
+
+    def open(self) -> Any:
+        super().open()  # (nothing listens: TargetError)
+        return _AuthorizedChannel(self)
+
+
+class _AuthorizedChannel(_HttpChannel):
+    def __init__(self, target: _AuthorizedTarget) -> None:
+        super().__init__(target)
+        self._auth = target.auth
+        self._url = target.url
+
+    def _headers(self, body: bytes) -> tuple[list[tuple[str, str]], Any, bool]:
+        headers, rid, initialize = super()._headers(body)
+        headers.extend(self._auth.headers("POST", self._url, now=time.time()))
+        return headers, rid, initialize
+
+
+def _authorize(url: str, auth: CommandAuth, timeout: float) -> ClientAuth:
+    """Before the probe: a session opened (and closed) with ``auth``, so that its flow, if
+    the server asks for one, runs once; then ``auth`` holds the token the probe sends."""
+    client_auth, open_url, _ = auth
+    assert client_auth is not None
+    if not isinstance(client_auth, BearerToken):
+        from mcp_sansio.blocking import Client
+
+        with Client.connect_http(url, auth=client_auth, open_url=open_url, timeout=timeout):
+            pass
+    return client_auth
 
 
 def probe_command(
@@ -31,6 +76,7 @@ def probe_command(
     err: TextIO,
     client: bool = False,
     strict: bool = False,
+    auth: CommandAuth | None = None,
 ) -> int:
     """``mcp-sansio probe``: run the probe, print the report (JSON with ``json_output``).
     Returns the exit status: 0 when no rule failed (warnings and notes do not fail,
@@ -38,7 +84,9 @@ def probe_command(
     cannot be used (it cannot be started or reached, or it offers no version: then the
     report says why), 130 when interrupted (the conversations in progress are shut down
     first; no report). With ``client``,
-    ``command`` is a client to probe (see :func:`~mcp_sansio.testing.run_client_probe`)."""
+    ``command`` is a client to probe (see :func:`~mcp_sansio.testing.run_client_probe`).
+    With ``auth`` (``http`` only), the server's flow is run first, once, and every request
+    of the probe carries the token (exit status 2 when the authorization fails)."""
     try:
         target: Target
         if client:
@@ -53,7 +101,9 @@ def probe_command(
                 strict=strict,
             )
         else:
-            if http is not None:
+            if http is not None and auth is not None and auth[0] is not None:
+                target = _AuthorizedTarget(http, _authorize(http, auth, max(timeout, startup)))
+            elif http is not None:
                 target = HttpTarget(http)
             elif command:
                 target = StdioTarget(command)
@@ -73,9 +123,15 @@ def probe_command(
     except TargetError as exc:
         err.write(f"mcp-sansio probe: {exc}\n")
         return 2
+    except AuthError as exc:  # (its message holds no token)
+        err.write(f"mcp-sansio probe: authorization failed: {exc}\n")
+        return 2
     except KeyboardInterrupt:
         err.write("\nmcp-sansio probe: interrupted\n")
         return 130
+    finally:
+        if auth is not None:
+            auth[2]()
     if json_output:
         out.write(json.dumps(report.to_json(), indent=2, ensure_ascii=False) + "\n")
     else:
