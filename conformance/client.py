@@ -9,6 +9,11 @@ environment. It connects with :meth:`mcp_sansio.asyncio.Client.connect_http`, do
 scenario expects of a client, and exits 0; on any failure it prints the reason to stderr and
 exits 1. It never takes more than :data:`DEADLINE` seconds.
 
+An ``auth/*`` scenario gets an ``auth=`` (and the ``open_url=`` handler the suite's mock
+authorization server needs) from :mod:`client_auth`: the code flow's ``OAuthClient``, one
+of the extensions' grants, or DPoP around the code flow; it then lists the tools and calls
+each.
+
 The scenario decides which era the client speaks: ``2026-07-28`` when the suite says so or
 the scenario exists only there, else the initialize era up to the suite's version.
 """
