@@ -74,7 +74,9 @@ server.listen(port, '127.0.0.1', () => {
   provider = new Provider(issuer, {
     jwks: { keys: [jwk] },
     cookies: { keys: ['interop-cookie-key-not-a-secret'] },
-    scopes: ['openid', 'offline_access'],
+    // the resource's scopes are the server's too: a client's registered scope (RFC 7591 2,
+    // the Python SDK sends one) must hold only scopes the server lists
+    scopes: ['openid', 'offline_access', 'mcp:read', 'mcp:write'],
     clientDefaults: {
       grant_types: ['authorization_code', 'refresh_token'],
       response_types: ['code'],

@@ -14,8 +14,13 @@ Each token it verifies is logged to stderr as one JSON line ``{"verified": {clai
 ``{"refused": reason}``).
 
 Tools: ``whoami`` (the access token the SDK's auth context holds for this request: client
-id, scopes, resource, subject), and ``revoke_me`` (the verifier refuses this request's token
-from now on, as a server whose policy changed would: the next request gets a 401).
+id, scopes, resource, subject), ``revoke_me`` (the verifier refuses this request's token
+from now on, as a server whose policy changed would: the next request gets a 401), and
+``write_note``, which needs the scope ``mcp:write`` too. The SDK's ``required_scopes`` hold
+for every request alike, so that one is guarded by a small ASGI layer in front of the SDK's
+app (``StepUpGuard``): a ``tools/call`` of ``write_note`` with a token without ``mcp:write``
+gets the answer of MCP's Runtime Insufficient Scope Errors, ``403`` with ``WWW-Authenticate:
+Bearer error="insufficient_scope", scope="mcp:read mcp:write", resource_metadata="…"``.
 """
 
 # mypy: ignore-errors
@@ -28,9 +33,11 @@ import sys
 import urllib.request
 
 import jwt
+import uvicorn
 from mcp.server import MCPServer
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.auth.provider import AccessToken
+from mcp.server.auth.routes import build_resource_metadata_url
 from mcp.server.auth.settings import AuthSettings
 
 port, issuer = int(sys.argv[1]), sys.argv[2]
@@ -81,9 +88,10 @@ class OidcJwtVerifier:
         )
 
 
+verifier = OidcJwtVerifier()
 server = MCPServer(
     "sdk-auth-interop-server",
-    token_verifier=OidcJwtVerifier(),
+    token_verifier=verifier,
     auth=AuthSettings(
         issuer_url=issuer,
         resource_server_url=resource,
@@ -119,5 +127,78 @@ def revoke_me() -> str:
     return "revoked"
 
 
+@server.tool()
+def write_note(text: str) -> str:
+    """Write a note (needs mcp:write)."""
+    token = get_access_token()
+    assert token is not None
+    assert "mcp:write" in token.scopes
+    return f"written: {text}"
+
+
+class StepUpGuard:
+    """403 insufficient_scope for a ``write_note`` call whose token lacks ``mcp:write``."""
+
+    def __init__(self, app, verifier: OidcJwtVerifier) -> None:
+        self.app = app
+        self.verifier = verifier
+        self.metadata = str(build_resource_metadata_url(resource))
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST":
+            return await self.app(scope, receive, send)
+        chunks = []
+        while True:
+            message = await receive()
+            chunks.append(message.get("body", b""))
+            if not message.get("more_body"):
+                break
+        body = b"".join(chunks)
+        replayed = False
+
+        async def replay():
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        try:
+            message = json.loads(body)
+        except ValueError:
+            message = None
+        if (
+            isinstance(message, dict)
+            and message.get("method") == "tools/call"
+            and (message.get("params") or {}).get("name") == "write_note"
+        ):
+            header = dict(scope["headers"]).get(b"authorization", b"").decode()
+            token = header[7:] if header.lower().startswith("bearer ") else ""
+            verified = await self.verifier.verify_token(token) if token else None
+            if verified is not None and "mcp:write" not in verified.scopes:
+                log(step_up=verified.scopes)
+                challenge = (
+                    'Bearer error="insufficient_scope", scope="mcp:read mcp:write", '
+                    f'resource_metadata="{self.metadata}", '
+                    'error_description="write_note needs mcp:write"'
+                )
+                answer = json.dumps({"error": "insufficient_scope"}).encode()
+                await send(
+                    {
+                        "type": "http.response.start",
+                        "status": 403,
+                        "headers": [
+                            (b"content-type", b"application/json"),
+                            (b"content-length", str(len(answer)).encode()),
+                            (b"www-authenticate", challenge.encode()),
+                        ],
+                    }
+                )
+                await send({"type": "http.response.body", "body": answer})
+                return None
+        return await self.app(scope, replay, send)
+
+
 if __name__ == "__main__":
-    server.run("streamable-http", host="127.0.0.1", port=port)
+    app = StepUpGuard(server.streamable_http_app(host="127.0.0.1"), verifier)
+    uvicorn.run(app, host="127.0.0.1", port=port, log_level="info")

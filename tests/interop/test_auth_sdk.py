@@ -6,7 +6,8 @@ authorization server and the official Python SDK (``mcp==2.3.0``, its own venv):
   a ``TokenVerifier`` checking oidc-provider's JWTs): the SDK's 401 and resource metadata,
   discovery, registration, code + PKCE through the person's browser, the call with the
   token the SDK's auth context then holds; a token the server stops taking is refreshed
-  without the person.
+  without the person; a call that needs more scope gets a 403 ``insufficient_scope`` and is
+  answered by a step-up through the person, then sent again.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ REDIRECT_URI = "http://127.0.0.1:9/callback"
 def _log(stream: IO[bytes]) -> list[dict[str, Any]]:
     out = []
     for line in stderr_text(stream).splitlines():
-        if line.startswith(('{"verified"', '{"refused"')):
+        if line.startswith(('{"verified"', '{"refused"', '{"step_up"')):
             out.append(json.loads(line))
     return out
 
@@ -102,3 +103,53 @@ def test_our_client_against_an_sdk_protected_server(
         assert verified[0] == claims["jti"]
         assert verified[-1] == new_claims["jti"]
         assert {"refused": "revoked"} in log
+
+
+def test_our_client_steps_up_at_an_sdk_protected_server(
+    sdk_python: Path, oidc_provider_command: list[str], server_stderr: IO[bytes], tmp_path: Path
+) -> None:
+    """A call that needs ``mcp:write`` gets the server's 403 ``insufficient_scope`` (with
+    ``scope="mcp:read mcp:write"``): our client asks the person for the wider scope (a
+    consent only: the session is there), then sends the same call again, which succeeds."""
+    from mcp_sansio.asyncio import Client
+
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/mcp"
+    with oidc_provider(oidc_provider_command, resources=[url], log=tmp_path / "oidc.log") as op:
+        server = serve_on_port(
+            [str(sdk_python), str(HERE / "sdk_auth_server.py"), str(port), op.issuer],
+            port,
+            server_stderr,
+            timeout=EXCHANGE,
+        )
+        try:
+            auth = OAuthClient(url, version="2025-11-25", redirect_uri=REDIRECT_URI)
+            browser = Browser()
+
+            def open_url(authorization_url: str) -> str:
+                return browser.authorize(authorization_url, REDIRECT_URI)
+
+            async def exchange() -> tuple[Any, Any, Any]:
+                client = Client.connect_http(
+                    url, auth=auth, open_url=open_url, versions=["2025-11-25"], timeout=EXCHANGE
+                )
+                async with client:
+                    before = json.loads(texts(await client.call_tool("whoami", {}))[0])
+                    wrote = texts(await client.call_tool("write_note", {"text": "hello"}))
+                    after = json.loads(texts(await client.call_tool("whoami", {}))[0])
+                    return before, wrote, after
+
+            before, wrote, after = asyncio.run(exchange())
+        finally:
+            stop_process(server)
+
+    assert before["scopes"] == ["mcp:read"]
+    assert wrote == ["written: hello"]
+    assert sorted(after["scopes"]) == ["mcp:read", "mcp:write"]
+    assert after["client_id"] == before["client_id"]  # the same registration
+    assert browser.pages == ["login", "consent", "consent"]
+    asked = [r["scope"] for r in op.requests() if r["path"] == "/auth" and "scope" in r]
+    assert asked == ["mcp:read", "mcp:read mcp:write"]
+    grants = [r["grant_type"] for r in op.token_requests() if r["status"] == 200]
+    assert grants == ["authorization_code", "authorization_code"]  # never a refresh
+    assert {"step_up": ["mcp:read"]} in _log(server_stderr)
