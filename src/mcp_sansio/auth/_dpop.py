@@ -1,9 +1,14 @@
 """DPoP (RFC 9449) for any :class:`~mcp_sansio.auth.ClientAuth`, sans-IO: proofs for the
 token requests and for every request to the MCP server, and the servers' nonces.
 
-The MCP DPoP extension (SEP-1932, modelcontextprotocol/modelcontextprotocol pull request
-1932; ``io.modelcontextprotocol/auth/dpop``) has the client ask for a DPoP-bound token and
-present it with the ``DPoP`` scheme and a fresh proof on each request. What RFC 9449 asks:
+The MCP DPoP extension (SEP-1932, "DPoP Profile for MCP", Draft,
+modelcontextprotocol/modelcontextprotocol pull request 1932; ``io.modelcontextprotocol/auth/dpop``)
+"binds OAuth 2.0 access tokens to cryptographic key pairs controlled by MCP clients,
+requiring clients to demonstrate possession of the corresponding private key with each
+request". Not done here: the SEP's ``content_digest`` claim ("DPoP proofs must include a
+cryptographic digest of the JSON-RPC request body"), as
+:meth:`~mcp_sansio.auth.ClientAuth.headers` is not given the body (the suite's
+``auth/dpop`` scenarios do not check it). What RFC 9449 asks, and this module does:
 
 - a proof is a JWT with ``typ`` ``dpop+jwt``, an asymmetric ``alg`` and the public key as
   ``jwk`` in its header (section 4.2: the ``jwk`` "**MUST NOT** contain a private key"),

@@ -29,9 +29,15 @@ The texts:
   "The MCP Client authenticates with its credentials as registered with the MCP Server's
   authorization server".
 - Workload identity federation (SEP-1933, modelcontextprotocol/modelcontextprotocol pull
-  request 1933): the RFC 7523 section 2.1 JWT bearer grant with the workload's JWT as
-  ``assertion``; an error from the authorization server ends the flow (no retry with the
-  same assertion, no other grant).
+  request 1933, Draft), Flow Steps 1: "a POST request to the authorization server's token
+  endpoint using the JWT Bearer grant type as specified in RFC 7523 Section 2.1", with
+  ``grant_type`` ``urn:ietf:params:oauth:grant-type:jwt-bearer``, ``assertion`` "The
+  client's workload JWT credential" and ``resource``; Security Implications: "Workload
+  JWTs **MUST** be transmitted only over authenticated, TLS protected channels (https)"
+  (the token endpoint is checked as every endpoint is: ``https``, or a loopback host). An
+  error answer ends the flow and :class:`GrantAuth` starts no other with the same
+  assertion (the suite's ``auth/wif-jwt-bearer`` checks that errors are surfaced
+  "without retrying or switching grant types"; the SEP says nothing of retries).
 
 Signing (the ``private_key_jwt`` assertion, RFC 7523 sections 2.2 and 3) uses joserfc
 (the ``auth`` extra), imported only then. A JWT's ``iat``/``exp`` come from the ``now``
