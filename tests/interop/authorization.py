@@ -23,7 +23,7 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -172,9 +172,10 @@ class Browser:
             with e:
                 return e.code, e.headers.get("Location", ""), e.read().decode(errors="replace")
 
-    def authorize(self, url: str, redirect_uri: str) -> str:
+    def authorize(self, url: str, redirect_uri: str, *, deliver: bool = False) -> str:
         """Open the authorization request ``url``; the URL it ends at under
-        ``redirect_uri`` (holding ``code``, ``state`` and ``iss``)."""
+        ``redirect_uri`` (holding ``code``, ``state`` and ``iss``). With ``deliver``, that
+        URL is opened too, as a browser does (a loopback redirect listener takes it)."""
         form: dict[str, str] | None = None
         for _ in range(MAX_BROWSER_STEPS):
             status, location, page = self._open(url, form)
@@ -183,6 +184,9 @@ class Browser:
                 url = urllib.parse.urljoin(url, location)
                 if url.startswith(redirect_uri):
                     self.redirects.append(url)
+                    if deliver:
+                        status, _, page = self._open(url)
+                        assert status == 200, f"the redirect listener answered {status}: {page}"
                     return url
                 continue
             assert status == 200, f"{url}: {status}\n{page[:2000]}"
@@ -197,6 +201,21 @@ class Browser:
             else:
                 form = {"prompt": prompt.group(1)}
         raise AssertionError(f"no redirect to {redirect_uri} after {MAX_BROWSER_STEPS} steps")
+
+
+def deliver_in_thread(browser: Browser, redirect_uri: str) -> Callable[[str], None]:
+    """An ``announce`` for a loopback redirect listener: the browser authorizes in a thread
+    of its own (the listener waits meanwhile) and opens the redirect."""
+
+    def announce(url: str) -> None:
+        threading.Thread(
+            target=browser.authorize,
+            args=(url, redirect_uri),
+            kwargs={"deliver": True},
+            daemon=True,
+        ).start()
+
+    return announce
 
 
 def run_flow(flow: Flow, browser: Browser, redirect_uri: str) -> Authorized:

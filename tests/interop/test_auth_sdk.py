@@ -1,7 +1,7 @@
 """Authorization across implementations, with oidc-provider (``peers.py``) as the
 authorization server and the official Python SDK (``mcp==2.3.0``, its own venv):
 
-- our asyncio client (``connect_http(auth=OAuthClient(...), open_url=...)``) against an MCP
+- our clients (``connect_http(auth=OAuthClient(...), open_url=...)``) against an MCP
   server protected with the SDK's own helpers (``sdk_auth_server.py``: ``AuthSettings`` and
   a ``TokenVerifier`` checking oidc-provider's JWTs): the SDK's 401 and resource metadata,
   discovery, registration, code + PKCE through the person's browser, the call with the
@@ -17,11 +17,19 @@ import json
 from pathlib import Path
 from typing import IO, Any
 
+import pytest
+
 from mcp_sansio.auth._oauth_client import OAuthClient
 
-from .authorization import Browser, access_token_claims, oidc_provider, stderr_text
+from .authorization import (
+    Browser,
+    access_token_claims,
+    deliver_in_thread,
+    oidc_provider,
+    stderr_text,
+)
 from .conftest import HERE, free_port, serve_on_port, stop_process
-from .styles import texts
+from .styles import ALL_STYLES, Runtime, adapter, texts
 
 #: The bound of one exchange, in seconds (the SDK imports slowly).
 EXCHANGE = 150.0
@@ -36,14 +44,27 @@ def _log(stream: IO[bytes]) -> list[dict[str, Any]]:
     return out
 
 
+@pytest.mark.parametrize("style", ALL_STYLES)
 def test_our_client_against_an_sdk_protected_server(
-    sdk_python: Path, oidc_provider_command: list[str], server_stderr: IO[bytes], tmp_path: Path
+    style: str,
+    sdk_python: Path,
+    oidc_provider_command: list[str],
+    server_stderr: IO[bytes],
+    tmp_path: Path,
 ) -> None:
-    from mcp_sansio.asyncio import Client
+    """Each runtime's client, its person's step through the loopback redirect listener
+    (``mcp_sansio.blocking._redirect.LoopbackRedirect``, as the command line uses it)."""
+    from mcp_sansio.blocking._redirect import LoopbackRedirect
 
+    Client = adapter(style).Client
     port = free_port()
     url = f"http://127.0.0.1:{port}/mcp"
-    with oidc_provider(oidc_provider_command, resources=[url], log=tmp_path / "oidc.log") as op:
+    with (
+        oidc_provider(oidc_provider_command, resources=[url], log=tmp_path / "oidc.log") as op,
+        LoopbackRedirect(timeout=EXCHANGE) as redirect,
+    ):
+        browser = Browser()
+        redirect.announce = deliver_in_thread(browser, redirect.redirect_uri)
         server = serve_on_port(
             [str(sdk_python), str(HERE / "sdk_auth_server.py"), str(port), op.issuer],
             port,
@@ -52,26 +73,36 @@ def test_our_client_against_an_sdk_protected_server(
         )
         try:
             auth = OAuthClient(
-                url, version="2025-11-25", redirect_uri=REDIRECT_URI, client_name="mcp-sansio"
+                url,
+                version="2025-11-25",
+                redirect_uri=redirect.redirect_uri,
+                client_name="mcp-sansio",
             )
-            browser = Browser()
-
-            def open_url(authorization_url: str) -> str:
-                return browser.authorize(authorization_url, REDIRECT_URI)
-
-            async def exchange() -> tuple[Any, Any, Any, Any]:
-                client = Client.connect_http(
-                    url, auth=auth, open_url=open_url, versions=["2025-11-25"], timeout=EXCHANGE
-                )
-                async with client:
-                    first = json.loads(texts(await client.call_tool("whoami", {}))[0])
+            options: dict[str, Any] = {
+                "auth": auth,
+                "open_url": redirect,
+                "versions": ["2025-11-25"],
+                "timeout": EXCHANGE,
+            }
+            if style == "blocking":
+                with Client.connect_http(url, **options) as client:
+                    first = json.loads(texts(client.call_tool("whoami", {}))[0])
                     held = auth.authorization
-                    assert texts(await client.call_tool("revoke_me", {})) == ["revoked"]
+                    assert texts(client.call_tool("revoke_me", {})) == ["revoked"]
                     # the next request's token is refused: 401, a refresh, the call again
-                    second = json.loads(texts(await client.call_tool("whoami", {}))[0])
-                    return first, held, second, auth.authorization
+                    second = json.loads(texts(client.call_tool("whoami", {}))[0])
+            else:
 
-            first, held, second, refreshed = asyncio.run(exchange())
+                async def exchange() -> tuple[Any, Any, Any]:
+                    async with Client.connect_http(url, **options) as client:
+                        first = json.loads(texts(await client.call_tool("whoami", {}))[0])
+                        held = auth.authorization
+                        assert texts(await client.call_tool("revoke_me", {})) == ["revoked"]
+                        second = json.loads(texts(await client.call_tool("whoami", {}))[0])
+                        return first, held, second
+
+                first, held, second = Runtime(style).run(exchange, EXCHANGE)
+            refreshed = auth.authorization
         finally:
             stop_process(server)
 
