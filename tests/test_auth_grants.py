@@ -428,8 +428,10 @@ def test_grant_auth_headers_and_retries() -> None:
     assert flow is not None
     auth.authorized(run(flow, World()), now=NOW)
     assert auth.headers("POST", MCP, now=NOW) == (("Authorization", "Bearer at-1"),)
-    # never to another origin
+    # the same origin with its default port written out; never to another origin
+    assert auth.headers("POST", "https://MCP.example.com:443/mcp", now=NOW) != ()
     assert auth.headers("GET", "https://elsewhere.example.com/x", now=NOW) == ()
+    assert auth.headers("GET", "http://mcp.example.com/mcp", now=NOW) == ()
     # a fresh token refused: one new flow, then none
     assert auth.challenged(401, [], now=NOW) is not None
     assert auth.challenged(401, [], now=NOW) is None

@@ -51,7 +51,7 @@ import secrets
 from collections.abc import Collection, Generator, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Protocol
-from urllib.parse import quote, urlencode, urlsplit
+from urllib.parse import quote, urlencode
 
 import orjson
 
@@ -81,6 +81,7 @@ from ._metadata import (
     server_metadata_candidates,
 )
 from ._oauth import HttpRequest, parse_token_response, token_request
+from ._oauth_client import _origin
 from ._store import AuthMethod, ClientInfo, TokenKey, Tokens
 from ._urls import canonical_resource, check_endpoint
 
@@ -690,11 +691,6 @@ def _id_jag(answer: Response) -> str:
 # -------------------------------------------------------------------------- ClientAuth
 
 
-def _origin(url: str) -> tuple[str, str]:
-    parts = urlsplit(url)
-    return (parts.scheme.lower(), parts.netloc.lower())
-
-
 class GrantAuth:
     """The :class:`~mcp_sansio.auth.ClientAuth` of a grant that needs no person: on a 401,
     a :class:`GrantFlow` of ``grant``; then ``Authorization: Bearer <token>`` on every
@@ -738,9 +734,12 @@ class GrantAuth:
         GrantFlow(server_url, grant, version=version)  # checks the arguments now
 
     def headers(self, method: str, url: str, *, now: float) -> Sequence[tuple[str, str]]:
-        """``Authorization: Bearer <token>`` to the MCP server's origin, once held."""
+        """``Authorization: Bearer <token>`` to the MCP server's origin (compared as
+        :class:`~mcp_sansio.auth.OAuthClient` does: RFC 6454, the default port explicit),
+        once held."""
         held = self.authorization
-        if held is None or _origin(url) != _origin(self.server_url):
+        here = _origin(url)
+        if held is None or here is None or here != _origin(self.server_url):
             return ()
         return (held.tokens.authorization(),)
 
