@@ -218,16 +218,16 @@ class Client(SyncClientMethods, _Endpoint, ClientView):
 
         :param headers: extra headers sent with every request (``Authorization``…).
         :param auth: a :class:`~mcp_sansio.auth.ClientAuth` that authorizes every request
-            (such as :class:`~mcp_sansio.auth.BearerToken`): its headers go with each one,
+            (such as ``mcp_sansio.auth.BearerToken``): its headers go with each one,
             and a 401 or 403 is handed to it; a flow it starts is run (its HTTP requests to
             any origin, ``https://`` with ``ssl=``) and the request sent again. A call (or
             the opening) that the flow fails raises the flow's
             :class:`~mcp_sansio.auth.AuthError`. The call's ``timeout`` counts the time the
             flow takes.
         :param open_url: the handler of a flow's person step: ``open_url(url)`` returns the
-            URL the browser was redirected to (for the command line:
-            :func:`mcp_sansio.blocking.wait_for_redirect` after opening a browser). Without
-            it a flow that needs a person fails.
+            URL the browser was redirected to (for the command line: a ``LoopbackRedirect``
+            of ``mcp_sansio.blocking._redirect``, which takes the redirect on 127.0.0.1).
+            Without it a flow that needs a person fails.
         :param options: the transport's keywords ``max_body_size=`` (bytes, default 64 MiB),
             ``max_reconnects=``, ``default_retry_ms=``, ``listen=`` (open the standalone GET
             stream; off by default), ``reopen=`` (start a new session when the server answers

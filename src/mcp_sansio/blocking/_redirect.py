@@ -16,7 +16,7 @@ same (a plain callable runs in a worker thread there).
 
 :func:`command_line_auth` is the command line's choice of a
 :class:`~mcp_sansio.auth.ClientAuth` (``mcp-sansio call`` and ``probe`` with ``--http``): a
-token given (:class:`~mcp_sansio.auth.BearerToken`), a pre-registered client, or the
+token given (``mcp_sansio.auth.BearerToken``), a pre-registered client, or the
 interactive authorization code flow (:class:`~mcp_sansio.auth.OAuthClient` registering
 itself), whose person step prints the URL, opens a browser (:mod:`webbrowser`) and takes
 the redirect here.
@@ -294,7 +294,7 @@ def command_line_auth(
     :class:`~mcp_sansio.auth.ClientAuth`, the ``open_url`` handler, and what to call when
     done (it closes the loopback listener).
 
-    - ``token``: :class:`~mcp_sansio.auth.BearerToken` (no flow, no handler);
+    - ``token``: ``mcp_sansio.auth.BearerToken`` (no flow, no handler);
     - ``client_id`` (and ``client_secret``, a confidential client): an
       :class:`~mcp_sansio.auth.OAuthClient` with that pre-registered identity;
     - else, with ``interactive``: an :class:`~mcp_sansio.auth.OAuthClient` that registers

@@ -214,7 +214,7 @@ class Client(AsyncClientMethods, ClientView):
 
         :param headers: extra headers sent with every request (``Authorization``…).
         :param auth: a :class:`~mcp_sansio.auth.ClientAuth` that authorizes every request
-            (such as :class:`~mcp_sansio.auth.BearerToken`): its headers go with each one,
+            (such as ``mcp_sansio.auth.BearerToken``): its headers go with each one,
             and a 401 or 403 is handed to it; a flow it starts is run (its HTTP requests to
             any origin, ``https://`` with ``ssl=``) and the request sent again. A call (or
             the opening) that the flow fails raises the flow's
