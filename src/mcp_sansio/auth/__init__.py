@@ -11,7 +11,11 @@ machine that returns the HTTP requests to make and the URL a person must open, w
 
 Client registration (pre-registered, Client ID Metadata Documents, RFC 7591) and
 :class:`OAuthClient`, the :class:`ClientAuth` the HTTP clients take (step-up with a retry
-limit, ``offline_access``, credentials per issuer), are here too.
+limit, ``offline_access``, credentials per issuer), are here too; so are :class:`BearerToken`
+(a given token) and the extensions' grants: client credentials, the JWT bearer grant
+(workload identity), enterprise-managed authorization (:class:`GrantAuth`), and DPoP
+(:class:`DPoPAuth`; these sign with joserfc, the optional ``auth`` extra, imported only
+when a JWT is made).
 
 It does no I/O, starts nothing and never reads the clock (the caller passes ``now`` where
 expiry matters); it needs only the standard library and the core's orjson. See
@@ -20,6 +24,7 @@ expiry matters); it needs only the standard library and the core's orjson. See
 
 from ._challenge import BearerChallenge, Challenge, bearer_challenge, parse_www_authenticate
 from ._client_auth import ClientAuth, Flow
+from ._dpop import DPoPAuth, DPoPFlow, DPoPKey
 from ._errors import (
     AuthError,
     AuthorizationDeniedError,
@@ -41,6 +46,16 @@ from ._errors import (
     TokenResponseError,
 )
 from ._flow import AuthFlow, Authorized, OpenUrl, Step
+from ._grants import (
+    ClientCredentials,
+    Discovered,
+    EnterpriseManaged,
+    Grant,
+    GrantAuth,
+    GrantFlow,
+    JwtBearer,
+    client_assertion,
+)
 from ._metadata import (
     PROFILES,
     AuthProfile,
@@ -75,6 +90,7 @@ from ._register import (
     registration_auth_method,
     registration_request,
 )
+from ._static import BearerToken
 from ._store import ClientStore, MemoryTokenStore, TokenKey, Tokens, TokenStore
 from ._urls import canonical_resource, check_endpoint, is_loopback
 
@@ -144,4 +160,16 @@ __all__ = [
     "resource_metadata_candidates",
     "server_metadata_candidates",
     "token_request",
+    "DPoPAuth",
+    "DPoPFlow",
+    "DPoPKey",
+    "ClientCredentials",
+    "Discovered",
+    "EnterpriseManaged",
+    "Grant",
+    "GrantAuth",
+    "GrantFlow",
+    "JwtBearer",
+    "client_assertion",
+    "BearerToken",
 ]
