@@ -2,12 +2,14 @@
 // certified OpenID Provider and OAuth 2.0 authorization server), installed by peers.py into
 // .interop/oidc, configured for an MCP server and run on 127.0.0.1.
 //
-//   node oidc_provider.mjs PACKAGE_DIR [--resource URI]... [--port N]
+//   node oidc_provider.mjs PACKAGE_DIR [--resource URI]... [--port N] [--mount PATH]
 //
 // PACKAGE_DIR is the oidc-provider package folder (.interop/oidc/node_modules/oidc-provider;
 // this script lives outside it, so it imports the package by path). It listens on
 // 127.0.0.1 (port N, default any free one) and, once listening, prints one JSON line to
-// stdout: {"issuer": "http://127.0.0.1:PORT"}. Each request is logged to stderr as a JSON
+// stdout: {"issuer": "http://127.0.0.1:PORT"}. With --mount PATH (such as /oidc) the
+// provider is mounted there, so the issuer has that path; everything outside it is 404
+// (logged as {"method", "path", "status": 404, "outside": true}). Each request is logged to stderr as a JSON
 // line once answered: {"method", "path", "status", and where the request had them
 // "grant_type", "resource", "scope", "client_id", "authorization" (the scheme only, never
 // a credential)}.
@@ -40,9 +42,11 @@ if (args.length < 1) {
 const packageDir = args[0];
 const resources = [];
 let port = 0;
+let mount = '';
 for (let i = 1; i < args.length; i += 2) {
   if (args[i] === '--resource') resources.push(args[i + 1]);
   else if (args[i] === '--port') port = Number(args[i + 1]);
+  else if (args[i] === '--mount') mount = args[i + 1].replace(/\/$/, '');
   else {
     process.stderr.write(`unknown argument ${args[i]}\n`);
     process.exit(2);
@@ -67,10 +71,24 @@ const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
 const jwk = { ...privateKey.export({ format: 'jwk' }), kid: 'interop-rs256', alg: 'RS256', use: 'sig' };
 
 let provider;
-const server = http.createServer((req, res) => provider.callback()(req, res));
+const server = http.createServer((req, res) => {
+  if (mount) {
+    const { pathname } = new URL(req.url, 'http://127.0.0.1');
+    if (pathname !== mount && !pathname.startsWith(`${mount}/`)) {
+      process.stderr.write(`${JSON.stringify({ method: req.method, path: pathname, status: 404, outside: true })}\n`);
+      res.writeHead(404, { 'content-type': 'application/json' });
+      res.end('{"error":"not_found"}');
+      return;
+    }
+    // as a framework's mount does: oidc-provider reads its mount path from originalUrl
+    req.originalUrl = req.url;
+    req.url = req.url.slice(mount.length) || '/';
+  }
+  provider.callback()(req, res);
+});
 
 server.listen(port, '127.0.0.1', () => {
-  const issuer = `http://127.0.0.1:${server.address().port}`;
+  const issuer = `http://127.0.0.1:${server.address().port}${mount}`;
   provider = new Provider(issuer, {
     jwks: { keys: [jwk] },
     cookies: { keys: ['interop-cookie-key-not-a-secret'] },
@@ -118,7 +136,7 @@ server.listen(port, '127.0.0.1', () => {
   });
   provider.use(async (ctx, next) => {
     await next();
-    const line = { method: ctx.method, path: ctx.path, status: ctx.status };
+    const line = { method: ctx.method, path: `${mount}${ctx.path}`, status: ctx.status };
     const auth = ctx.get('authorization');
     if (auth) line.authorization = auth.split(' ')[0];
     // what the client sent (the query, or the form body), not what the provider made of it

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from mcp_sansio.auth._errors import ServerMetadataError
 from mcp_sansio.auth._flow import AuthFlow
 from mcp_sansio.auth._oauth import refresh_grant, token_request
 from mcp_sansio.auth._store import MemoryTokenStore
@@ -176,3 +177,53 @@ def test_code_flow_refresh_and_step_up(
         assert sorted(claims["scope"].split()) == ["mcp:read", "mcp:write"]
         assert wider.access_token not in (tokens.access_token, refreshed.access_token)
         assert store.load(third.key) == wider
+
+
+@pytest.mark.parametrize("version", ["2025-06-18", "2025-11-25", "2026-07-28"])
+def test_discovery_of_an_issuer_with_a_path(
+    version: str, oidc_provider_command: list[str], tmp_path: Path
+) -> None:
+    """oidc-provider mounted at ``/oidc`` (issuer ``http://127.0.0.1:PORT/oidc``) serves its
+    metadata at ``/oidc/.well-known/openid-configuration`` (and
+    ``/oidc/.well-known/oauth-authorization-server``), not at RFC 8414's path-inserted URI.
+    2025-11-25 and later try, in the order the text gives, the OAuth path-inserted URI, the
+    OpenID Connect path-inserted URI, then OpenID Connect Discovery's path-appended one,
+    which answers: the flow goes on to tokens. 2025-06-18 names RFC 8414 only: its one
+    candidate is 404, and the flow stops there."""
+    with (
+        ResourceMetadataServer() as prm,
+        oidc_provider(
+            oidc_provider_command,
+            resources=[prm.resource],
+            log=tmp_path / "oidc.log",
+            mount="/oidc",
+        ) as op,
+    ):
+        assert op.issuer.endswith("/oidc")
+        prm.document = {"resource": prm.resource, "authorization_servers": [op.issuer]}
+        flow = AuthFlow(
+            prm.resource,
+            version=version,
+            redirect_uri=REDIRECT_URI,
+            www_authenticate=f'Bearer resource_metadata="{prm.metadata_url}", scope="mcp:read"',
+        )
+        browser = Browser()
+        if version == "2025-06-18":
+            with pytest.raises(ServerMetadataError, match="no authorization server metadata"):
+                run_flow(flow, browser, REDIRECT_URI)
+            tried = [(r["path"], r["status"]) for r in op.requests()]
+            assert tried == [("/.well-known/oauth-authorization-server/oidc", 404)]
+            return
+        done = run_flow(flow, browser, REDIRECT_URI)
+        tried = [(r["path"], r["status"]) for r in op.requests()][:3]
+        assert tried == [
+            ("/.well-known/oauth-authorization-server/oidc", 404),
+            ("/.well-known/openid-configuration/oidc", 404),
+            ("/oidc/.well-known/openid-configuration", 200),
+        ]
+        assert flow.server_metadata is not None
+        assert flow.server_metadata.token_endpoint == f"{op.issuer}/token"
+        assert query(browser.redirects[0])["iss"] == op.issuer
+        claims = access_token_claims(done.tokens.access_token, op)
+        assert claims["aud"] == prm.resource
+        assert claims["scope"] == "mcp:read"
