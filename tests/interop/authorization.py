@@ -80,16 +80,24 @@ class OidcProvider:
 
 @contextlib.contextmanager
 def oidc_provider(
-    command: Sequence[str], *, resources: Sequence[str] = (), log: Path, mount: str = ""
+    command: Sequence[str],
+    *,
+    resources: Sequence[str] = (),
+    log: Path,
+    mount: str = "",
+    clients: Sequence[Mapping[str, Any]] = (),
 ) -> Iterator[OidcProvider]:
     """Run oidc-provider (``command`` from :func:`peers.ensure_oidc_provider`) for the
     ``resources`` (every loopback http URL when empty), mounted at ``mount`` (a path such
-    as ``/oidc``: the issuer then has it; by default the root), stopped at the end."""
+    as ``/oidc``: the issuer then has it; by default the root), with the pre-registered
+    ``clients`` (their metadata), stopped at the end."""
     argv = [*command, str(peers.oidc_provider_dir())]
     for resource in resources:
         argv += ["--resource", resource]
     if mount:
         argv += ["--mount", mount]
+    for client in clients:
+        argv += ["--client", json.dumps(client)]
     with open(log, "wb") as err:
         process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err)
     try:

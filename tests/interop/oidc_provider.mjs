@@ -3,13 +3,16 @@
 // .interop/oidc, configured for an MCP server and run on 127.0.0.1.
 //
 //   node oidc_provider.mjs PACKAGE_DIR [--resource URI]... [--port N] [--mount PATH]
+//                          [--client JSON]...
 //
 // PACKAGE_DIR is the oidc-provider package folder (.interop/oidc/node_modules/oidc-provider;
 // this script lives outside it, so it imports the package by path). It listens on
 // 127.0.0.1 (port N, default any free one) and, once listening, prints one JSON line to
 // stdout: {"issuer": "http://127.0.0.1:PORT"}. With --mount PATH (such as /oidc) the
 // provider is mounted there, so the issuer has that path; everything outside it is 404
-// (logged as {"method", "path", "status": 404, "outside": true}). Each request is logged to stderr as a JSON
+// (logged as {"method", "path", "status": 404, "outside": true}). Each --client is the
+// metadata of a pre-registered client (client_id, client_secret, redirect_uris,
+// token_endpoint_auth_method...). Each request is logged to stderr as a JSON
 // line once answered: {"method", "path", "status", and where the request had them
 // "grant_type", "resource", "scope", "client_id", "authorization" (the scheme only, never
 // a credential)}.
@@ -43,9 +46,11 @@ const packageDir = args[0];
 const resources = [];
 let port = 0;
 let mount = '';
+const clients = [];
 for (let i = 1; i < args.length; i += 2) {
   if (args[i] === '--resource') resources.push(args[i + 1]);
   else if (args[i] === '--port') port = Number(args[i + 1]);
+  else if (args[i] === '--client') clients.push(JSON.parse(args[i + 1]));
   else if (args[i] === '--mount') mount = args[i + 1].replace(/\/$/, '');
   else {
     process.stderr.write(`unknown argument ${args[i]}\n`);
@@ -91,6 +96,7 @@ server.listen(port, '127.0.0.1', () => {
   const issuer = `http://127.0.0.1:${server.address().port}${mount}`;
   provider = new Provider(issuer, {
     jwks: { keys: [jwk] },
+    clients,
     cookies: { keys: ['interop-cookie-key-not-a-secret'] },
     // the resource's scopes are the server's too: a client's registered scope (RFC 7591 2,
     // the Python SDK sends one) must hold only scopes the server lists

@@ -18,10 +18,10 @@ from pathlib import Path
 
 import pytest
 
-from mcp_sansio.auth._errors import ServerMetadataError
+from mcp_sansio.auth._errors import ClientBindingError, ServerMetadataError
 from mcp_sansio.auth._flow import AuthFlow
 from mcp_sansio.auth._oauth import refresh_grant, token_request
-from mcp_sansio.auth._store import MemoryTokenStore
+from mcp_sansio.auth._store import ClientInfo, MemoryTokenStore
 
 from .authorization import (
     Browser,
@@ -227,3 +227,67 @@ def test_discovery_of_an_issuer_with_a_path(
         claims = access_token_claims(done.tokens.access_token, op)
         assert claims["aud"] == prm.resource
         assert claims["scope"] == "mcp:read"
+
+
+@pytest.mark.parametrize("method", ["client_secret_basic", "client_secret_post"])
+def test_a_pre_registered_confidential_client(
+    method: str, oidc_provider_command: list[str], tmp_path: Path
+) -> None:
+    """A client registered beforehand with a secret (MCP 2026-07-28: credentials keyed by
+    the ``issuer``): no registration request; the token requests authenticate as it was
+    registered (RFC 6749 section 2.3.1: HTTP Basic, or the secret in the form), and
+    oidc-provider takes them. The same credentials bound to another issuer are refused by
+    the flow before any token request (Authorization Server Binding)."""
+    secret = "interop-secret-" + method
+    with ResourceMetadataServer() as prm:
+        registered = {
+            "client_id": "interop-confidential",
+            "client_secret": secret,
+            "redirect_uris": [REDIRECT_URI],
+            "application_type": "native",
+            "grant_types": ["authorization_code", "refresh_token"],
+            "response_types": ["code"],
+            "token_endpoint_auth_method": method,
+        }
+        with oidc_provider(
+            oidc_provider_command,
+            resources=[prm.resource],
+            log=tmp_path / "oidc.log",
+            clients=[registered],
+        ) as op:
+            prm.document = {"resource": prm.resource, "authorization_servers": [op.issuer]}
+            challenge = f'Bearer resource_metadata="{prm.metadata_url}", scope="mcp:read"'
+            client = ClientInfo("interop-confidential", secret, method, issuer=op.issuer)
+            flow = AuthFlow(
+                prm.resource,
+                version="2026-07-28",
+                redirect_uri=REDIRECT_URI,
+                www_authenticate=challenge,
+                client={op.issuer: client},
+            )
+            done = run_flow(flow, Browser(), REDIRECT_URI)
+            assert flow.client_source == "pre-registered"
+            assert not any(r["path"] == "/reg" for r in op.requests())
+            (exchange,) = op.token_requests()
+            assert exchange["status"] == 200
+            if method == "client_secret_basic":
+                assert exchange.get("authorization") == "Basic"
+                assert "client_id" not in exchange
+            else:
+                assert "authorization" not in exchange
+                assert exchange["client_id"] == "interop-confidential"
+            claims = access_token_claims(done.tokens.access_token, op)
+            assert claims["client_id"] == "interop-confidential"
+            assert claims["aud"] == prm.resource
+
+            elsewhere = ClientInfo("interop-confidential", secret, issuer="http://127.0.0.1:9")
+            flow = AuthFlow(
+                prm.resource,
+                version="2026-07-28",
+                redirect_uri=REDIRECT_URI,
+                www_authenticate=challenge,
+                client=elsewhere,
+            )
+            with pytest.raises(ClientBindingError, match="MUST NOT be reused"):
+                run_flow(flow, Browser(), REDIRECT_URI)
+            assert len(op.token_requests()) == 1
