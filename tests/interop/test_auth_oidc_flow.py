@@ -21,7 +21,7 @@ import pytest
 from mcp_sansio.auth._errors import ClientBindingError, ServerMetadataError
 from mcp_sansio.auth._flow import AuthFlow
 from mcp_sansio.auth._oauth import refresh_grant, token_request
-from mcp_sansio.auth._store import ClientInfo, MemoryTokenStore
+from mcp_sansio.auth._store import AuthMethod, ClientInfo, MemoryTokenStore
 
 from .authorization import (
     Browser,
@@ -231,7 +231,7 @@ def test_discovery_of_an_issuer_with_a_path(
 
 @pytest.mark.parametrize("method", ["client_secret_basic", "client_secret_post"])
 def test_a_pre_registered_confidential_client(
-    method: str, oidc_provider_command: list[str], tmp_path: Path
+    method: AuthMethod, oidc_provider_command: list[str], tmp_path: Path
 ) -> None:
     """A client registered beforehand with a secret (MCP 2026-07-28: credentials keyed by
     the ``issuer``): no registration request; the token requests authenticate as it was
