@@ -53,6 +53,7 @@ from ._grants import (
     Grant,
     GrantAuth,
     GrantFlow,
+    HttpResponse,
     JwtBearer,
     client_assertion,
 )
@@ -172,4 +173,5 @@ __all__ = [
     "JwtBearer",
     "client_assertion",
     "BearerToken",
+    "HttpResponse",
 ]

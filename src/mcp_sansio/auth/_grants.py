@@ -99,7 +99,7 @@ __all__ = [
     "GrantAuth",
     "GrantFlow",
     "JwtBearer",
-    "Response",
+    "HttpResponse",
     "client_assertion",
 ]
 
@@ -122,7 +122,7 @@ _MAX_METADATA: Final = 1 << 20
 
 
 @dataclass(frozen=True)
-class Response:
+class HttpResponse:
     """An HTTP answer handed back into a grant's steps."""
 
     status: int
@@ -165,7 +165,7 @@ class Discovered:
 
 
 #: A grant's steps: requests out, answers in, the tokens at the end.
-Steps = Generator[HttpRequest, Response, Tokens]
+Steps = Generator[HttpRequest, HttpResponse, Tokens]
 
 
 class Grant(Protocol):
@@ -201,7 +201,7 @@ def _get(url: str, profile: AuthProfile) -> HttpRequest:
     return HttpRequest("GET", url, tuple(headers))
 
 
-def _json(answer: Response, url: str, error: type[AuthError]) -> object:
+def _json(answer: HttpResponse, url: str, error: type[AuthError]) -> object:
     if len(answer.body) > _MAX_METADATA:
         raise error(f"the document at {detail(url)!r} is over {_MAX_METADATA} bytes")
     try:
@@ -216,7 +216,7 @@ def _fetch_first(
     error: type[AuthError],
     *,
     strict: bool,
-) -> Generator[HttpRequest, Response, tuple[MetadataCandidate, object] | None]:
+) -> Generator[HttpRequest, HttpResponse, tuple[MetadataCandidate, object] | None]:
     """GET each candidate in turn: the first 200's document; a 4xx tries the next (but
     not when ``strict``: a URL the challenge gave); None when all are 4xx."""
     for candidate in candidates:
@@ -234,7 +234,7 @@ def discover(
     profile: AuthProfile,
     www_authenticate: Sequence[str] = (),
     authorization_server: str | None = None,
-) -> Generator[HttpRequest, Response, Discovered]:
+) -> Generator[HttpRequest, HttpResponse, Discovered]:
     """The steps that find the authorization server of ``server_url``: as the code flow
     (:class:`~mcp_sansio.auth.AuthFlow`) does, protected resource metadata at the
     challenge's ``resource_metadata`` or the well-known URIs (RFC 9728), then the first
@@ -335,15 +335,15 @@ class GrantFlow:
     def _run(
         self,
         grant: Grant,
-        discovery: Generator[HttpRequest, Response, Discovered],
+        discovery: Generator[HttpRequest, HttpResponse, Discovered],
         now: float | None,
         token_types: tuple[str, ...],
-    ) -> Generator[HttpRequest, Response, Authorized]:
+    ) -> Generator[HttpRequest, HttpResponse, Authorized]:
         found = self.found = yield from discovery
         tokens = yield from grant.steps(found, now=now, token_types=token_types)
         return Authorized(tokens, TokenKey(found.server.issuer, found.resource))
 
-    def _advance(self, answer: Response | None) -> Step:
+    def _advance(self, answer: HttpResponse | None) -> Step:
         try:
             if answer is None:
                 return next(self._steps)
@@ -378,7 +378,7 @@ class GrantFlow:
         """The answer to the request of :meth:`next_step`."""
         if not isinstance(self._step, HttpRequest):
             raise AuthUsageError("no HTTP request is waiting")
-        self._step = self._advance(Response(status, tuple(headers), body, now))
+        self._step = self._advance(HttpResponse(status, tuple(headers), body, now))
 
     def receive_redirect(self, url: str) -> None:
         """Always a usage error: no grant here has a person step."""
@@ -454,7 +454,7 @@ def _basic_or_post(client: ClientInfo, meta: ServerMetadata) -> AuthMethod:
     return client.method_for(meta.token_endpoint_auth_methods_supported)
 
 
-def _token(answer: Response, token_types: Collection[str]) -> Tokens:
+def _token(answer: HttpResponse, token_types: Collection[str]) -> Tokens:
     return parse_token_response(answer.status, answer.body, now=answer.now, token_types=token_types)
 
 
@@ -659,7 +659,7 @@ class EnterpriseManaged:
         return _token(answer, token_types)
 
 
-def _id_jag(answer: Response) -> str:
+def _id_jag(answer: HttpResponse) -> str:
     """The ID-JAG of a token exchange answer (RFC 8693 section 2.2.1; the extension's 4.2)."""
     step = "token request"
     try:
