@@ -297,3 +297,27 @@ def test_the_get_stream_and_the_delete_carry_the_header(runtime: str) -> None:
         for s in seen:
             if s.method in ("GET", "DELETE"):
                 assert s.authorization == _bearer(auth), s
+
+
+class _BrokenHeader:
+    """A ClientAuth whose header value h11 refuses (its error would quote it)."""
+
+    def headers(self, method: str, url: str, *, now: float) -> list[tuple[str, str]]:
+        return [("Authorization", "Bearer SE\nCRET")]
+
+    def challenged(self, status: int, headers: Any, *, now: float) -> None:
+        return None
+
+    def authorized(self, result: Any, *, now: float) -> None:
+        raise AssertionError
+
+
+@RUNTIMES
+def test_an_invalid_header_is_not_quoted(runtime: str, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG)
+    with guarded() as guard:
+        out = session(runtime, guard.url, [], auth=_BrokenHeader(), versions=[V2025])
+    assert isinstance(out[0], McpError), repr(out[0])
+    assert "invalid 'Authorization' header" in str(out[0])
+    assert "CRET" not in str(out[0])
+    assert "CRET" not in caplog.text

@@ -170,3 +170,12 @@ def test_eof_before_answer() -> None:
     assert shot.receive(b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc") is None
     with pytest.raises(FetchError, match="closed connection"):
         shot.receive(b"")
+
+
+def test_an_invalid_header_is_not_quoted() -> None:
+    shot = OneShot(
+        HttpRequest("POST", "http://127.0.0.1/t", (("Authorization", "Basic SE\nCRET"),))
+    )
+    with pytest.raises(FetchError) as info:
+        shot.start()
+    assert "CRET" not in str(info.value)

@@ -96,8 +96,9 @@ class OneShot:
             data = conn.send(
                 h11.Request(method=request.method, target=self._target, headers=headers)
             )
-        except h11.LocalProtocolError as exc:
-            raise self.failure(f"cannot be sent ({exc})") from None
+        except h11.LocalProtocolError:
+            # (h11's message would quote a header's value: a credential)
+            raise self.failure("cannot be sent (an invalid method, target or header)") from None
         assert data is not None
         if request.body:
             data += conn.send(h11.Data(data=request.body)) or b""

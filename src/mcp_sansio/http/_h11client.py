@@ -34,6 +34,7 @@ transport's actions, leaving a binding only its sockets, tasks or threads, and i
 from __future__ import annotations
 
 import logging
+import re
 import select
 import ssl as _ssl
 import time
@@ -102,6 +103,9 @@ HTTP_OPTIONS: Final = (
 MAX_HEAD_SIZE: Final = 64 * 1024
 
 _USER_AGENT: Final = ("User-Agent", "mcp-sansio")
+#: A header name (an RFC 9110 token) and a value h11 takes (visible ASCII, spaces, tabs).
+_CLEAN: Final = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
+_VISIBLE: Final = re.compile(r"[\t\x20-\x7e]*")
 
 T = TypeVar("T")
 
@@ -165,7 +169,14 @@ class H11Exchange:
         """The bytes of the request, to write on the connection."""
         request = self.request
         headers: list[tuple[str, str]] = [("Host", self.host), _USER_AGENT, *request.headers]
-        headers.extend(self.transport.request_headers(request))  # authorization, as of now
+        for name, value in self.transport.request_headers(request):  # authorization, now
+            clean = _VISIBLE.fullmatch(value) and value == value.strip(" \t")
+            if not _CLEAN.fullmatch(name) or not clean:
+                # (h11's own error would quote the value: a credential)
+                raise h11.LocalProtocolError(
+                    f"the ClientAuth gave an invalid {name[:40]!r} header (its value not shown)"
+                )
+            headers.append((name, value))
         if request.body or request.method == "POST":
             headers.append(("Content-Length", str(len(request.body))))
         conn = self.conn
