@@ -53,6 +53,13 @@ What it does, by the specification's rules for Streamable HTTP:
   404 refused then gets an error).
 - :meth:`~HttpClientTransport.close` aborts every stream and, when the server set a
   session id, sends ``DELETE`` with it (any answer, ``405`` included, is fine).
+- Authorization (``auth=``, a :class:`~mcp_sansio.auth.ClientAuth`; see
+  :mod:`~mcp_sansio.http._client_auth`): the HTTP layer adds its headers to each request
+  as it writes it (:meth:`~HttpClientTransport.request_headers`); a 401 or 403 may start a
+  flow, whose steps come out as :class:`AuthFetch` and :class:`AuthOpenUrl` actions (the
+  answers go back to :meth:`~HttpClientTransport.auth_response`,
+  :meth:`~HttpClientTransport.auth_redirect` or :meth:`~HttpClientTransport.auth_failed`),
+  and the request held meanwhile is sent again once it is authorized.
 - Memory is bounded: a JSON body, an error body and each event are limited to
   ``max_body_size`` bytes (4 MiB by default), counted as they arrive.
 - Follow-ups are bounded (see :mod:`~mcp_sansio.http._client_follow_ups`): a POST that owes
@@ -134,7 +141,8 @@ class HttpClientTransport(Reopening):
 
     Every method returns a list of actions, in order: :class:`HttpRequest` (make this
     request), :class:`AbortRequest` (drop that exchange), :class:`ToSession` (bytes for the
-    session) and :class:`TransportProblem` (log it).
+    session), :class:`TransportProblem` (log it), and with ``auth`` a flow's steps,
+    :class:`AuthFetch` and :class:`AuthOpenUrl`.
 
     :param target: the endpoint's request target, e.g. ``"/mcp"``.
     :param headers: extra headers for every request (``Authorization``…); a name that is
@@ -157,6 +165,11 @@ class HttpClientTransport(Reopening):
         past it :attr:`reading_paused` is true until they are down to half.
     :param write_timeout: the seconds by which a follow-up's response must have ended
         (:attr:`HttpRequest.timeout`); ``None``: no deadline.
+    :param auth: a :class:`~mcp_sansio.auth.ClientAuth` that authorizes the requests.
+    :param url: the MCP server's URL (what ``auth`` is told); required with ``auth``.
+    :param clock: the ``now`` of the calls into ``auth`` and its flows (default: a wall
+        clock, :func:`time.time`).
+    :param open_url: whether the binding carries out :class:`AuthOpenUrl` (has a handler).
     """
 
     # ------------------------------------------------------------------ from the server
