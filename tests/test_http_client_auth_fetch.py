@@ -6,7 +6,9 @@ an error message may show (no query, no user information, no header value)."""
 from __future__ import annotations
 
 import asyncio
+import shutil
 import socket
+import ssl
 import threading
 from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -179,3 +181,33 @@ def test_an_invalid_header_is_not_quoted() -> None:
     with pytest.raises(FetchError) as info:
         shot.start()
     assert "CRET" not in str(info.value)
+
+
+@pytest.fixture(scope="module")
+def https_base(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, ssl.SSLContext]]:
+    if shutil.which("openssl") is None:
+        pytest.skip("needs the openssl tool")
+    from test_http_client_blocking import make_certificate
+
+    cert, key = make_certificate(tmp_path_factory.mktemp("tls"))
+    server_context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    server_context.load_cert_chain(cert, key)
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+    server.daemon_threads = True
+    server.socket = server_context.wrap_socket(server.socket, server_side=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    client_context = ssl.create_default_context(cafile=str(cert))
+    yield f"https://127.0.0.1:{server.server_address[1]}", client_context
+    server.shutdown()
+    server.server_close()
+
+
+@RUNTIMES
+def test_https_with_the_context_given(fetch: Fetch, https_base: tuple[str, ssl.SSLContext]) -> None:
+    base, context = https_base
+    status, _, body = fetch(HttpRequest("GET", base + "/doc"), ssl=context)
+    assert status == 200
+    assert body == b'{"echo": null}'
+    with pytest.raises(FetchError):  # the system's default context does not trust it
+        fetch(HttpRequest("GET", base + "/doc"), timeout=5.0)
