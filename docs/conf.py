@@ -86,6 +86,9 @@ nitpick_ignore_regex = [
     (r"py:class", r"mcp_sansio(\.\w+)*\.[A-Z]"),
     # Private classes named in signatures (the type of a sentinel such as ``END``).
     (r"py:class", r"mcp_sansio(\.\w+)*\._[A-Za-z]\w*"),
+    # A dataclass field typed ``tuple[str, ...] | None`` is split at its comma by the
+    # attribute's type parser, which then looks up ``tuple[str`` (a builtin, not ours).
+    (r"py:class", r"tuple\[str"),
 ]
 
 autodoc_member_order = "bysource"
