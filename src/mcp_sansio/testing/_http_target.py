@@ -8,6 +8,7 @@ import select
 import socket
 import threading
 import time
+from collections.abc import Callable, Sequence
 from typing import Any, Final
 from urllib.parse import urlsplit
 
@@ -61,11 +62,20 @@ class HttpTarget:
 
     :param url: ``http://HOST:PORT/PATH``, where HOST is a loopback address or a name
         that resolves only to loopback addresses. Raises :class:`TargetError` otherwise.
+    :param extra_headers: called with the method (``POST``, ``DELETE``) of each request,
+        returns headers to add to it (an ``Authorization`` for a protected server: a
+        :class:`~mcp_sansio.auth.ClientAuth`'s ``headers``). The probe's own headers come
+        first; these are never shown in its report.
     """
 
     transport = "http"
 
-    def __init__(self, url: str) -> None:
+    def __init__(
+        self,
+        url: str,
+        *,
+        extra_headers: Callable[[str], Sequence[tuple[str, str]]] | None = None,
+    ) -> None:
         parts = urlsplit(url)
         if parts.scheme != "http":
             raise TargetError(f"not an http:// URL: {url!r} (the probe does not do TLS)")
@@ -79,7 +89,12 @@ class HttpTarget:
         except ValueError:
             raise TargetError(f"bad port in {url!r}") from None
         self.path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        self.extra_headers = extra_headers
+        """What each request adds (see the parameter), or ``None``."""
         _loopback(self.host, self.port)
+
+    def _extra(self, method: str) -> list[tuple[str, str]]:
+        return [] if self.extra_headers is None else list(self.extra_headers(method))
 
     def describe(self) -> str:
         """A short description for reports."""
@@ -154,6 +169,7 @@ class _HttpChannel(Channel):
                 headers.append(("MCP-Protocol-Version", self._version))
             elif self._version is None and self._modern is not None and message is None:
                 headers.append(("MCP-Protocol-Version", self._modern))
+        headers.extend(self._target._extra("POST"))
         return headers, rid, initialize
 
     def send(self, data: bytes) -> None:
@@ -377,6 +393,7 @@ class _HttpChannel(Channel):
         ]
         if self._version is not None and _version_header(self._version):
             headers.append(("MCP-Protocol-Version", self._version or ""))
+        headers.extend(target._extra("DELETE"))
         with contextlib.suppress(OSError, h11.ProtocolError):
             conn = h11.Connection(h11.CLIENT)
             with socket.create_connection(
