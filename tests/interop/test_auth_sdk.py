@@ -7,13 +7,16 @@ authorization server and the official Python SDK (``mcp==2.3.0``, its own venv):
   discovery, registration, code + PKCE through the person's browser, the call with the
   token the SDK's auth context then holds; a token the server stops taking is refreshed
   without the person; a call that needs more scope gets a 403 ``insufficient_scope`` and is
-  answered by a step-up through the person, then sent again.
+  answered by a step-up through the person, then sent again;
+- the SDK's own OAuth client (``sdk_auth_client.py``: ``OAuthClientProvider`` on httpx2)
+  at the same server, for reference.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import subprocess
 from pathlib import Path
 from typing import IO, Any
 
@@ -183,4 +186,62 @@ def test_our_client_steps_up_at_an_sdk_protected_server(
     assert asked == ["mcp:read", "mcp:read mcp:write"]
     grants = [r["grant_type"] for r in op.token_requests() if r["status"] == 200]
     assert grants == ["authorization_code", "authorization_code"]  # never a refresh
+    assert {"step_up": ["mcp:read"]} in _log(server_stderr)
+
+
+def run_sdk_client(sdk_python: Path, url: str, calls: list[tuple[str, dict[str, Any]]]) -> Any:
+    """``sdk_auth_client.py`` (the SDK's ``OAuthClientProvider``) against ``url``: its JSON
+    report."""
+    script = [str(sdk_python), str(HERE / "sdk_auth_client.py"), url, "legacy", json.dumps(calls)]
+    try:
+        done = subprocess.run(
+            script, capture_output=True, text=True, timeout=EXCHANGE, stdin=subprocess.DEVNULL
+        )
+    except subprocess.TimeoutExpired as exc:
+        pytest.fail(f"the SDK client ran for more than {EXCHANGE:g} s:\n{exc.stderr!r}")
+    print(f"--- the SDK client's stderr ---\n{done.stderr[-20000:]}")
+    assert done.returncode == 0, done.stderr[-5000:]
+    return json.loads(done.stdout)
+
+
+def test_the_sdk_oauth_client_at_an_sdk_protected_server(
+    sdk_python: Path, oidc_provider_command: list[str], server_stderr: IO[bytes], tmp_path: Path
+) -> None:
+    """The reference: the SDK's own OAuth client (``OAuthClientProvider``) with oidc-provider
+    and the SDK-protected server. Its first authorization works (its token reaches the
+    server). Its step-up does not, at this authorization server: the SDK registers with
+    ``scope`` = the scope of its first authorization (``mcp:read offline_access``), and
+    oidc-provider holds a client to its registered scope, so the wider request is refused
+    with ``invalid_scope`` ("requested scope is not allowed", RFC 6749 section 4.1.2.1) and
+    the SDK's session ends. (Our client registers without ``scope``: its step-up above
+    works.)"""
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/mcp"
+    with oidc_provider(oidc_provider_command, resources=[url], log=tmp_path / "oidc.log") as op:
+        server = serve_on_port(
+            [str(sdk_python), str(HERE / "sdk_auth_server.py"), str(port), op.issuer],
+            port,
+            server_stderr,
+            timeout=EXCHANGE,
+        )
+        try:
+            out = run_sdk_client(
+                sdk_python, url, [("whoami", {}), ("write_note", {"text": "from the SDK"})]
+            )
+        finally:
+            stop_process(server)
+        (registration,) = [r for r in op.requests() if r["path"] == "/reg"]
+        claims = access_token_claims(out["tokens"][0], op)
+
+    first = json.loads(out["calls"][0][0])
+    assert first["jti"] == claims["jti"]
+    assert first["resource"] == url
+    assert first["scopes"] == ["mcp:read"]
+    assert claims["aud"] == url
+    assert registration["scope"] == "mcp:read offline_access"
+    assert out["scopes"] == ["mcp:read offline_access", "mcp:read offline_access mcp:write"]
+    (error,) = out["errors"]
+    assert error["error"] == "invalid_scope"
+    assert error["iss"] == op.issuer
+    assert "fatal" in out
     assert {"step_up": ["mcp:read"]} in _log(server_stderr)
