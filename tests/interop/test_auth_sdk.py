@@ -209,8 +209,10 @@ def test_the_sdk_oauth_client_at_an_sdk_protected_server(
 ) -> None:
     """The reference: the SDK's own OAuth client (``OAuthClientProvider``) with oidc-provider
     and the SDK-protected server. Its first authorization works (its token reaches the
-    server). Its step-up does not, at this authorization server: the SDK registers with
-    ``scope`` = the scope of its first authorization (``mcp:read offline_access``), and
+    server). A token the server stops taking (401) is answered by a new authorization
+    through the browser, not a refresh (its token has not expired by its clock). Its
+    step-up does not work at this authorization server: the SDK registers with ``scope`` =
+    the scope of its first authorization (``mcp:read offline_access``), and
     oidc-provider holds a client to its registered scope, so the wider request is refused
     with ``invalid_scope`` ("requested scope is not allowed", RFC 6749 section 4.1.2.1) and
     the SDK's session ends. (Our client registers without ``scope``: its step-up above
@@ -226,12 +228,20 @@ def test_the_sdk_oauth_client_at_an_sdk_protected_server(
         )
         try:
             out = run_sdk_client(
-                sdk_python, url, [("whoami", {}), ("write_note", {"text": "from the SDK"})]
+                sdk_python,
+                url,
+                [
+                    ("whoami", {}),
+                    ("revoke_me", {}),
+                    ("whoami", {}),
+                    ("write_note", {"text": "from the SDK"}),
+                ],
             )
         finally:
             stop_process(server)
         (registration,) = [r for r in op.requests() if r["path"] == "/reg"]
         claims = access_token_claims(out["tokens"][0], op)
+        grants = [r["grant_type"] for r in op.token_requests() if r["status"] == 200]
 
     first = json.loads(out["calls"][0][0])
     assert first["jti"] == claims["jti"]
@@ -239,7 +249,16 @@ def test_the_sdk_oauth_client_at_an_sdk_protected_server(
     assert first["scopes"] == ["mcp:read"]
     assert claims["aud"] == url
     assert registration["scope"] == "mcp:read offline_access"
-    assert out["scopes"] == ["mcp:read offline_access", "mcp:read offline_access mcp:write"]
+    # the refused token: the SDK authorizes anew through the browser, not by a refresh
+    assert out["calls"][1] == ["revoked"]
+    again = json.loads(out["calls"][2][0])
+    assert again["jti"] != first["jti"]
+    assert grants == ["authorization_code", "authorization_code"]
+    assert out["scopes"] == [
+        "mcp:read offline_access",
+        "mcp:read offline_access",
+        "mcp:read offline_access mcp:write",
+    ]
     (error,) = out["errors"]
     assert error["error"] == "invalid_scope"
     assert error["iss"] == op.issuer
