@@ -20,7 +20,7 @@ pytest.importorskip("h11")
 from test_http_client_auth_fixture import Guard, approve, guarded
 
 from mcp_sansio._cli import main
-from mcp_sansio.blocking._redirect import TOKEN_VARIABLE
+from mcp_sansio._cli_auth import TOKEN_VARIABLE
 
 ECHO = ["tool", "echo", "--args", '{"m": "cli"}']
 
@@ -147,7 +147,7 @@ def test_usage_errors(argv: list[str], message: str, capsys: pytest.CaptureFixtu
 
 def test_probe_sends_the_token() -> None:
     pytest.importorskip("hypothesis")
-    from mcp_sansio.blocking._redirect import command_line_auth
+    from mcp_sansio._cli_auth import command_line_auth
     from mcp_sansio.testing._command import probe_command
 
     with guarded() as guard:

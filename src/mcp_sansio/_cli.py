@@ -36,12 +36,12 @@ from pathlib import Path
 from typing import Any, Final, TextIO
 
 from . import asyncio as mcp_asyncio
+from ._cli_auth import add_auth_arguments, auth_from_arguments, check_auth_arguments
 from ._errors import ProtocolError
 from ._events import Notification
 from ._version import __version__, build
 from ._versions import ALL_VERSIONS, VERSIONS
 from .auth._errors import AuthError
-from .blocking._redirect import add_auth_arguments, auth_from_arguments, check_auth_arguments
 from .example import build_server
 from .session import DEFAULT_PROBE_TIMEOUT, McpError
 

@@ -97,8 +97,8 @@ class HttpStreams(ClientBinding[_Conn]):
         deadline of the POSTs that owe no answer), ``auth=`` (a
         :class:`~mcp_sansio.auth.ClientAuth`) and ``open_url=`` (the handler of a flow's
         person step: a coroutine function is awaited, a plain callable runs in a worker
-        thread, so that one that blocks, such as a ``LoopbackRedirect``
-        (``mcp_sansio.blocking._redirect``), does not stall the loop).
+        thread, so that one that blocks, such as a
+        :class:`~mcp_sansio.blocking.LoopbackRedirect`, does not stall the loop).
     """
 
     def __init__(self, url: str, **options: Any) -> None:

@@ -76,6 +76,7 @@ from ..server import Server
 from ..session import ConnectionLost, McpError, RequestTimeout
 from ._client import Client
 from ._endpoint import Context
+from ._redirect import LoopbackRedirect
 from ._serve import Listener, serve_stdio, serve_stream, serve_tcp, serve_unix
 from ._streams import (
     DEFAULT_MAX_WRITE_BUFFER,
@@ -95,6 +96,7 @@ __all__ = [
     "ConnectionLost",
     "Context",
     "Listener",
+    "LoopbackRedirect",
     "McpError",
     "PipeStream",
     "ProcessStream",

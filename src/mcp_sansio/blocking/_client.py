@@ -225,8 +225,8 @@ class Client(SyncClientMethods, _Endpoint, ClientView):
             :class:`~mcp_sansio.auth.AuthError`. The call's ``timeout`` counts the time the
             flow takes.
         :param open_url: the handler of a flow's person step: ``open_url(url)`` returns the
-            URL the browser was redirected to (for the command line: a ``LoopbackRedirect``
-            of ``mcp_sansio.blocking._redirect``, which takes the redirect on 127.0.0.1).
+            URL the browser was redirected to (for the command line: a
+            :class:`~mcp_sansio.blocking.LoopbackRedirect`, which takes the redirect on 127.0.0.1).
             Without it a flow that needs a person fails.
         :param options: the transport's keywords ``max_body_size=`` (bytes, default 64 MiB),
             ``max_reconnects=``, ``default_retry_ms=``, ``listen=`` (open the standalone GET

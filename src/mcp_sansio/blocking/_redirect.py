@@ -14,35 +14,20 @@ wait at ``timeout`` seconds.
 With blocking sockets: from asyncio or trio, pass the instance as ``open_url=`` all the
 same (a plain callable runs in a worker thread there).
 
-:func:`command_line_auth` is the command line's choice of a
-:class:`~mcp_sansio.auth.ClientAuth` (``mcp-sansio call`` and ``probe`` with ``--http``): a
-token given (``mcp_sansio.auth.BearerToken``), a pre-registered client, or the
-interactive authorization code flow (:class:`~mcp_sansio.auth.OAuthClient` registering
-itself), whose person step prints the URL, opens a browser (:mod:`webbrowser`) and takes
-the redirect here.
+The command line's use of it is ``mcp_sansio._cli_auth``.
 """
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import html
-import os
 import socket
-import sys
 import time
-import webbrowser
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, Final, TextIO
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import parse_qs, urlsplit
 
-from ..auth._client_auth import ClientAuth, Flow
 from ..auth._errors import AuthError
-from ..auth._flow import Authorized
-from ..auth._metadata import PROFILES
-from ..auth._oauth import ClientInfo
-from ..auth._oauth_client import OAuthClient
-from ..auth._static import BearerToken
 
 if TYPE_CHECKING:
     import h11
@@ -51,16 +36,8 @@ __all__ = [
     "DEFAULT_REDIRECT_TIMEOUT",
     "MAX_REQUEST",
     "REQUEST_TIMEOUT",
-    "TOKEN_VARIABLE",
     "LoopbackRedirect",
-    "add_auth_arguments",
-    "auth_from_arguments",
-    "check_auth_arguments",
-    "command_line_auth",
 ]
-
-#: The environment variable the command line reads a bearer token from.
-TOKEN_VARIABLE: Final = "MCP_SANSIO_TOKEN"
 
 #: How long :meth:`LoopbackRedirect.wait` waits for the redirect, in seconds.
 DEFAULT_REDIRECT_TIMEOUT: Final = 300.0
@@ -207,200 +184,3 @@ class LoopbackRedirect:
             data += h.send(h11.Data(data=body)) or b""
             data += h.send(h11.EndOfMessage()) or b""
             conn.sendall(data)
-
-
-def auth_version(versions: Sequence[str] | None) -> str:
-    """The protocol version whose authorization text the command line's flows follow: the
-    first of ``versions`` that has one, else the newest that does."""
-    for version in versions or ():
-        if version in PROFILES:
-            return version
-    return max(PROFILES)
-
-
-class _Browser:
-    """The command line's person step: print the URL, open a browser, take the redirect on
-    the loopback (bound at the first challenge: nothing listens unless a flow needs it)."""
-
-    def __init__(self, port: int, timeout: float, err: TextIO) -> None:
-        self._port = port
-        self._timeout = timeout
-        self._err = err
-        self.redirect: LoopbackRedirect | None = None
-
-    def bind(self) -> str:
-        if self.redirect is None:
-            self.redirect = LoopbackRedirect(
-                self._port, timeout=self._timeout, announce=self._announce
-            )
-        return self.redirect.redirect_uri
-
-    def _announce(self, url: str) -> None:
-        self._err.write(f"To authorize, open this URL in a browser:\n  {url}\n")
-        self._err.flush()
-        with contextlib.suppress(Exception):  # no browser here: the URL is printed
-            webbrowser.open(url)
-
-    def __call__(self, url: str) -> str:
-        self.bind()
-        assert self.redirect is not None
-        return self.redirect(url)
-
-    def close(self) -> None:
-        if self.redirect is not None:
-            self.redirect.close()
-
-
-class _Interactive:
-    """An :class:`~mcp_sansio.auth.OAuthClient` made at the first challenge (when the
-    redirect URI, on a port bound then, is known)."""
-
-    def __init__(self, make: Callable[[str], OAuthClient], browser: _Browser) -> None:
-        self._make = make
-        self._browser = browser
-        self.client: OAuthClient | None = None
-
-    def __repr__(self) -> str:
-        return "<the command line's OAuth client>"
-
-    def headers(self, method: str, url: str, *, now: float) -> Sequence[tuple[str, str]]:
-        return () if self.client is None else self.client.headers(method, url, now=now)
-
-    def challenged(
-        self, status: int, headers: Sequence[tuple[str, str]], *, now: float
-    ) -> Flow | None:
-        if self.client is None:
-            self.client = self._make(self._browser.bind())
-        return self.client.challenged(status, headers, now=now)
-
-    def authorized(self, result: Authorized, *, now: float) -> None:
-        assert self.client is not None
-        self.client.authorized(result, now=now)
-
-
-def command_line_auth(
-    url: str,
-    *,
-    token: str | None = None,
-    client_id: str | None = None,
-    client_secret: str | None = None,
-    interactive: bool = False,
-    versions: Sequence[str] | None = None,
-    redirect_port: int = 0,
-    timeout: float = DEFAULT_REDIRECT_TIMEOUT,
-    err: TextIO,
-) -> tuple[ClientAuth | None, Callable[[str], str] | None, Callable[[], None]]:
-    """The command line's authorization for the MCP server at ``url``: the
-    :class:`~mcp_sansio.auth.ClientAuth`, the ``open_url`` handler, and what to call when
-    done (it closes the loopback listener).
-
-    - ``token``: ``mcp_sansio.auth.BearerToken`` (no flow, no handler);
-    - ``client_id`` (and ``client_secret``, a confidential client): an
-      :class:`~mcp_sansio.auth.OAuthClient` with that pre-registered identity;
-    - else, with ``interactive``: an :class:`~mcp_sansio.auth.OAuthClient` that registers
-      itself (a Client ID Metadata Document is not offered: Dynamic Client Registration,
-      as ``mcp-sansio``);
-    - else nothing (a 401 fails the request).
-
-    The flows follow the authorization text of :func:`auth_version` (``versions``); the
-    person step prints the authorization URL on ``err``, opens a browser and takes the
-    redirect on ``127.0.0.1:redirect_port`` (0: any free port), waiting ``timeout``
-    seconds at most.
-    """
-    if token is not None:
-        return BearerToken(token), None, lambda: None
-    if client_id is None and not interactive:
-        return None, None, lambda: None
-    version = auth_version(versions)
-    client = None if client_id is None else ClientInfo(client_id, client_secret)
-    browser = _Browser(redirect_port, timeout, err)
-
-    def make(redirect_uri: str) -> OAuthClient:
-        if client is not None:
-            return OAuthClient(url, version=version, redirect_uri=redirect_uri, client=client)
-        return OAuthClient(
-            url, version=version, redirect_uri=redirect_uri, client_name="mcp-sansio"
-        )
-
-    return _Interactive(make, browser), browser, browser.close
-
-
-def add_auth_arguments(parser: argparse.ArgumentParser) -> None:
-    """The authorization options of ``mcp-sansio call`` and ``probe`` (with ``--http``)."""
-    group = parser.add_argument_group(
-        "authorization (with --http)",
-        "By default, when the server answers 401 and this runs in a terminal, the "
-        "authorization code flow runs: the URL to open is printed (and a browser opened), "
-        "the redirect taken on 127.0.0.1. The whole --timeout bounds it too.",
-    )
-    group.add_argument(
-        "--token",
-        metavar="TOKEN",
-        help=f"a bearer token to send (default: the environment variable {TOKEN_VARIABLE}; "
-        "prefer it: a command line is visible to other users)",
-    )
-    group.add_argument(
-        "--client-id", metavar="ID", help="a client pre-registered with the authorization server"
-    )
-    group.add_argument(
-        "--client-secret",
-        metavar="SECRET",
-        help="its secret, for a confidential client (with --client-id)",
-    )
-    group.add_argument(
-        "--interactive",
-        action=argparse.BooleanOptionalAction,
-        default=None,
-        help="run the flow when challenged, registering the client (default: when stdin "
-        "and stderr are terminals)",
-    )
-    group.add_argument(
-        "--redirect-port",
-        type=int,
-        default=0,
-        metavar="PORT",
-        help="the loopback port of the redirect URI (default: any free one)",
-    )
-
-
-def auth_from_arguments(
-    args: argparse.Namespace, url: str, err: TextIO, timeout: float = DEFAULT_REDIRECT_TIMEOUT
-) -> tuple[ClientAuth | None, Callable[[str], str] | None, Callable[[], None]]:
-    """:func:`command_line_auth` from the options of :func:`add_auth_arguments`."""
-    token = args.token if args.token is not None else os.environ.get(TOKEN_VARIABLE) or None
-    interactive = args.interactive
-    if interactive is None:
-        stdin = getattr(sys.stdin, "isatty", None)
-        interactive = bool(stdin and stdin() and err.isatty())
-    return command_line_auth(
-        url,
-        token=token,
-        client_id=args.client_id,
-        client_secret=args.client_secret,
-        interactive=interactive,
-        versions=getattr(args, "versions", None),
-        redirect_port=args.redirect_port,
-        timeout=timeout,
-        err=err,
-    )
-
-
-def check_auth_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
-    """Refuse the authorization options without ``--http``, and contradictory ones."""
-    given = [
-        name
-        for name, value in (
-            ("--token", args.token),
-            ("--client-id", args.client_id),
-            ("--client-secret", args.client_secret),
-        )
-        if value is not None
-    ]
-    if given and not args.http:
-        parser.error(f"{given[0]} is for an HTTP server (--http URL)")
-    if args.token is not None and args.client_id is not None:
-        parser.error("give --token or --client-id, not both")
-    if args.client_secret is not None and args.client_id is None:
-        parser.error("--client-secret goes with --client-id")
-    if not 0 <= args.redirect_port <= 65535:
-        parser.error("--redirect-port is 0 to 65535")

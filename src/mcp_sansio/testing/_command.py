@@ -7,45 +7,21 @@ import json
 import sys
 import time
 from collections.abc import Callable, Sequence
-from typing import Any, TextIO
+from typing import TextIO
 
+from mcp_sansio.auth import BearerToken
 from mcp_sansio.auth._client_auth import ClientAuth
 from mcp_sansio.auth._errors import AuthError
-from mcp_sansio.auth._static import BearerToken
 from mcp_sansio.testing._client_probe import run_client_probe
-from mcp_sansio.testing._http_target import HttpTarget, _HttpChannel
+from mcp_sansio.testing._http_target import HttpTarget
 from mcp_sansio.testing._probe import run_probe
 from mcp_sansio.testing._stdio_target import ClientTarget, StdioTarget
 from mcp_sansio.testing._targets import Target, TargetError
 from mcp_sansio.testing._wire import DEFAULT_STARTUP
 
 #: What the command line gives for ``--http`` with authorization: the ClientAuth, the
-#: ``open_url`` handler and what to call when done (``blocking._redirect.command_line_auth``).
+#: ``open_url`` handler and what to call when done (``mcp_sansio._cli_auth.command_line_auth``).
 CommandAuth = tuple[ClientAuth | None, Callable[[str], str] | None, Callable[[], None]]
-
-
-class _AuthorizedTarget(HttpTarget):
-    """An :class:`HttpTarget` whose every request carries ``auth``'s headers."""
-
-    def __init__(self, url: str, auth: ClientAuth) -> None:
-        super().__init__(url)
-        self.auth = auth
-
-    def open(self) -> Any:
-        super().open()  # (nothing listens: TargetError)
-        return _AuthorizedChannel(self)
-
-
-class _AuthorizedChannel(_HttpChannel):
-    def __init__(self, target: _AuthorizedTarget) -> None:
-        super().__init__(target)
-        self._auth = target.auth
-        self._url = target.url
-
-    def _headers(self, body: bytes) -> tuple[list[tuple[str, str]], Any, bool]:
-        headers, rid, initialize = super()._headers(body)
-        headers.extend(self._auth.headers("POST", self._url, now=time.time()))
-        return headers, rid, initialize
 
 
 def _authorize(url: str, auth: CommandAuth, timeout: float) -> ClientAuth:
@@ -102,7 +78,12 @@ def probe_command(
             )
         else:
             if http is not None and auth is not None and auth[0] is not None:
-                target = _AuthorizedTarget(http, _authorize(http, auth, max(timeout, startup)))
+                client_auth = _authorize(http, auth, max(timeout, startup))
+                url = http
+                target = HttpTarget(
+                    http,
+                    extra_headers=lambda method: client_auth.headers(method, url, now=time.time()),
+                )
             elif http is not None:
                 target = HttpTarget(http)
             elif command:

@@ -75,8 +75,8 @@ class HttpStream(ClientBinding[_Conn], trio.abc.Stream):
         ``write_timeout=`` (the bound and the deadline of the POSTs that owe no answer),
         ``auth=`` (a :class:`~mcp_sansio.auth.ClientAuth`) and ``open_url=`` (the handler of
         a flow's person step: a coroutine function is awaited, a plain callable runs in a
-        worker thread, so that one that blocks, such as a ``LoopbackRedirect``
-        (``mcp_sansio.blocking._redirect``), does not stall the run). A flow's steps are
+        worker thread, so that one that blocks, such as a
+        :class:`~mcp_sansio.blocking.LoopbackRedirect`, does not stall the run). A flow's steps are
         tasks of :meth:`run`'s nursery.
     """
 
