@@ -240,6 +240,13 @@ def parse_resource_metadata(doc: object, candidate: MetadataCandidate) -> Resour
     resource = _string(doc, "resource", ResourceMetadataError)
     if resource is None:
         raise ResourceMetadataError("the document has no 'resource' (RFC 9728 section 2)")
+    if "#" in resource:
+        # the flow sends it as the resource parameter: RFC 8707 section 2, "It MUST NOT
+        # include a fragment component."
+        raise ResourceMetadataError(
+            f"the document's resource {detail(resource)!r} has a fragment "
+            "(RFC 8707 section 2: it MUST NOT)"
+        )
     if not same_resource(resource, candidate.expected) and not (
         candidate.also is not None and same_resource(resource, candidate.also)
     ):

@@ -12,7 +12,7 @@ import secrets
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Final
-from urllib.parse import parse_qs, quote, urlencode, urlsplit, urlunsplit
+from urllib.parse import SplitResult, parse_qs, quote, urlencode, urlsplit, urlunsplit
 
 import orjson
 
@@ -200,8 +200,7 @@ def _single(query: Mapping[str, list[str]], name: str) -> str | None:
     return values[0]
 
 
-def _same_target(a: str, b: str) -> bool:
-    pa, pb = urlsplit(a), urlsplit(b)
+def _same_target(pa: SplitResult, pb: SplitResult) -> bool:
     return (pa.scheme.lower(), pa.netloc.lower(), pa.path or "/") == (
         pb.scheme.lower(),
         pb.netloc.lower(),
@@ -233,16 +232,24 @@ def parse_authorization_response(
     4. then only an ``error`` is acted on ("on mismatch the client **MUST NOT** act on or
        display ``error``"), else the ``code`` is returned.
     """
-    if not _same_target(redirect, redirect_uri):
+    try:
+        parts = urlsplit(redirect)
+        same = _same_target(parts, urlsplit(redirect_uri))
+    except ValueError:  # "Invalid IPv6 URL"
+        raise AuthorizationResponseError("the redirect is not a URL") from None
+    if not same:
+        # neither query nor fragment is shown: either may hold the code
+        shown = parts._replace(query="", fragment="").geturl()
         raise AuthorizationResponseError(
-            f"the redirect {detail(urlsplit(redirect)._replace(query='').geturl())!r} "
-            f"is not to the redirect_uri {detail(redirect_uri)!r}"
+            f"the redirect {detail(shown)!r} is not to the redirect_uri {detail(redirect_uri)!r}"
         )
-    query = parse_qs(urlsplit(redirect).query, keep_blank_values=True)
+    query = parse_qs(parts.query, keep_blank_values=True)
     got_state = _single(query, "state")
     if got_state is None:
         raise StateMismatchError("the redirect has no state")
-    if not secrets.compare_digest(got_state.encode(), state.encode()):
+    # surrogatepass: a redirect string may hold a lone surrogate (never equal to the state)
+    got = got_state.encode("utf-8", "surrogatepass")
+    if not secrets.compare_digest(got, state.encode("utf-8", "surrogatepass")):
         raise StateMismatchError("the redirect's state is not the one sent")
     iss = _single(query, "iss")
     if iss is None:

@@ -153,8 +153,9 @@ class OAuthClient:
           operation combination"), then None;
         - any other 401: a flow (it refreshes the token first when it can). A 401 for a
           token that had not expired at ``now`` (its expiry known) counts as a rejection
-          of a fresh token; after ``max_step_ups`` of them in a row, None: a server that
-          refuses every token it is given does not loop the client;
+          of a fresh token (so does one for a token issued with ``expires_in`` 0); after
+          ``max_step_ups`` of them in a row, None: a server that refuses every token it is
+          given does not loop the client;
         - any other 403 (and any other status): None.
 
         A ``WWW-Authenticate`` that is not valid is read as none (the flow then finds the
@@ -181,7 +182,10 @@ class OAuthClient:
         held = self.authorization
         if held is not None:
             end = held.tokens.expires_at()
-            if end is not None and now >= end:
+            if end is not None and now >= end and held.tokens.expires_in:
+                # a token that lived and expired: its refresh is no rejection. One that
+                # was issued expired (expires_in 0) counts: else a server issuing such
+                # tokens would get refresh after refresh, without end
                 self._rejected = 0
             else:
                 if self._rejected >= self.max_step_ups:

@@ -23,6 +23,7 @@ __all__ = [
     "origin",
     "path_appended",
     "has_path",
+    "URI_CHARACTERS",
     "canonical_resource",
     "path_inserted",
     "same_resource",
@@ -34,9 +35,26 @@ PROTECTED_RESOURCE: Final = "oauth-protected-resource"
 OAUTH_SERVER: Final = "oauth-authorization-server"
 #: OpenID Connect Discovery 1.0 section 4: the well-known suffix of provider metadata.
 OIDC: Final = "openid-configuration"
+#: The characters a URI is made of (RFC 3986 section 2: unreserved, reserved, and "%" of a
+#: percent-encoding); anything else (a space, a control character, a backslash, a DQUOTE,
+#: a non-ASCII letter) is refused in an endpoint, where ``urlsplit`` would silently drop
+#: some (tab, CR, LF, leading spaces) or read past others, checking a URL other than the
+#: one returned.
+URI_CHARACTERS: Final = frozenset(
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+    + "-._~"
+    + ":/?#[]@"
+    + "!$&'()*+,;="
+    + "%"
+)
 
 
 def _split(url: str, what: str, step: str) -> SplitResult:
+    if not set(url) <= URI_CHARACTERS:
+        raise AuthError(
+            f"{what} holds a character no URI has (RFC 3986 section 2): {detail(url)!r}",
+            step=step,
+        )
     try:
         parts = urlsplit(url)
         parts.port  # noqa: B018 (raises on a bad port)
@@ -116,8 +134,11 @@ def has_path(identifier: str) -> bool:
     return urlsplit(identifier).path.strip("/") != ""
 
 
-def _case_folded(url: str) -> tuple[str, str, str, str]:
-    parts = urlsplit(url)
+def _case_folded(url: str) -> tuple[str, str, str, str] | None:
+    try:
+        parts = urlsplit(url)
+    except ValueError:  # "Invalid IPv6 URL"
+        return None
     return (parts.scheme.lower(), parts.netloc.lower(), parts.path, parts.query)
 
 
@@ -125,9 +146,13 @@ def same_resource(a: str, b: str) -> bool:
     """Whether two resource identifiers are the same one: identical but for the case of
     the scheme and host (MCP 2025-06-18 and later, Canonical Server URI: "implementations
     **SHOULD** accept uppercase scheme and host components for robustness and
-    interoperability"), and a lone ``/`` path equal to none (RFC 3986 section 6.2.3)."""
-    sa, na, pa, qa = _case_folded(a)
-    sb, nb, pb, qb = _case_folded(b)
+    interoperability"), and a lone ``/`` path equal to none (RFC 3986 section 6.2.3). A
+    string that is not a URL is the same as none."""
+    fa, fb = _case_folded(a), _case_folded(b)
+    if fa is None or fb is None:
+        return False
+    sa, na, pa, qa = fa
+    sb, nb, pb, qb = fb
     return (sa, na, qa) == (sb, nb, qb) and (pa or "/") == (pb or "/")
 
 
