@@ -21,7 +21,9 @@ Each defect found is pinned by a plain ``test_found_*`` test below.
 
 from __future__ import annotations
 
+import re
 import string
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit
 
@@ -324,7 +326,12 @@ def test_token_response_any_answer(status: int, body: bytes) -> None:
         got = parse_token_response(status, body, now=1.0)
     except AuthError as e:
         # the server's own error and error_description are quoted on purpose
-        doc = orjson.loads(body) if body.startswith(b"{") else {}
+        try:
+            doc = orjson.loads(body)
+        except orjson.JSONDecodeError:
+            doc = None
+        if not isinstance(doc, dict):
+            doc = {}
         shown = str(doc.get("error", "")) + str(doc.get("error_description", ""))
         checked(e, *([] if SECRET in shown else [SECRET]))
         return
@@ -704,3 +711,90 @@ def test_found_tokens_expired_when_issued_do_not_loop() -> None:
         auth.authorized(step, now=5.0)
         authorized += 1
     assert authorized == 1 + auth.max_step_ups
+
+
+# -- docs/auth.rst, "What the client refuses": each row raised ------------------------------
+
+DOCS = Path(__file__).resolve().parent.parent / "docs" / "auth.rst"
+
+
+def refusals_table() -> list[tuple[str, str]]:
+    """The (error class, step) of each row of the table, in order."""
+    text = DOCS.read_text(encoding="utf-8")
+    section = text.split("What the client refuses\n", 1)[1].split("\nReference\n", 1)[0]
+    rows = re.findall(r"^   \* - ``(\w+)``\n     - ([a-z ]+)$", section, flags=re.MULTILINE)
+    return [(name, step) for name, step in rows]
+
+
+def _flow(version: str = "2025-11-25", **kw: Any) -> AuthFlow:
+    kw.setdefault("client", ClientInfo("c"))
+    kw.setdefault("redirect_uri", REDIRECT)
+    return AuthFlow(MCP, version=version, **kw)
+
+
+def _asm(version: str = "2025-11-25", **doc: Any) -> None:
+    parse_server_metadata({**ASM_DOC, **doc}, ASM_AT, PROFILES[version])
+
+
+def _redirect(query: str, *, iss_supported: bool = True) -> None:
+    parse_authorization_response(
+        f"{REDIRECT}?{query}",
+        redirect_uri=REDIRECT,
+        state=STATE,
+        issuer=AS,
+        iss_supported=iss_supported,
+    )
+
+
+def _bound_client() -> None:
+    flow = _flow("2026-07-28", client=ClientInfo("c", issuer="https://other.example.com"))
+    flow.receive_response(200, (), orjson.dumps(PRM_DOC))
+    flow.receive_response(200, (), orjson.dumps(ASM_DOC))
+
+
+def _header_url_404() -> None:
+    flow = _flow(www_authenticate=f'Bearer resource_metadata="{PRM_AT.url}"')
+    flow.receive_response(404, (), b"")
+
+
+def _registration(status: int, doc: dict[str, Any]) -> None:
+    parse_registration_response(
+        status, orjson.dumps(doc), issuer=AS, redirect_uri=REDIRECT, requested_method="none"
+    )
+
+
+#: One case per row of the table, in its order.
+REFUSALS: list[Any] = [
+    lambda: parse_www_authenticate('Bearer scope="a", scope="b"'),
+    lambda: _flow(redirect_uri="http://app.example.com/cb"),
+    lambda: _asm(token_endpoint="http://as.example.com/token"),
+    lambda: _asm(token_endpoint="https://as.example.com/token\r\nX: y"),
+    _header_url_404,
+    lambda: parse_resource_metadata(
+        {**PRM_DOC, "resource": "https://mcp.example.com/other"}, PRM_AT
+    ),
+    lambda: parse_resource_metadata({**PRM_DOC, "resource": MCP + "#f"}, PRM_AT),
+    lambda: parse_resource_metadata({**PRM_DOC, "authorization_servers": []}, PRM_AT),
+    lambda: _asm(issuer=AS + "/"),
+    lambda: _asm(code_challenge_methods_supported=None),
+    lambda: _asm("2025-06-18", code_challenge_methods_supported=["plain"]),
+    _bound_client,
+    lambda: _registration(400, {"error": "invalid_redirect_uri"}),
+    lambda: _registration(201, {"client_id": "c", "redirect_uris": ["http://127.0.0.1:1/x"]}),
+    lambda: _redirect("state=other&code=c&iss=https%3A%2F%2Fas.example.com"),
+    lambda: _redirect(f"state={STATE}&code=c"),
+    lambda: _redirect(
+        f"state={STATE}&code=c&iss=https%3A%2F%2FAS.example.com", iss_supported=False
+    ),
+    lambda: parse_token_response(200, b'{"access_token": "t", "token_type": "mac"}'),
+    lambda: parse_token_response(200, b'{"token_type": "Bearer"}'),
+]
+
+
+def test_the_refusals_table_is_what_is_raised() -> None:
+    rows = refusals_table()
+    assert len(rows) == len(REFUSALS), "docs/auth.rst's table and REFUSALS differ in length"
+    for (name, step), case in zip(rows, REFUSALS, strict=True):
+        with pytest.raises(AuthError) as e:
+            case()
+        assert (type(e.value).__name__, e.value.step) == (name, step), e.value
