@@ -80,6 +80,15 @@ STATE = "st-" + "s" * 40
 #: The characters of a URI (RFC 3986 section 2: unreserved, reserved, and "%").
 URI_CHARS = frozenset(string.ascii_letters + string.digits + "-._~:/?#[]@!$&'()*+,;=%")
 
+
+def scaled(n: int) -> int:
+    """``n`` examples under the default profile (CI: a few seconds), the profile's own
+    number under a longer one (``HYPOTHESIS_PROFILE=long``)."""
+    profile = settings.default
+    examples = 100 if profile is None else profile.max_examples
+    return n if examples <= 100 else examples
+
+
 # -- strategies --------------------------------------------------------------------------
 
 urlish = st.builds(
@@ -476,7 +485,7 @@ flow_challenges = (
     st.booleans(),
     st.data(),
 )
-@settings(max_examples=60)
+@settings(max_examples=scaled(60))
 def test_flow_with_any_answers(
     version: str, client: ClientInfo | None, www: str | None, kept: bool, data: st.DataObject
 ) -> None:
@@ -507,6 +516,7 @@ def test_flow_with_any_answers(
             assert store.load(step.key) == step.tokens
             return
         kind = data.draw(kinds)
+        kept_before = dict(store._tokens)
         try:
             if kind == "misuse":
                 phase = flow.phase
@@ -534,6 +544,8 @@ def test_flow_with_any_answers(
         except AuthError as e:
             checked(e, *CREDENTIALS)
             assert flow.phase == "failed"
+            # a refusal loses nothing: the tokens kept stay as they were
+            assert store._tokens == kept_before
             with pytest.raises(AuthUsageError):
                 flow.next_step()
             with pytest.raises(AuthUsageError):
@@ -587,7 +599,7 @@ SCOPE_SETS = 3
     st.lists(challenge_answers, min_size=1, max_size=40),
     st.lists(urlish | st.sampled_from([MCP, ORIGIN + "/other", "HTTPS://MCP.example.com:443/x"])),
 )
-@settings(max_examples=40)
+@settings(max_examples=scaled(40))
 def test_oauth_client_flows_are_bounded(
     version: str,
     expires_in: int | None,
