@@ -769,6 +769,13 @@ def _header_url_404() -> None:
     flow.receive_response(404, (), b"")
 
 
+def _issuer_with_a_query() -> None:
+    flow = _flow()
+    flow.receive_response(
+        200, (), orjson.dumps({**PRM_DOC, "authorization_servers": [AS + "?a=b"]})
+    )
+
+
 def _registration(status: int, doc: dict[str, Any]) -> None:
     parse_registration_response(
         status, orjson.dumps(doc), issuer=AS, redirect_uri=REDIRECT, requested_method="none"
@@ -787,6 +794,7 @@ REFUSALS: list[Any] = [
     ),
     lambda: parse_resource_metadata({**PRM_DOC, "resource": MCP + "#f"}, PRM_AT),
     lambda: parse_resource_metadata({**PRM_DOC, "authorization_servers": []}, PRM_AT),
+    _issuer_with_a_query,
     lambda: _asm(issuer=AS + "/"),
     lambda: _asm(code_challenge_methods_supported=None),
     lambda: _asm("2025-06-18", code_challenge_methods_supported=["plain"]),
@@ -810,3 +818,24 @@ def test_the_refusals_table_is_what_is_raised() -> None:
         with pytest.raises(AuthError) as e:
             case()
         assert (type(e.value).__name__, e.value.step) == (name, step), e.value
+
+
+header_names = st.sampled_from(["WWW-Authenticate", "www-authenticate", "X-Other"])
+
+
+@given(
+    st.integers(0, 999) | st.sampled_from([401, 403]),
+    st.lists(st.tuples(header_names, headers | flow_challenges.filter(bool)), max_size=4),
+    st.text() | urlish,
+)
+def test_oauth_client_any_challenge_and_url(
+    status: int, answer: list[tuple[str, str]], url: str
+) -> None:
+    auth = OAuthClient(MCP, version="2025-11-25", redirect_uri=REDIRECT)
+    try:
+        flow = auth.challenged(status, answer, now=0.0)
+    except AuthError as e:  # the challenge's resource_metadata URL is not https
+        checked(e, SECRET)
+    else:
+        assert flow is None or isinstance(flow, AuthFlow)
+    assert auth.headers("POST", url, now=0.0) == ()

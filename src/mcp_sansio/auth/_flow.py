@@ -24,6 +24,7 @@ import secrets
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Final, Literal
+from urllib.parse import urlsplit
 
 import orjson
 
@@ -358,6 +359,12 @@ class AuthFlow:
                 f"the authorization server {detail(self._chosen)!r} is not one the resource lists"
             )
         check_endpoint(issuer, "the authorization server", "resource metadata")
+        if urlsplit(issuer).query:
+            # RFC 8414 section 2: the issuer identifier "has no query or fragment components"
+            raise ResourceMetadataError(
+                f"the authorization server {detail(issuer)!r} has a query; an issuer "
+                "identifier has none (RFC 8414 section 2)"
+            )
         self._candidates = server_metadata_candidates(issuer, self.profile)
         self._from_header = False
         self._phase = _ASM
