@@ -440,6 +440,31 @@ def right_redirect(url: str, version: str) -> str:
     return f"{REDIRECT}?{urlencode(back)}"
 
 
+def near_redirects(right: str) -> st.SearchStrategy[str]:
+    """``right`` with one thing changed: a parameter repeated, dropped, replaced or
+    percent-encoded anew, a fragment added, the host's case changed."""
+    base, _, query = right.partition("?")
+    pairs = parse_qsl(query)
+
+    def change(how: str, i: int, text: str) -> str:
+        got = list(pairs)
+        k = got[i % len(got)][0]
+        if how == "repeat":
+            got.append((k, text))
+        elif how == "drop":
+            del got[i % len(got)]
+        elif how == "replace":
+            got[i % len(got)] = (k, text)
+        elif how == "fragment":
+            return f"{right}#{text}"
+        elif how == "host":
+            return right.replace("127.0.0.1", "LOCALHOST")
+        return f"{base}?{urlencode(got, quote_via=quote, safe='')}"
+
+    hows = st.sampled_from(["repeat", "drop", "replace", "fragment", "host", "encode"])
+    return st.builds(change, hows, st.integers(0, 5), st.text(max_size=6))
+
+
 def check_request(flow: AuthFlow, req: HttpRequest) -> None:
     """The request goes to a safe URL; a credential only to the token endpoint."""
     assert safe_url(req.url), req.url
@@ -530,7 +555,9 @@ def test_flow_with_any_answers(
                 if kind == "right":
                     redirect = right_redirect(step.url, version)
                 else:
-                    redirect = data.draw(redirects() | st.text())
+                    redirect = data.draw(
+                        redirects() | st.text() | near_redirects(right_redirect(step.url, version))
+                    )
                 flow.receive_redirect(redirect)
                 continue
             check_request(flow, step)
