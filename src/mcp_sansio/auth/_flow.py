@@ -383,6 +383,11 @@ class AuthFlow:
         self._use_server(parse_server_metadata(doc, self._candidates[0], self.profile))
 
     def _use_server(self, meta: ServerMetadata) -> None:
+        if meta.authorization_endpoint is None:
+            raise ServerMetadataError(
+                "the server lists no grant type that uses an authorization endpoint, so the "
+                "authorization code flow cannot run (RFC 8414 section 2)"
+            )
         self.server_metadata = meta
         self.key = TokenKey(meta.issuer, self.resource)
         self._kept = self.store.load(self.key)
@@ -620,6 +625,7 @@ class AuthFlow:
         assert meta is not None
         assert self.client is not None
         self.scope = self._choose_scope()
+        assert meta.authorization_endpoint is not None  # (_use_server refused it)
         return authorization_url(
             meta.authorization_endpoint,
             client_id=self.client.client_id,

@@ -270,8 +270,10 @@ class ServerMetadata:
 
     issuer: str
     """The issuer identifier."""
-    authorization_endpoint: str
-    """Where the person is sent."""
+    authorization_endpoint: str | None
+    """Where the person is sent; None for a server that supports no grant using it
+    (RFC 8414 section 2: "REQUIRED unless no grant types are supported that use the
+    authorization endpoint"), which the code flow refuses."""
     token_endpoint: str
     """Where codes and refresh tokens are exchanged."""
     registration_endpoint: str | None = None
@@ -316,12 +318,15 @@ def parse_server_metadata(
             f"the document from {detail(candidate.url)!r} names issuer {detail(issuer)!r}, "
             f"not {detail(candidate.expected)!r} (RFC 8414 section 3.3)"
         )
-    endpoints: dict[str, str] = {}
-    for name in ("authorization_endpoint", "token_endpoint"):
-        value = _string(doc, name, ServerMetadataError)
-        if value is None:
-            raise ServerMetadataError(f"the document has no {name!r}")
-        endpoints[name] = check_endpoint(value, f"the {name}", step)
+    token = _string(doc, "token_endpoint", ServerMetadataError)
+    if token is None:
+        raise ServerMetadataError("the document has no 'token_endpoint'")
+    token = check_endpoint(token, "the token_endpoint", step)
+    authorize = _string(doc, "authorization_endpoint", ServerMetadataError)
+    if authorize is not None:
+        authorize = check_endpoint(authorize, "the authorization_endpoint", step)
+    elif not _no_redirect_grant(doc):
+        raise ServerMetadataError("the document has no 'authorization_endpoint'")
     registration = _string(doc, "registration_endpoint", ServerMetadataError)
     if registration is not None:
         check_endpoint(registration, "the registration_endpoint", step)
@@ -329,8 +334,8 @@ def parse_server_metadata(
     check_pkce(methods, profile)
     return ServerMetadata(
         issuer=issuer,
-        authorization_endpoint=endpoints["authorization_endpoint"],
-        token_endpoint=endpoints["token_endpoint"],
+        authorization_endpoint=authorize,
+        token_endpoint=token,
         registration_endpoint=registration,
         code_challenge_methods_supported=methods,
         token_endpoint_auth_methods_supported=_strings(
@@ -345,6 +350,14 @@ def parse_server_metadata(
         ),
         raw=doc,
     )
+
+
+def _no_redirect_grant(doc: Mapping[str, Any]) -> bool:
+    """Whether the server lists its grant types and none of them uses the authorization
+    endpoint (RFC 8414 section 2, ``grant_types_supported``: "If omitted, the default
+    value is ``["authorization_code", "implicit"]``")."""
+    grants = _strings(doc, "grant_types_supported", ServerMetadataError)
+    return grants is not None and not {"authorization_code", "implicit"} & set(grants)
 
 
 def check_pkce(methods: tuple[str, ...] | None, profile: AuthProfile) -> None:
