@@ -1,7 +1,12 @@
-"""``authorization_endpoint`` is REQUIRED "unless no grant types are supported that use the
+"""Two things of the client found late.
+
+``authorization_endpoint`` is REQUIRED "unless no grant types are supported that use the
 authorization endpoint" (RFC 8414 section 2): a server that lists only person-less grants
 (client credentials, the JWT bearer grant) may leave it out, and the extensions' grants run
-against it; the code flow refuses such a server at its metadata step."""
+against it; the code flow refuses such a server at its metadata step.
+
+``OAuthClient`` steps up for at most ``max_scope_sets`` different scope sets: a server that
+asks for a new set each time neither prompts the person without end nor grows its table."""
 
 from __future__ import annotations
 
@@ -92,3 +97,26 @@ def test_the_code_flow_refuses_a_server_without_one() -> None:
     with pytest.raises(ServerMetadataError, match="no grant type that uses an authorization"):
         _answer(flow, _doc(grant_types_supported=["client_credentials"]))
     assert flow.phase == "failed"
+
+
+def test_step_ups_stop_after_max_scope_sets() -> None:
+    from mcp_sansio.auth import OAuthClient
+
+    client = OAuthClient(
+        MCP, version="2025-11-25", redirect_uri="http://127.0.0.1:9/cb", max_scope_sets=3
+    )
+    flows = [
+        client.challenged(
+            403, [("www-authenticate", f'Bearer error="insufficient_scope", scope="s{i}"')], now=0.0
+        )
+        for i in range(6)
+    ]
+    assert [f is not None for f in flows] == [True, True, True, False, False, False]
+    again = client.challenged(
+        403, [("www-authenticate", 'Bearer error="insufficient_scope", scope="s0"')], now=0.0
+    )
+    assert again is not None  # a set already counted keeps its own limit
+    client.reset()
+    assert client.challenged(
+        403, [("www-authenticate", 'Bearer error="insufficient_scope", scope="s9"')], now=0.0
+    )

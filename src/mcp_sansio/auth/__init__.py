@@ -82,7 +82,7 @@ from ._oauth import (
     refresh_grant,
     token_request,
 )
-from ._oauth_client import DEFAULT_MAX_STEP_UPS, OAuthClient
+from ._oauth_client import DEFAULT_MAX_SCOPE_SETS, DEFAULT_MAX_STEP_UPS, OAuthClient
 from ._register import (
     ApplicationType,
     application_type_for,
@@ -96,6 +96,7 @@ from ._store import ClientStore, MemoryTokenStore, TokenKey, Tokens, TokenStore
 from ._urls import canonical_resource, check_endpoint, is_loopback
 
 __all__ = [
+    "DEFAULT_MAX_SCOPE_SETS",
     "DEFAULT_MAX_STEP_UPS",
     "PROFILES",
     "ApplicationType",

@@ -29,6 +29,9 @@ __all__ = ["DEFAULT_MAX_STEP_UPS", "OAuthClient"]
 #: original request with the new authorization no more than a few times and treat this as
 #: a permanent authorization failure"; "Clients **SHOULD** implement retry limits").
 DEFAULT_MAX_STEP_UPS = 2
+#: How many different sets of challenged scopes :class:`OAuthClient` steps up for, until
+#: :meth:`OAuthClient.reset` (a server that asks for a new set each time gets no more).
+DEFAULT_MAX_SCOPE_SETS = 8
 
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
@@ -65,7 +68,7 @@ class OAuthClient:
     :class:`~mcp_sansio.auth.MemoryTokenStore`. ``offline_access`` (2026-07-28) asks for
     refresh tokens where the server lists that scope. ``token_types`` are the token types
     taken (``Bearer``; add ``DPoP`` under a DPoP wrapper). ``max_step_ups`` is the retry limit
-    (see :meth:`challenged`).
+    and ``max_scope_sets`` the number of scope sets stepped up for (see :meth:`challenged`).
 
     The runtimes run one flow at a time: a challenge that comes while a flow runs should
     wait for it.
@@ -88,9 +91,12 @@ class OAuthClient:
         offline_access: bool = True,
         token_types: Collection[str] = ("bearer",),
         max_step_ups: int = DEFAULT_MAX_STEP_UPS,
+        max_scope_sets: int = DEFAULT_MAX_SCOPE_SETS,
     ) -> None:
         if max_step_ups < 0:
             raise ValueError("max_step_ups must be 0 or more")
+        if max_scope_sets < 0:
+            raise ValueError("max_scope_sets must be 0 or more")
         check_endpoint(server_url, "the MCP server URL", "usage")
         self.server_url = canonical_resource(server_url)
         """The MCP server's canonical URI."""
@@ -107,6 +113,8 @@ class OAuthClient:
         """Where registered clients are kept, by issuer."""
         self.max_step_ups = max_step_ups
         """The retry limit (see :meth:`challenged`)."""
+        self.max_scope_sets = max_scope_sets
+        """How many scope sets are stepped up for (see :meth:`challenged`)."""
         self._redirect_uri = redirect_uri
         self._client = client
         self._metadata_url = client_metadata_url
@@ -150,7 +158,9 @@ class OAuthClient:
           that asks the person for the challenge's ``scope`` (in 2026-07-28 with the scope
           asked for before); at most ``max_step_ups`` per set of challenged scopes ("track
           scope upgrade attempts to avoid repeated failures for the same resource and
-          operation combination"), then None;
+          operation combination"), then None; and for at most ``max_scope_sets`` different
+          sets until :meth:`reset` (so a server asking for a new set each time neither
+          prompts the person without end nor grows the client's count table);
         - any other 401: a flow (it refreshes the token first when it can). A 401 for a
           token that had not expired at ``now`` (its expiry known) counts as a rejection
           of a fresh token (so does one for a token issued with ``expires_in`` 0); after
@@ -213,6 +223,8 @@ class OAuthClient:
         key = frozenset((challenge.scope or "").split())
         done = self._step_ups.get(key, 0)
         if done >= self.max_step_ups:
+            return None
+        if not done and len(self._step_ups) >= self.max_scope_sets:
             return None
         self._step_ups[key] = done + 1
         return self._start(values)
