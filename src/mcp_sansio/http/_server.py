@@ -58,6 +58,7 @@ from .._events import RequestId
 from .._framing import DEFAULT_MAX_MESSAGE_SIZE
 from .._sse import encode_comment, encode_event
 from .._versions import ALL_VERSIONS, VERSIONS
+from ..auth._resource import ServerAuth
 from ..session import DEFAULT, DefaultType, ServerSession
 from ._admission import (
     accepts,
@@ -69,6 +70,7 @@ from ._admission import (
     version_header_problem,
 )
 from ._headers import ACCEPT, LAST_EVENT_ID, SESSION_ID, header_params, lower_headers
+from ._server_auth import AuthHooks, authorize, bind_session, pending, same_principal
 from ._sessions import (
     _JSON,
     _SSE,
@@ -138,7 +140,7 @@ _STATUS_OF_ERROR: Final[dict[int, int]] = {
 }
 
 
-class HttpServer(SessionTable):
+class HttpServer(SessionTable, AuthHooks):
     """Streamable HTTP for a :class:`~mcp_sansio.server.Server`, sans-IO.
 
     :param server: the registry to serve.
@@ -174,6 +176,7 @@ class HttpServer(SessionTable):
         (default ``time.time``, so that a state sealed by one worker opens on another; the
         only clock this class touches, and only through this parameter). The sessions'
         other times (call deadlines) are on the binding's clock, the ``now`` it passes.
+    :param auth: require tokens: :class:`~mcp_sansio.auth.ServerAuth` (docs/auth-server.rst).
     :param session_options: for each :class:`~mcp_sansio.session.ServerSession`
         (``versions=``, ``timeout=``, ``max_message_size=``, …).
     """
@@ -193,6 +196,7 @@ class HttpServer(SessionTable):
         max_sessions: int = DEFAULT_MAX_SESSIONS,
         state_keys: bytes | list[bytes] | None = None,
         state_clock: Callable[[], float] = time.time,
+        auth: ServerAuth | None = None,
         **session_options: Any,
     ) -> None:
         super().__init__(
@@ -219,6 +223,7 @@ class HttpServer(SessionTable):
         self.json_response = json_response
         """JSON only (``True``), SSE only (``False``) or automatic (``None``)."""
         self.state_keys = secrets.token_bytes(32) if state_keys is None else state_keys
+        self.state_clock, self.auth = state_clock, auth  # tokens' times are on this clock too
         # Every body within max_body_size reaches its session as one line of its size: the
         # sessions must read lines that long (413 is the only refusal for size).
         session_options.setdefault("max_message_size", max(max_body_size, DEFAULT_MAX_MESSAGE_SIZE))
@@ -237,14 +242,14 @@ class HttpServer(SessionTable):
 
     # ------------------------------------------------------------------ sessions
 
-    def _new_session(self, stateless: bool) -> HttpSession:
+    def _new_session(self, stateless: bool, principal: Any = None) -> HttpSession:
         options = dict(self.session_options)
         options["versions"] = self.stateless_versions if stateless else self.legacy_versions
         session = ServerSession(self.server, state_keys=self.state_keys, **options)
-        if stateless:
-            return HttpSession(self, session, None)
-        session_id = secrets.token_hex(16)
-        return HttpSession(self, session, session_id)
+        hs = HttpSession(self, session, None if stateless else secrets.token_hex(16))
+        if principal is not None:
+            bind_session(hs, principal)
+        return hs
 
     # ------------------------------------------------------------------ requests
 
@@ -256,21 +261,25 @@ class HttpServer(SessionTable):
         session…), the response is already queued (:attr:`Exchange.finished`) and the
         body need not be read."""
         ex = Exchange(method.upper(), target, lower_headers(headers))
-        h = ex.headers
-        if urlsplit(target).path != self.path:
-            ex.respond(404, f"no MCP endpoint at {urlsplit(target).path}")
+        h, path, auth = ex.headers, urlsplit(target).path, self.auth
+        if path != self.path and (auth is None or path not in auth.resource.metadata_paths):
+            ex.respond(404, f"no MCP endpoint at {path}")
             return ex
         problem = origin_problem(h, self.allowed_hosts, self.allowed_origins)
         if problem is not None:
             ex.respond(*problem)
             return ex
+        if auth is None or authorize(self, ex, path, auth):
+            self._head(ex)  # the token, if any, is checked first
+        return ex
+
+    def _head(self, ex: Exchange) -> None:
         if ex.method == "POST":
             self._begin_post(ex)
         elif ex.method in ("GET", "DELETE"):
             self._begin_session_request(ex)
         else:
             ex.respond(405, f"{ex.method} is not allowed", headers=self._allow())
-        return ex
 
     def _allow(self) -> tuple[tuple[str, str], ...]:
         return (("allow", "GET, POST, DELETE" if self.legacy_versions else "POST"),)
@@ -284,7 +293,7 @@ class HttpServer(SessionTable):
         session_id = h.get(SESSION_ID)
         if session_id is not None and self.legacy_versions:
             hs = self.sessions.get(session_id.strip())
-            if hs is None:
+            if hs is None or not same_principal(hs, ex):
                 ex.respond(404, "no such session (it may have expired): initialize again")
                 return
             self._used(hs)
@@ -297,7 +306,7 @@ class HttpServer(SessionTable):
             ex.respond(405, f"{ex.method} needs an initialize-era session", headers=self._allow())
             return
         hs = self.sessions.get(session_id.strip())
-        if hs is None:
+        if hs is None or not same_principal(hs, ex):
             ex.respond(404, "no such session (it may have expired): initialize again")
             return
         ex.session = hs
@@ -311,6 +320,8 @@ class HttpServer(SessionTable):
         (:class:`Terminate`)."""
         if ex.finished:
             return []
+        if ex.verification is not None:
+            return pending(ex) or []
         if ex.method == "DELETE":
             assert ex.session is not None
             out = self._terminate(ex.session)
@@ -422,7 +433,7 @@ class HttpServer(SessionTable):
                     )
                     return []
                 out.extend(room)
-            hs = self._new_session(stateless)
+            hs = self._new_session(stateless, ex.principal)
             if not stateless:
                 hs.initializing = first["id"]
                 self._remember(hs)
@@ -460,7 +471,7 @@ class HttpServer(SessionTable):
         for rid in stream.owed:
             hs.by_request[rid] = stream
         stream.exchange = ex
-        ex.stream = stream
+        ex.stream, stream.principal = stream, ex.principal
         self.live.add(hs)
         # Transports: "The body of the POST request MUST be a single JSON-RPC request,
         # notification, or response" (MUST; 2025-06-18, 2025-11-25; 2025-03-26 adds one

@@ -35,6 +35,7 @@ __all__ = [
     "REPLAY_STREAM_COST",
     "Deliver",
     "Exchange",
+    "Fetch",
     "HttpSession",
     "ResponseHead",
     "SessionTable",
@@ -111,8 +112,19 @@ class Wake:
     exchanges: tuple[Exchange, ...]
 
 
+@attrs.frozen
+class Fetch:
+    """Make ``request`` (an :class:`~mcp_sansio.auth.HttpRequest`: an introspection, a
+    JWKS) for the verification of ``exchange``'s token, and hand the answer to
+    :meth:`HttpServer.fetched` (status 0 when it could not be made). Only a server with
+    ``auth=`` whose verifier needs I/O asks for it."""
+
+    exchange: Exchange
+    request: Any
+
+
 #: What :meth:`HttpServer.end` and :meth:`HttpServer.disconnected` ask of the binding.
-Work = Deliver | Terminate | Wake
+Work = Deliver | Terminate | Wake | Fetch
 
 
 class Exchange:
@@ -128,9 +140,11 @@ class Exchange:
         "headers",
         "method",
         "mode",
+        "principal",
         "session",
         "stream",
         "target",
+        "verification",
         "waiter",
     )
 
@@ -144,6 +158,10 @@ class Exchange:
         self.session: HttpSession | None = None
         """The MCP session it belongs to, once known."""
         self.stream: _Stream | None = None
+        self.principal: Any = None
+        """The :class:`~mcp_sansio.auth.Principal` its token was verified as (a server with
+        ``auth=``), else ``None``."""
+        self.verification: Any = None  # a token verification waiting for a Fetch
         self.mode: str | None = None  # None (undecided), "json", "sse" or "done"
         self.waiter: Any = None
         self._out: deque[ResponseHead | bytes | _End] = deque()
@@ -249,6 +267,7 @@ class _Stream:
         "kept",
         "no",
         "owed",
+        "principal",
         "replay",
         "seq",
         "session",
@@ -268,6 +287,7 @@ class _Stream:
         # A batch's POST: the answers that came while the JSON answer waits for the rest
         # (``json_response=True``); None for a POST of one message.
         self.batched: list[bytes] | None = None
+        self.principal: Any = None  # the principal of the POST that opened it
 
     @property
     def done(self) -> bool:
@@ -292,6 +312,7 @@ class HttpSession:
     ``Mcp-Session-Id``), or one stateless POST. ``driver`` is the binding's."""
 
     __slots__ = (
+        "__weakref__",
         "_next_stream",
         "attached",
         "by_request",
@@ -303,6 +324,7 @@ class HttpSession:
         "initializing",
         "kept",
         "owner",
+        "principal",
         "replay_bytes",
         "session",
         "streams",
@@ -317,6 +339,9 @@ class HttpSession:
         """The ``Mcp-Session-Id`` (``None`` for a stateless POST)."""
         self.driver: Any = None
         """The binding's loop around :attr:`session`."""
+        self.principal: Any = None
+        """The :class:`~mcp_sansio.auth.Principal` that started it (``auth=``): the only one
+        whose requests it serves."""
         self.streams: dict[int, _Stream] = {}
         self.by_request: dict[RequestId, _Stream] = {}
         self.get_stream: _Stream | None = None

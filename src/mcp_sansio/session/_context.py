@@ -3,6 +3,7 @@ the :class:`AsyncContext` protocol, and :class:`ClientView`."""
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
@@ -11,6 +12,19 @@ from .._versions import Era
 from ._base import SessionBase
 from ._calls import Call, Job
 from ._client import ClientSession
+
+#: For each session served with ``auth=``: the principal of a request, by its id (set by
+#: the HTTP server, :func:`bind_principals`; weak, so that a session ended is forgotten).
+_PRINCIPALS: weakref.WeakKeyDictionary[SessionBase, Callable[[RequestId | None], Any]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def bind_principals(session: SessionBase, lookup: Callable[[RequestId | None], Any]) -> None:
+    """``lookup(request_id)`` is the principal of the request ``request_id`` on
+    ``session`` (what :attr:`ContextBase.principal` returns). The lookup must not hold the
+    session (the table is weak on it)."""
+    _PRINCIPALS[session] = lookup
 
 
 class ContextBase:
@@ -34,6 +48,15 @@ class ContextBase:
     def request_id(self) -> RequestId | None:
         """The id of the request being handled (``None`` for a 2026 input request)."""
         return self.job.id
+
+    @property
+    def principal(self) -> Any:
+        """Who the request's access token speaks for: the
+        :class:`~mcp_sansio.auth.Principal` the HTTP server verified on the request that
+        carried this message (a server with ``auth=``; see ``docs/auth-server.rst``), else
+        ``None``. Its ``scopes`` are those of that request's token."""
+        lookup = _PRINCIPALS.get(self.session)
+        return None if lookup is None else lookup(self.job.id)
 
     @property
     def method(self) -> str:
