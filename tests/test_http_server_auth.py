@@ -152,8 +152,8 @@ def test_metadata_at_both_well_known_paths() -> None:
 
 
 def test_401_without_a_token_names_the_metadata_and_the_scope() -> None:
-    with serving() as (listener, resource):
-        status, headers, body = request(listener, "POST", "/mcp", INIT)
+    with serving() as (listener, _):
+        status, headers, _body = request(listener, "POST", "/mcp", INIT)
         assert status == 401
         params = challenge(headers)
         assert params["resource_metadata"].endswith("/.well-known/oauth-protected-resource/mcp")
@@ -184,7 +184,8 @@ def test_401_invalid_token(case: str) -> None:
         assert status == 401, body
         params = challenge(headers)
         assert params["error"] == "invalid_token"
-        assert token not in body.decode() and token not in headers["www-authenticate"]
+        assert token not in body.decode()
+        assert token not in headers["www-authenticate"]
 
 
 def test_403_insufficient_scope() -> None:
@@ -253,4 +254,5 @@ def test_a_session_is_bound_to_its_principal() -> None:
         status, _ = _call(listener, mallory, sid)
         assert status == 404  # the session is not found for another user
         status, body = _call(listener, mint(resource), sid)  # alice, a fresh token
-        assert status == 200 and _text(body).startswith("alice|")
+        assert status == 200
+        assert _text(body).startswith("alice|")
