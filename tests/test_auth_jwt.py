@@ -208,3 +208,18 @@ def test_failed_jwks_fetch_refuses() -> None:
     assert isinstance(step.next_step(), HttpRequest)
     step.receive_response(500, (), b"oops", now=NOW)
     assert isinstance(step.next_step(), InvalidToken)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="the verdict cache is keyed by the token alone, not the resource (reported to SRV)",
+)
+def test_a_verdict_for_one_resource_is_not_reused_for_another() -> None:
+    # MCP: servers "MUST validate that access tokens were issued specifically for them as
+    # the intended audience": one verifier shared by two resources must not take at the
+    # second a token it accepted (and cached) for the first
+    v = JwtVerifier(issuer=ISSUER, jwks=_jwks(KEY))
+    token = _mint()
+    assert isinstance(v.verify(token, resource=RESOURCE, now=NOW).next_step(), Principal)
+    other = v.verify(token, resource="https://other.example.com/mcp", now=NOW).next_step()
+    assert isinstance(other, InvalidToken)
