@@ -156,3 +156,42 @@ def test_head_of_the_metadata_is_answered() -> None:
             assert response.read() == b""
         finally:
             conn.close()
+
+
+@pytest.mark.parametrize("version", ["2025-06-18", "2025-11-25", "2026-07-28"])
+def test_our_oauth_client_discovers_through_our_server(version: str) -> None:
+    # sans-IO both sides: the server's 401 goes to OAuthClient.challenged, the flow's GET of
+    # the resource metadata is answered by the server itself, and the flow takes the
+    # document (its resource is the server's URL, RFC 9728 section 3.3) and goes on to the
+    # authorization server's metadata (RFC 8414)
+    from urllib.parse import urlsplit
+
+    from test_http_server_auth import build
+
+    from mcp_sansio.auth import ClientInfo, HttpRequest, OAuthClient
+    from mcp_sansio.http import HttpServer, ResponseHead
+
+    resource = "http://127.0.0.1:8000/mcp"
+    auth, _ = make_auth(8000, None)
+    server = HttpServer(build(), auth=auth)
+    host = ("host", "127.0.0.1:8000")
+    post = [host, ("accept", "application/json, text/event-stream")]
+    head = server.begin("POST", "/mcp", [*post, ("content-type", "application/json")])
+    answer = head.next_output()
+    assert isinstance(answer, ResponseHead)
+    client = OAuthClient(
+        resource, version=version, redirect_uri="http://127.0.0.1:9/cb", client=ClientInfo("app")
+    )
+    flow = client.challenged(answer.status, list(answer.headers), now=0.0)
+    assert flow is not None
+    step = flow.next_step()
+    assert isinstance(step, HttpRequest)
+    assert step.url == "http://127.0.0.1:8000/.well-known/oauth-protected-resource/mcp"
+    ex = server.begin(step.method, urlsplit(step.url).path, [host])
+    meta_head, body = ex.next_output(), ex.next_output()
+    assert isinstance(meta_head, ResponseHead)
+    assert isinstance(body, bytes)
+    flow.receive_response(meta_head.status, list(meta_head.headers), body)
+    step = flow.next_step()
+    assert isinstance(step, HttpRequest)
+    assert step.url == "https://as.example.com/.well-known/oauth-authorization-server"
