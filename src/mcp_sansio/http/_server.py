@@ -58,7 +58,6 @@ from .._events import RequestId
 from .._framing import DEFAULT_MAX_MESSAGE_SIZE
 from .._sse import encode_comment, encode_event
 from .._versions import ALL_VERSIONS, VERSIONS
-from ..auth._resource import ServerAuth
 from ..session import DEFAULT, DefaultType, ServerSession
 from ._admission import (
     accepts,
@@ -176,7 +175,7 @@ class HttpServer(SessionTable, AuthHooks):
         (default ``time.time``, so that a state sealed by one worker opens on another; the
         only clock this class touches, and only through this parameter). The sessions'
         other times (call deadlines) are on the binding's clock, the ``now`` it passes.
-    :param auth: require tokens: :class:`~mcp_sansio.auth.ServerAuth` (docs/auth-server.rst).
+    :param auth: require tokens: a ``ServerAuth`` (see ``docs/auth-server.rst``).
     :param session_options: for each :class:`~mcp_sansio.session.ServerSession`
         (``versions=``, ``timeout=``, ``max_message_size=``, …).
     """
@@ -196,7 +195,7 @@ class HttpServer(SessionTable, AuthHooks):
         max_sessions: int = DEFAULT_MAX_SESSIONS,
         state_keys: bytes | list[bytes] | None = None,
         state_clock: Callable[[], float] = time.time,
-        auth: ServerAuth | None = None,
+        auth: Any = None,  # ServerAuth | None (typed on AuthHooks.auth)
         **session_options: Any,
     ) -> None:
         super().__init__(

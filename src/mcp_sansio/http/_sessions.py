@@ -113,7 +113,7 @@ class Wake:
 
 
 @attrs.frozen
-class Fetch:
+class _Fetch:
     """Make ``request`` (an :class:`~mcp_sansio.auth.HttpRequest`: an introspection, a
     JWKS) for the verification of ``exchange``'s token, and hand the answer to
     :meth:`HttpServer.fetched` (status 0 when it could not be made). Only a server with
@@ -123,8 +123,10 @@ class Fetch:
     request: Any
 
 
+#: The work item of a verification's request (private until mcp_sansio.http exports it).
+Fetch = _Fetch
 #: What :meth:`HttpServer.end` and :meth:`HttpServer.disconnected` ask of the binding.
-Work = Deliver | Terminate | Wake | Fetch
+Work = Deliver | Terminate | Wake | _Fetch
 
 
 class Exchange:
@@ -159,8 +161,8 @@ class Exchange:
         """The MCP session it belongs to, once known."""
         self.stream: _Stream | None = None
         self.principal: Any = None
-        """The :class:`~mcp_sansio.auth.Principal` its token was verified as (a server with
-        ``auth=``), else ``None``."""
+        """The ``Principal`` its token was verified as (a server with ``auth=``), else
+        ``None``."""
         self.verification: Any = None  # a token verification waiting for a Fetch
         self.mode: str | None = None  # None (undecided), "json", "sse" or "done"
         self.waiter: Any = None
@@ -340,8 +342,8 @@ class HttpSession:
         self.driver: Any = None
         """The binding's loop around :attr:`session`."""
         self.principal: Any = None
-        """The :class:`~mcp_sansio.auth.Principal` that started it (``auth=``): the only one
-        whose requests it serves."""
+        """The ``Principal`` that started it (``auth=``): the only one whose requests it
+        serves."""
         self.streams: dict[int, _Stream] = {}
         self.by_request: dict[RequestId, _Stream] = {}
         self.get_stream: _Stream | None = None

@@ -51,8 +51,8 @@ class ContextBase:
 
     @property
     def principal(self) -> Any:
-        """Who the request's access token speaks for: the
-        :class:`~mcp_sansio.auth.Principal` the HTTP server verified on the request that
+        """Who the request's access token speaks for: the ``Principal``
+        (``mcp_sansio.auth._resource``) the HTTP server verified on the request that
         carried this message (a server with ``auth=``; see ``docs/auth-server.rst``), else
         ``None``. Its ``scopes`` are those of that request's token."""
         lookup = _PRINCIPALS.get(self.session)
