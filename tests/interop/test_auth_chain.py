@@ -137,3 +137,37 @@ def test_our_client_our_server_and_oidc_provider(
     assert second["client_id"] == first["client_id"]
     grants = [r["grant_type"] for r in op.token_requests() if r["status"] == 200]
     assert grants == ["authorization_code", "authorization_code"]
+
+
+def test_the_sdk_oauth_client_at_our_protected_server(
+    sdk_python: Path, oidc_provider_command: list[str], tmp_path: Path
+) -> None:
+    """The Python SDK's ``OAuthClientProvider`` (``sdk_auth_client.py``) at our protected
+    server, oidc-provider as the authorization server: our 401 and resource metadata lead
+    it through discovery, registration and the code flow, and our handler sees the
+    principal of its token."""
+    from .test_auth_sdk import run_sdk_client
+
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/mcp"
+    with oidc_provider(oidc_provider_command, resources=[url], log=tmp_path / "oidc.log") as op:
+        meta = get_json(f"{op.issuer}/.well-known/oauth-authorization-server")
+        resource = ProtectedResource(
+            url, (op.issuer,), scopes_supported=("mcp:read",), required_scopes=("mcp:read",)
+        )
+        auth = ServerAuth(resource, JwtVerifier(issuer=op.issuer, jwks=get_json(meta["jwks_uri"])))
+        with protected(port, auth):
+            out = run_sdk_client(sdk_python, url, [("whoami", {})])
+        claims = access_token_claims(out["tokens"][0], op)
+        (registration,) = [r for r in op.requests() if r["path"] == "/reg"]
+
+    assert registration["status"] == 201
+    assert "fatal" not in out, out
+    assert claims["aud"] == url
+    seen = json.loads(out["calls"][0][0])
+    assert seen == {
+        "subject": "interop-user",
+        "client_id": claims["client_id"],
+        "scopes": ["mcp:read"],
+    }
+    assert out["authorizations"] == 1
