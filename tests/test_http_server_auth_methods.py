@@ -102,3 +102,33 @@ def test_the_authorization_field(value: str, status: int, error: str | None) -> 
         assert token.encode() not in body
         if status != 200:
             assert challenge(headers).get("error") == error
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="two Authorization fields: the server keeps the last one silently (reported to SRV)",
+)
+def test_two_authorization_fields_are_refused() -> None:
+    # Authorization is not a list field, so two of them make a malformed request (RFC 9110
+    # section 5.3: a sender "MUST NOT generate multiple field lines with the same name"
+    # unless the field is a list); RFC 6750 section 3.1: invalid_request for a request
+    # that "repeats the same parameter ... or is otherwise malformed", the resource server
+    # SHOULD answer 400. Today alice's then bob's token is served as bob.
+    port = free_port()
+    auth, resource = make_auth(port, None)
+    with in_thread(run_asyncio(port, auth)):
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=LIMIT)
+        try:
+            conn.putrequest("POST", "/mcp")
+            conn.putheader("accept", "application/json, text/event-stream")
+            conn.putheader("content-type", "application/json")
+            conn.putheader("authorization", f"Bearer {mint(resource)}")
+            conn.putheader("authorization", f"Bearer {mint(resource, sub='bob')}")
+            conn.putheader("content-length", str(len(INIT)))
+            conn.endheaders(INIT)
+            response = conn.getresponse()
+            response.read()
+            assert response.status == 400
+            assert challenge(response.headers)["error"] == "invalid_request"
+        finally:
+            conn.close()
