@@ -210,6 +210,18 @@ def test_failed_jwks_fetch_refuses() -> None:
     assert isinstance(step.next_step(), InvalidToken)
 
 
+def test_an_embedded_key_or_an_unknown_kid_is_not_trusted() -> None:
+    # a token carrying its own key in the header (``jwk``, RFC 7515 section 4.1.3) is
+    # checked against the issuer's keys only; a kid the key set lacks verifies with none
+    header = {"alg": "RS256", "typ": "at+jwt", "kid": "k1", "jwk": OTHER.as_dict(private=False)}
+    assert "signature" in _refused(jwt.encode(header, _claims(), OTHER))
+    header = {"alg": "RS256", "typ": "at+jwt", "kid": "unknown"}
+    assert "signature" in _refused(jwt.encode(header, _claims(), KEY))
+    # with no kid the key set's key is tried
+    header = {"alg": "RS256", "typ": "at+jwt"}
+    assert isinstance(_verdict(jwt.encode(header, _claims(), KEY)), Principal)
+
+
 @pytest.mark.xfail(
     strict=True,
     reason="the verdict cache is keyed by the token alone, not the resource (reported to SRV)",
