@@ -41,7 +41,7 @@ from .conftest import stop_process
 #: The bound of one HTTP request of the tests, in seconds.
 HTTP_TIMEOUT = 30.0
 #: How long oidc-provider may take to start listening, in seconds.
-START_TIMEOUT = 60.0
+START_TIMEOUT = 150.0
 #: The most redirects and form posts one authorization may take in the browser.
 MAX_BROWSER_STEPS = 20
 
