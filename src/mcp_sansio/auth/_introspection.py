@@ -102,7 +102,7 @@ class IntrospectionVerifier:
 
     def verify(self, token: str, *, resource: str, now: float) -> Verification:
         """Start verifying ``token``: the cached verdict, or one introspection request."""
-        cached = self.cache.get(token, now)
+        cached = self.cache.get(f"{self.audience or resource}\0{token}", now)
         if cached is not None:
             from ._resource import Decided
 
@@ -177,4 +177,4 @@ class _Introspecting:
             status, body, audience=self._audience, issuer=v.issuer, now=now
         )
         if status == 200:  # a failed call is not a verdict on the token: not kept
-            v.cache.put(self._token, self._verdict, now)
+            v.cache.put(f"{self._audience}\0{self._token}", self._verdict, now)  # per audience

@@ -167,7 +167,7 @@ class JwtVerifier:
         """Start verifying ``token`` (see :class:`TokenVerifier
         <mcp_sansio.auth._resource.TokenVerifier>`). Decided at once unless the keys must
         be fetched first."""
-        cached = self.cache.get(token, now)
+        cached = self.cache.get(f"{self.audience or resource}\0{token}", now)
         if cached is not None:
             return Decided(cached)
         header = _header(token)
@@ -179,7 +179,7 @@ class JwtVerifier:
 
     def _decide(self, token: str, header: Mapping[str, Any], resource: str, now: float) -> Verdict:
         verdict = self._check(token, header, resource, now)
-        self.cache.put(token, verdict, now)
+        self.cache.put(f"{self.audience or resource}\0{token}", verdict, now)  # per audience
         return verdict
 
     def _check(self, token: str, header: Mapping[str, Any], resource: str, now: float) -> Verdict:
