@@ -15,7 +15,10 @@ limit, ``offline_access``, credentials per issuer), are here too; so are :class:
 (a given token) and the extensions' grants: client credentials, the JWT bearer grant
 (workload identity), enterprise-managed authorization (:class:`GrantAuth`), and DPoP
 (:class:`DPoPAuth`; these sign with joserfc, the optional ``auth`` extra, imported only
-when a JWT is made).
+when a JWT is made). The resource server's side: :class:`ServerAuth` (a
+:class:`ProtectedResource` and a :class:`TokenVerifier`: :class:`JwtVerifier`,
+:class:`IntrospectionVerifier`), which the HTTP servers take as ``auth=``; see
+``docs/auth-server.rst``.
 
 It does no I/O, starts nothing and never reads the clock (the caller passes ``now`` where
 expiry matters); it needs only the standard library and the core's orjson. See
@@ -57,6 +60,8 @@ from ._grants import (
     JwtBearer,
     client_assertion,
 )
+from ._introspection import IntrospectionVerifier, parse_introspection
+from ._jwt import JwtVerifier
 from ._metadata import (
     PROFILES,
     AuthProfile,
@@ -90,6 +95,16 @@ from ._register import (
     parse_registration_response,
     registration_auth_method,
     registration_request,
+)
+from ._resource import (
+    Decided,
+    InvalidToken,
+    Principal,
+    ProtectedResource,
+    ServerAuth,
+    TokenVerifier,
+    VerdictCache,
+    Verification,
 )
 from ._static import BearerToken
 from ._store import ClientStore, MemoryTokenStore, TokenKey, Tokens, TokenStore
@@ -175,4 +190,15 @@ __all__ = [
     "client_assertion",
     "BearerToken",
     "HttpResponse",
+    "IntrospectionVerifier",
+    "parse_introspection",
+    "JwtVerifier",
+    "Decided",
+    "InvalidToken",
+    "Principal",
+    "ProtectedResource",
+    "ServerAuth",
+    "TokenVerifier",
+    "VerdictCache",
+    "Verification",
 ]
