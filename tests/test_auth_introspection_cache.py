@@ -1,12 +1,11 @@
 """IntrospectionVerifier (auth/_introspection.py): a verdict cached for one resource must
 not be reused for another (MCP: servers "**MUST** validate that access tokens were issued
 specifically for them as the intended audience"): one verifier shared by two endpoints
-asks the introspection endpoint again, or refuses, for the second."""
+asks the introspection endpoint again, or refuses, for the second (fixed in f362fea)."""
 
 from __future__ import annotations
 
 import orjson
-import pytest
 
 from mcp_sansio.auth._introspection import IntrospectionVerifier
 from mcp_sansio.auth._resource import Principal
@@ -28,10 +27,6 @@ def test_a_fresh_verifier_refuses_a_token_for_another_resource() -> None:
     assert not isinstance(v.next_step(), Principal)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the verdict cache is keyed by the token alone, not the resource (reported to SRV)",
-)
 def test_a_verdict_for_one_resource_is_not_reused_for_another() -> None:
     verifier = _verifier()
     v = verifier.verify("tok", resource=A, now=100)

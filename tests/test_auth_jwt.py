@@ -222,10 +222,6 @@ def test_an_embedded_key_or_an_unknown_kid_is_not_trusted() -> None:
     assert isinstance(_verdict(jwt.encode(header, _claims(), KEY)), Principal)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the verdict cache is keyed by the token alone, not the resource (reported to SRV)",
-)
 def test_a_verdict_for_one_resource_is_not_reused_for_another() -> None:
     # MCP: servers "MUST validate that access tokens were issued specifically for them as
     # the intended audience": one verifier shared by two resources must not take at the
