@@ -104,16 +104,12 @@ def test_the_authorization_field(value: str, status: int, error: str | None) -> 
             assert challenge(headers).get("error") == error
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="two Authorization fields: the server keeps the last one silently (reported to SRV)",
-)
 def test_two_authorization_fields_are_refused() -> None:
     # Authorization is not a list field, so two of them make a malformed request (RFC 9110
     # section 5.3: a sender "MUST NOT generate multiple field lines with the same name"
     # unless the field is a list); RFC 6750 section 3.1: invalid_request for a request
     # that "repeats the same parameter ... or is otherwise malformed", the resource server
-    # SHOULD answer 400. Today alice's then bob's token is served as bob.
+    # SHOULD answer 400. (Was: alice's then bob's token served as bob.)
     port = free_port()
     auth, resource = make_auth(port, None)
     with in_thread(run_asyncio(port, auth)):

@@ -236,7 +236,10 @@ def check_standard_headers(
 
 def lower_headers(headers: Iterable[tuple[bytes | str, bytes | str]]) -> dict[str, str]:
     """Header pairs as a dict of lower-case names to values (latin-1; the last of a
-    repeated header wins, except ``accept``, whose values are joined with commas)."""
+    repeated header wins, except ``accept``, whose values are joined with commas, and
+    ``authorization``, whose repeats are joined the same way so that the token check sees
+    them and refuses the request: RFC 9110 section 5.3 lets no sender repeat a field that
+    is not a list, and RFC 6750 section 3.1 answers a malformed request ``invalid_request``)."""
     out: dict[str, str] = {}
     accepts: list[str] = []  # joined once: a join per header is quadratic in their number
     for name, value in headers:
@@ -244,6 +247,8 @@ def lower_headers(headers: Iterable[tuple[bytes | str, bytes | str]]) -> dict[st
         text = value.decode("latin-1") if isinstance(value, bytes) else value
         if key == ACCEPT:
             accepts.append(text)
+        elif key == "authorization" and key in out:
+            out[key] = f"{out[key]}, {text}"
         else:
             out[key] = text
     if accepts:
