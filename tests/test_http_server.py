@@ -23,6 +23,7 @@ from mcp_sansio.http import (
     HttpSession,
     ResponseHead,
     Terminate,
+    Wake,
     Work,
 )
 from mcp_sansio.server import Server
@@ -123,7 +124,7 @@ class Driver:
                 self.feed(item.session, item.data, ex)
             elif isinstance(item, Terminate):
                 self.terminated.append(item.session)
-            else:
+            elif isinstance(item, Wake):
                 self.woken.extend(item.exchanges)
 
     def feed(self, hs: HttpSession, data: bytes, ex: Exchange | None) -> None:

@@ -10,7 +10,7 @@ import http.client
 import queue
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
@@ -168,7 +168,7 @@ def test_401_without_a_token_names_the_metadata_and_the_scope() -> None:
 def test_401_invalid_token(case: str) -> None:
     with serving() as (listener, resource):
         now = int(time.time())
-        token = {
+        makers: dict[str, Callable[[], str]] = {
             "expired": lambda: mint(resource, iat=now - 7200, exp=now - 3600),
             "forged": lambda: mint(resource, key=OTHER_KEY),
             "audience": lambda: mint(resource, aud="https://other.example.com/mcp"),
@@ -179,7 +179,8 @@ def test_401_invalid_token(case: str) -> None:
                 KEY,
             ),
             "not-a-jwt": lambda: "abc.def",
-        }[case]()
+        }
+        token = makers[case]()
         status, headers, body = request(listener, "POST", "/mcp", INIT, bearer(token))
         assert status == 401, body
         params = challenge(headers)
