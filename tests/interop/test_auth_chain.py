@@ -5,9 +5,11 @@ verifier holding oidc-provider's keys), and oidc-provider (``peers.py``).
 
 The server answers 401 with its resource metadata; the client discovers, registers,
 authorizes with PKCE through the browser, and calls a tool whose handler sees the
-principal of oidc-provider's token. Then the server is restarted on the same URL requiring
-``mcp:write`` too: the same client's token gets 403 ``insufficient_scope``, and its step-up
-brings a token with both scopes.
+principal of oidc-provider's token. Then the server is restarted refusing every token
+issued before the restart (as after a revocation): the same client's token gets 401
+``invalid_token``, and the client refreshes it, without the person. Then it is restarted
+requiring ``mcp:write`` too: the token gets 403 ``insufficient_scope``, and the client's
+step-up brings a token with both scopes.
 """
 
 from __future__ import annotations
@@ -15,14 +17,23 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
+import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from mcp_sansio.auth._jwt import JwtVerifier
-from mcp_sansio.auth._oauth_client import OAuthClient
-from mcp_sansio.auth._resource import ProtectedResource, ServerAuth
+from mcp_sansio.auth import (
+    Decided,
+    InvalidToken,
+    JwtVerifier,
+    OAuthClient,
+    Principal,
+    ProtectedResource,
+    ServerAuth,
+    TokenVerifier,
+    Verification,
+)
 from mcp_sansio.server import Server
 
 from .authorization import Browser, access_token_claims, deliver_in_thread, get_json, oidc_provider
@@ -45,6 +56,22 @@ def _server() -> Server:
         )
 
     return server
+
+
+class IssuedSince:
+    """A verifier refusing the tokens ``inner`` accepts that were issued (``iat``) before
+    ``since``, as a server does after revoking them."""
+
+    def __init__(self, inner: TokenVerifier, since: float) -> None:
+        self.inner = inner
+        self.since = since
+
+    def verify(self, token: str, *, resource: str, now: float) -> Verification:
+        verification = self.inner.verify(token, resource=resource, now=now)
+        verdict = verification.next_step()
+        if isinstance(verdict, Principal) and float(verdict.claims["iat"]) < self.since:
+            return Decided(InvalidToken("issued before the restart"))
+        return verification
 
 
 @contextmanager
@@ -94,14 +121,17 @@ def test_our_client_our_server_and_oidc_provider(
         redirect.announce = deliver_in_thread(browser, redirect.redirect_uri)
         auth = OAuthClient(url, version="2025-11-25", redirect_uri=redirect.redirect_uri)
 
-        def guarded(required: tuple[str, ...]) -> ServerAuth:
+        def guarded(required: tuple[str, ...], since: float | None = None) -> ServerAuth:
             resource = ProtectedResource(
                 url,
                 (op.issuer,),
                 scopes_supported=("mcp:read", "mcp:write"),
                 required_scopes=required,
             )
-            return ServerAuth(resource, JwtVerifier(issuer=op.issuer, jwks=jwks))
+            verifier: TokenVerifier = JwtVerifier(issuer=op.issuer, jwks=jwks)
+            if since is not None:
+                verifier = IssuedSince(verifier, since)
+            return ServerAuth(resource, verifier)
 
         async def whoami() -> Any:
             client = Client.connect_http(
@@ -115,6 +145,15 @@ def test_our_client_our_server_and_oidc_provider(
         held = auth.authorization
         assert held is not None
         claims = access_token_claims(held.tokens.access_token, op)
+        since = float(claims["iat"]) + 1  # (iat is in whole seconds)
+        while time.time() < since:
+            time.sleep(0.05)
+        with protected(port, guarded(("mcp:read",), since)):
+            refreshed = asyncio.run(whoami())
+        renewed = auth.authorization
+        assert renewed is not None
+        renewed_claims = access_token_claims(renewed.tokens.access_token, op)
+        pages_after_refresh = list(browser.pages)
         with protected(port, guarded(("mcp:read", "mcp:write"))):
             second = asyncio.run(whoami())
         wider = auth.authorization
@@ -129,6 +168,11 @@ def test_our_client_our_server_and_oidc_provider(
         "scopes": claims["scope"].split(),
     }
     assert first["scopes"] == ["mcp:read"]
+    # the refresh: a new access token, issued after the restart, no person involved
+    assert renewed_claims["jti"] != claims["jti"]
+    assert float(renewed_claims["iat"]) >= since
+    assert pages_after_refresh == ["login", "consent"]
+    assert refreshed == first
     # the step-up: a second authorization (consent only), both scopes in the new token
     assert browser.pages == ["login", "consent", "consent"]
     assert len(browser.redirects) == 2
@@ -136,7 +180,7 @@ def test_our_client_our_server_and_oidc_provider(
     assert second["scopes"] == ["mcp:read", "mcp:write"]
     assert second["client_id"] == first["client_id"]
     grants = [r["grant_type"] for r in op.token_requests() if r["status"] == 200]
-    assert grants == ["authorization_code", "authorization_code"]
+    assert grants == ["authorization_code", "refresh_token", "authorization_code"]
 
 
 def test_the_sdk_oauth_client_at_our_protected_server(
