@@ -148,9 +148,21 @@ def test_request_state_is_bound_to_the_principal() -> None:
     alice = Principal("alice", "app", frozenset({"a"}))
     mallory = Principal("mallory", "app", frozenset({"a"}))
     one = c._new_session(True, alice)
-    sealed = one.session._seal.seal({"x": 1}, method="tools/call", params={}, now=0)
+    # the session seals and opens its requestState for its principal (ServerSession's
+    # state_principal, which its finish() and the restoring of inputs pass as principal=)
+    assert one.session.state_principal == alice.key
+    seal = one.session._seal
+    sealed = seal.seal(
+        {"x": 1}, method="tools/call", params={}, now=0, principal=one.session.state_principal
+    )
     same = c._new_session(True, Principal("alice", "app", frozenset({"a", "b"})))
-    assert same.session._seal.open(sealed, method="tools/call", params={}, now=1) == {"x": 1}
+    assert same.session.state_principal == alice.key
+    opened = seal.open(
+        sealed, method="tools/call", params={}, now=1, principal=same.session.state_principal
+    )
+    assert opened == {"x": 1}
     other = c._new_session(True, mallory)
     with pytest.raises(ValidationError, match="another principal"):
-        other.session._seal.open(sealed, method="tools/call", params={}, now=1)
+        seal.open(
+            sealed, method="tools/call", params={}, now=1, principal=other.session.state_principal
+        )

@@ -33,11 +33,10 @@ from __future__ import annotations
 
 import logging
 import weakref
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from typing import Any, Final
 
 from .._events import RequestId
-from .._request_state import RequestStateSeal
 from ..auth._oauth import HttpRequest
 from ..auth._resource import (
     InvalidToken,
@@ -182,48 +181,12 @@ def same_principal(hs: HttpSession, ex: Exchange) -> bool:
     return isinstance(mine, Principal) and isinstance(theirs, Principal) and mine.key == theirs.key
 
 
-class _BoundSeal(RequestStateSeal):
-    """A :class:`RequestStateSeal` that seals and opens for one principal only."""
-
-    __slots__ = ("_principal",)
-
-    def __init__(self, seal: RequestStateSeal, principal: str) -> None:
-        self._keys = seal._keys
-        self._ttl = seal._ttl
-        self.max_length = seal.max_length
-        self._principal = principal
-
-    def seal(
-        self,
-        data: Any,
-        *,
-        method: str,
-        params: Mapping[str, Any] | None,
-        now: float,
-        principal: str | None = None,
-    ) -> str:
-        return super().seal(data, method=method, params=params, now=now, principal=self._principal)
-
-    def open(
-        self,
-        sealed: object,
-        *,
-        method: str,
-        params: Mapping[str, Any] | None,
-        now: float,
-        principal: str | None = None,
-    ) -> Any:
-        return super().open(
-            sealed, method=method, params=params, now=now, principal=self._principal
-        )
-
-
 def bind_session(hs: HttpSession, principal: Principal) -> None:
     """``hs`` belongs to ``principal``: its ``requestState`` is sealed for it, and its
     handlers see the principal of the request they serve."""
     hs.principal = principal
     session: ServerSession = hs.session
-    session._seal = _BoundSeal(session._seal, principal.key)
+    session.state_principal = principal.key
     ref = weakref.ref(hs)
 
     def principal_of(request_id: RequestId | None) -> Any:

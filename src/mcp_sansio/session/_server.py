@@ -92,6 +92,9 @@ class ServerSession(SessionBase):
             max_length=max(1, self.connection.config.max_message_size // 2),
         )
         self._state_clock = state_clock
+        self.state_principal: str | None = None
+        """Who this session's ``requestState`` belongs to (a principal's key; the HTTP
+        server's authorization sets it): a state is sealed for it and opens for it only."""
         self._sealed = ""  # finish() → _result_of_error(): the state of an input_required
         self._log_level: str | None = None
         # The peer's subscriptions: bounded by the connection, which refuses a subscribe
@@ -348,7 +351,11 @@ class ServerSession(SessionBase):
         if isinstance(error, NeedInput) and not job.cancelled:
             try:
                 self._sealed = self._seal.seal(
-                    job.inputs, method=job.method, params=job.params, now=self._state_now(now)
+                    job.inputs,
+                    method=job.method,
+                    params=job.params,
+                    now=self._state_now(now),
+                    principal=self.state_principal,
                 )
             except ValidationError as exc:
                 error = McpError(ErrorCode.INVALID_PARAMS, str(exc))
@@ -373,7 +380,11 @@ class ServerSession(SessionBase):
         inputs: dict[str, Any] = {}
         if state is not None:
             opened = self._seal.open(
-                state, method=job.method, params=params, now=self._state_now(now)
+                state,
+                method=job.method,
+                params=params,
+                now=self._state_now(now),
+                principal=self.state_principal,
             )
             if isinstance(opened, dict):
                 inputs.update(opened)
