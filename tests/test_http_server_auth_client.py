@@ -136,10 +136,6 @@ def test_trio_client_against_the_trio_server() -> None:
             _check(name, token, expected, trio.run(_trio, resource, token))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="HEAD of the metadata gets a body; h11 refuses to send it (reported to SRV)",
-)
 def test_head_of_the_metadata_is_answered() -> None:
     # RFC 9110 section 9.3.2: the server "MUST NOT send content in the response" to HEAD;
     # the answer is the GET's head (200) or a 405

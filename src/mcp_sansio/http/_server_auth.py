@@ -70,10 +70,14 @@ def authorize(server: Any, ex: Exchange, path: str, auth: ServerAuth) -> bool:
     verification waits for a :class:`Fetch` (:attr:`Exchange.verification`)."""
     resource = auth.resource
     if path != server.path:
-        if ex.method in ("GET", "HEAD"):
+        if ex.method == "GET":
             ex.respond(
                 200, body=resource.document_bytes(), headers=(("cache-control", "max-age=300"),)
             )
+        elif ex.method == "HEAD":
+            # RFC 9728 section 3.1 names GET; a HEAD answer carries no content (RFC 9110
+            # section 9.3.2: the server "MUST NOT send content in the response")
+            ex.respond(405, headers=(("allow", "GET"),))
         else:
             ex.respond(405, f"{ex.method} is not allowed", headers=(("allow", "GET"),))
         return False
