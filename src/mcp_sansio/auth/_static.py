@@ -20,8 +20,8 @@ _B64TOKEN: Final = re.compile(r"[A-Za-z0-9\-._~+/]+=*")
 
 class BearerToken:
     """Send ``token`` as ``Authorization: Bearer <token>`` (RFC 6750 section 2.1) with every
-    request, and run no flow: a 401 or 403 fails the request with its status (the
-    server's Bearer ``error`` and ``error_description`` in the message).
+    request, and run no flow: a 401 or 403 fails the request (the call raises
+    ``McpError``, with the server's JSON-RPC error where its answer holds one).
 
     ``token`` must be an RFC 6750 ``b64token`` (raises
     :class:`~mcp_sansio.auth.AuthUsageError` otherwise, without quoting it). The token is
