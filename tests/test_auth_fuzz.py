@@ -47,8 +47,9 @@ from mcp_sansio.auth._errors import (
     ResourceMetadataError,
     StateMismatchError,
 )
-from mcp_sansio.auth._flow import MAX_METADATA, AuthFlow, Authorized, OpenUrl
+from mcp_sansio.auth._flow import AuthFlow, Authorized, OpenUrl
 from mcp_sansio.auth._metadata import (
+    MAX_METADATA,
     PROFILES,
     MetadataCandidate,
     ResourceMetadata,

@@ -49,7 +49,7 @@ def test_no_io_imports(path: Path) -> None:
 
 
 def test_the_check_sees_imports() -> None:
-    assert "orjson" in _imports(AUTH / "_flow.py")
+    assert "orjson" in _imports(AUTH / "_metadata.py")
     assert "joserfc" in _imports(AUTH / "_dpop.py")
     assert "joserfc" not in _imports(AUTH / "_dpop.py", top_only=True)
 

@@ -23,10 +23,8 @@ from __future__ import annotations
 import secrets
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Final, Literal
+from typing import Literal
 from urllib.parse import urlsplit
-
-import orjson
 
 from ._challenge import BearerChallenge, bearer_challenge
 from ._errors import (
@@ -44,6 +42,8 @@ from ._metadata import (
     ResourceMetadata,
     ServerMetadata,
     default_server_metadata,
+    metadata_document,
+    metadata_request,
     parse_resource_metadata,
     parse_server_metadata,
     resource_metadata_candidates,
@@ -72,9 +72,6 @@ from ._store import ClientStore, MemoryTokenStore, TokenKey, Tokens, TokenStore
 from ._urls import canonical_resource, check_endpoint
 
 __all__ = ["AuthFlow", "Authorized", "OpenUrl", "Step"]
-
-#: The largest metadata document read, in bytes.
-MAX_METADATA: Final = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -249,7 +246,7 @@ class AuthFlow:
     def next_step(self) -> Step:
         """What to do now (the same answer until a response or redirect is handed back)."""
         if self._phase in (_PRM, _ASM):
-            return self._get(self._candidates[0].url)
+            return metadata_request(self._candidates[0].url, self.profile)
         if self._phase in (_REGISTER, _REFRESH, _TOKEN):
             assert self._request is not None
             return self._request
@@ -311,20 +308,8 @@ class AuthFlow:
 
     # -- the steps ------------------------------------------------------------------
 
-    def _get(self, url: str) -> HttpRequest:
-        headers = [("Accept", "application/json")]
-        if self.profile.discovery_version_header:
-            headers.append(("MCP-Protocol-Version", self.profile.version))
-        return HttpRequest("GET", url, tuple(headers))
-
     def _document(self, body: bytes, error: type[AuthError]) -> object:
-        url = detail(self._candidates[0].url)
-        if len(body) > MAX_METADATA:
-            raise error(f"the document at {url!r} is over {MAX_METADATA} bytes")
-        try:
-            return orjson.loads(body)
-        except orjson.JSONDecodeError:
-            raise error(f"the document at {url!r} is not JSON") from None
+        return metadata_document(body, self._candidates[0].url, error)
 
     def _next_candidate(self, status: int, error: type[AuthError]) -> bool:
         """Whether another candidate URL is left after a non-200 ``status``."""

@@ -75,6 +75,8 @@ from ._metadata import (
     ResourceMetadata,
     ServerMetadata,
     default_server_metadata,
+    metadata_document,
+    metadata_request,
     parse_resource_metadata,
     parse_server_metadata,
     resource_metadata_candidates,
@@ -118,7 +120,6 @@ TOKEN_TYPE_ID_JAG: Final = "urn:ietf:params:oauth:token-type:id-jag"
 #: "**MUST** contain an ``exp`` claim").
 ASSERTION_LIFETIME: Final = 60
 _FORM: Final = "application/x-www-form-urlencoded"
-_MAX_METADATA: Final = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -194,22 +195,6 @@ def _challenge_params(values: Sequence[str]) -> dict[str, str]:
     return {}
 
 
-def _get(url: str, profile: AuthProfile) -> HttpRequest:
-    headers = [("Accept", "application/json")]
-    if profile.discovery_version_header:
-        headers.append(("MCP-Protocol-Version", profile.version))
-    return HttpRequest("GET", url, tuple(headers))
-
-
-def _json(answer: HttpResponse, url: str, error: type[AuthError]) -> object:
-    if len(answer.body) > _MAX_METADATA:
-        raise error(f"the document at {detail(url)!r} is over {_MAX_METADATA} bytes")
-    try:
-        return orjson.loads(answer.body)
-    except orjson.JSONDecodeError:
-        raise error(f"the document at {detail(url)!r} is not JSON") from None
-
-
 def _fetch_first(
     candidates: list[MetadataCandidate],
     profile: AuthProfile,
@@ -220,9 +205,9 @@ def _fetch_first(
     """GET each candidate in turn: the first 200's document; a 4xx tries the next (but
     not when ``strict``: a URL the challenge gave); None when all are 4xx."""
     for candidate in candidates:
-        answer = yield _get(candidate.url, profile)
+        answer = yield metadata_request(candidate.url, profile)
         if answer.status == 200:
-            return candidate, _json(answer, candidate.url, error)
+            return candidate, metadata_document(answer.body, candidate.url, error)
         if strict or not 400 <= answer.status <= 499:
             raise error(f"{detail(candidate.url)!r} answered {answer.status}")
     return None

@@ -35,6 +35,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+import orjson
+
 from ._errors import (
     AuthError,
     IssuerMismatchError,
@@ -44,6 +46,7 @@ from ._errors import (
     ServerMetadataError,
     detail,
 )
+from ._oauth import HttpRequest
 from ._urls import (
     OAUTH_SERVER,
     OIDC,
@@ -358,6 +361,30 @@ def _no_redirect_grant(doc: Mapping[str, Any]) -> bool:
     value is ``["authorization_code", "implicit"]``")."""
     grants = _strings(doc, "grant_types_supported", ServerMetadataError)
     return grants is not None and not {"authorization_code", "implicit"} & set(grants)
+
+
+#: The largest metadata document read, in bytes.
+MAX_METADATA: Final = 1 << 20
+
+
+def metadata_request(url: str, profile: AuthProfile) -> HttpRequest:
+    """The GET of a metadata document at ``url`` (with ``MCP-Protocol-Version`` where
+    ``profile`` says discovery sends it)."""
+    headers = [("Accept", "application/json")]
+    if profile.discovery_version_header:
+        headers.append(("MCP-Protocol-Version", profile.version))
+    return HttpRequest("GET", url, tuple(headers))
+
+
+def metadata_document(body: bytes, url: str, error: type[AuthError]) -> object:
+    """The JSON of a metadata document fetched from ``url``; ``error`` when it is over
+    :data:`MAX_METADATA` bytes or not JSON."""
+    if len(body) > MAX_METADATA:
+        raise error(f"the document at {detail(url)!r} is over {MAX_METADATA} bytes")
+    try:
+        return orjson.loads(body)
+    except orjson.JSONDecodeError:
+        raise error(f"the document at {detail(url)!r} is not JSON") from None
 
 
 def check_pkce(methods: tuple[str, ...] | None, profile: AuthProfile) -> None:
