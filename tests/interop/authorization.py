@@ -10,7 +10,6 @@ Everything listens on 127.0.0.1 and every wait is bounded.
 from __future__ import annotations
 
 import contextlib
-import functools
 import html
 import http.client
 import http.cookiejar
@@ -43,9 +42,10 @@ from .conftest import stop_process
 #: The bound of one HTTP request of the tests, in seconds.
 HTTP_TIMEOUT = 30.0
 #: How long one start of oidc-provider may take to listen, in seconds (alone it takes
-#: 0.3-0.6 s; a few starts in ~17 runs beside other work never listened at all, cause not
-#: found: so a start past the bound is killed and made again, at most START_ATTEMPTS times,
-#: and a failure shows every attempt's log).
+#: 0.3-0.6 s, and 1-5 s beside four busy cores; a few starts in ~17 runs beside other work
+#: never listened at all, cause not found: so a start past the bound is killed, its log
+#: (with the script's start steps) and its process state printed, and made again, at most
+#: START_ATTEMPTS times).
 START_TIMEOUT = 30.0
 START_ATTEMPTS = 3
 #: The most redirects and form posts one authorization may take in the browser.
@@ -85,7 +85,50 @@ class OidcProvider:
 
 
 def _first_line(stream: IO[bytes], lines: queue.Queue[bytes]) -> None:
-    lines.put(stream.readline())
+    with contextlib.suppress(OSError, ValueError):  # closed under it: the start was given up
+        lines.put(stream.readline())
+
+
+def _close_pipes(process: subprocess.Popen[bytes]) -> None:
+    for pipe in (process.stdin, process.stdout):
+        if pipe is not None:
+            with contextlib.suppress(OSError):
+                pipe.close()
+
+
+def _process_state(pid: int) -> str:
+    """What Linux says of a process that has not started: its state and where it waits."""
+    facts = []
+    with contextlib.suppress(OSError):
+        status = Path(f"/proc/{pid}/status").read_text()
+        facts += [line for line in status.splitlines() if line.startswith(("State:", "Threads:"))]
+    with contextlib.suppress(OSError):
+        facts.append(f"wchan: {Path(f'/proc/{pid}/wchan').read_text()}")
+    return "; ".join(facts) or "(gone)"
+
+
+def _start(argv: Sequence[str], log: Path) -> tuple[subprocess.Popen[bytes], bytes] | str:
+    """One start: the process and its first stdout line, or (killed) why it failed."""
+    began = time.monotonic()
+    with open(log, "wb") as err:
+        process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err)
+    lines: queue.Queue[bytes] = queue.Queue()
+    assert process.stdout is not None
+    threading.Thread(target=_first_line, args=(process.stdout, lines), daemon=True).start()
+    try:
+        first = lines.get(timeout=START_TIMEOUT)
+    except queue.Empty:
+        state = _process_state(process.pid)
+        stop_process(process)
+        _close_pipes(process)
+        took = time.monotonic() - began
+        return (
+            f"no line in {took:.1f} s; {state}; its log:\n{log.read_text(errors='replace')[-4000:]}"
+        )
+    took = time.monotonic() - began
+    if took > START_TIMEOUT / 3:
+        print(f"oidc-provider took {took:.1f} s to start", file=sys.stderr)
+    return process, first
 
 
 @contextlib.contextmanager
@@ -100,7 +143,8 @@ def oidc_provider(
     """Run oidc-provider (``command`` from :func:`peers.ensure_oidc_provider`) for the
     ``resources`` (every loopback http URL when empty), mounted at ``mount`` (a path such
     as ``/oidc``: the issuer then has it; by default the root), with the pre-registered
-    ``clients`` (their metadata), stopped at the end."""
+    ``clients`` (their metadata), stopped at the end. A start that does not listen within
+    ``START_TIMEOUT`` is killed, its log and state printed, and made again."""
     argv = [*command, str(peers.oidc_provider_dir())]
     for resource in resources:
         argv += ["--resource", resource]
@@ -110,29 +154,15 @@ def oidc_provider(
         argv += ["--client", json.dumps(client)]
     failed: list[str] = []
     while True:
-        with open(log, "wb") as err:
-            process = subprocess.Popen(
-                argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err
-            )
-        lines: queue.Queue[bytes] = queue.Queue()
-        assert process.stdout is not None
-        stdout = process.stdout
-        reader = functools.partial(_first_line, stdout, lines)
-        threading.Thread(target=reader, daemon=True).start()
-        try:
-            first = lines.get(timeout=START_TIMEOUT)
+        started = _start(argv, log)
+        if not isinstance(started, str):
+            process, first = started
             break
-        except queue.Empty:
-            stop_process(process)
-            stdout.close()
-            failed.append(log.read_text(errors="replace")[-4000:])
-            if len(failed) >= START_ATTEMPTS:
-                logs = "\n".join(f"--- attempt {i + 1}:\n{t}" for i, t in enumerate(failed))
-                raise AssertionError(
-                    f"oidc-provider did not start within {START_TIMEOUT:g} s, "
-                    f"{START_ATTEMPTS} times:\n{logs}"
-                ) from None
-            print(f"oidc-provider did not start within {START_TIMEOUT:g} s; again", file=sys.stderr)
+        failed.append(started)
+        print(f"oidc-provider start {len(failed)}: {started}", file=sys.stderr)
+        if len(failed) >= START_ATTEMPTS:
+            logs = "\n".join(f"--- attempt {i + 1}: {t}" for i, t in enumerate(failed))
+            raise AssertionError(f"oidc-provider did not start, {START_ATTEMPTS} times:\n{logs}")
     try:
         if not first:
             raise AssertionError(f"oidc-provider exited ({process.wait(10)}):\n{log.read_text()}")
@@ -143,8 +173,7 @@ def oidc_provider(
             with contextlib.suppress(OSError):
                 process.stdin.close()
         stop_process(process)
-        if process.stdout is not None:
-            process.stdout.close()
+        _close_pipes(process)
         print(f"--- oidc-provider's log ---\n{log.read_text(errors='replace')[-20000:]}")
 
 

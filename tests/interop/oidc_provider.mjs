@@ -37,6 +37,14 @@ import http from 'node:http';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 
+// each step of the start is marked on stderr (lines not starting with "{", so the request
+// log skips them), for a start that does not finish: its log shows the last step reached
+const started = Date.now();
+function mark(step) {
+  process.stderr.write(`oidc_provider.mjs: ${step} after ${Date.now() - started} ms\n`);
+}
+mark('running');
+
 const args = process.argv.slice(2);
 if (args.length < 1) {
   process.stderr.write('usage: node oidc_provider.mjs PACKAGE_DIR [--resource URI]... [--port N]\n');
@@ -59,6 +67,7 @@ for (let i = 1; i < args.length; i += 2) {
 }
 
 const { default: Provider } = await import(pathToFileURL(path.join(packageDir, 'lib', 'index.js')).href);
+mark('imported oidc-provider');
 
 const SCOPES = 'mcp:read mcp:write';
 
@@ -74,6 +83,7 @@ function isResource(uri) {
 
 const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
 const jwk = { ...privateKey.export({ format: 'jwk' }), kid: 'interop-rs256', alg: 'RS256', use: 'sig' };
+mark('made the signing key');
 
 let provider;
 const server = http.createServer((req, res) => {
@@ -155,6 +165,7 @@ server.listen(port, '127.0.0.1', () => {
     process.stderr.write(`${JSON.stringify(line)}\n`);
   });
   process.stdout.write(`${JSON.stringify({ issuer })}\n`);
+  mark('listening');
 });
 
 function stop() {
