@@ -1,12 +1,13 @@
-"""Authorization for Streamable HTTP (OAuth 2.1), sans-IO: the client's core.
+"""Authorization for Streamable HTTP (OAuth 2.1), sans-IO: the client and the resource
+server.
 
-What is here (issue 19, its first part): parsing ``WWW-Authenticate``
-(:func:`parse_www_authenticate`, :func:`bearer_challenge`); the discovery of protected
-resource metadata (RFC 9728) and authorization server metadata (RFC 8414, OpenID Connect
-Discovery) in the order of each protocol version's authorization text (:data:`PROFILES`);
-PKCE with ``S256`` (:class:`Pkce`); the authorization request, the token requests and the
-parsers of their answers; and :class:`AuthFlow`, the authorization code flow as a state
-machine that returns the HTTP requests to make and the URL a person must open, with a
+The client: parsing ``WWW-Authenticate`` (:func:`parse_www_authenticate`,
+:func:`bearer_challenge`); :class:`Discovery` of protected resource metadata (RFC 9728)
+and authorization server metadata (RFC 8414, OpenID Connect Discovery) in the order of
+each protocol version's authorization text (:data:`PROFILES`); PKCE with ``S256``
+(:class:`Pkce`); the authorization request, the token requests and the parsers of their
+answers; and :class:`AuthFlow`, the authorization code flow as a state machine that
+returns the HTTP requests to make and the URL a person must open, with a
 :class:`TokenStore` (:class:`MemoryTokenStore` by default).
 
 Client registration (pre-registered, Client ID Metadata Documents, RFC 7591) and
@@ -27,6 +28,7 @@ expiry matters); it needs only the standard library and the core's orjson. See
 
 from ._challenge import BearerChallenge, Challenge, bearer_challenge, parse_www_authenticate
 from ._client_auth import ClientAuth, Flow
+from ._discovery import Discovered, Discovery
 from ._dpop import DPoPAuth, DPoPFlow, DPoPKey
 from ._errors import (
     AuthError,
@@ -51,7 +53,6 @@ from ._errors import (
 from ._flow import AuthFlow, Authorized, OpenUrl, Step
 from ._grants import (
     ClientCredentials,
-    Discovered,
     EnterpriseManaged,
     Grant,
     GrantAuth,
@@ -105,6 +106,7 @@ from ._resource import (
     TokenVerifier,
     VerdictCache,
     Verification,
+    audience_matches,
 )
 from ._static import BearerToken
 from ._store import ClientStore, MemoryTokenStore, TokenKey, Tokens, TokenStore
@@ -182,6 +184,7 @@ __all__ = [
     "DPoPKey",
     "ClientCredentials",
     "Discovered",
+    "Discovery",
     "EnterpriseManaged",
     "Grant",
     "GrantAuth",
@@ -201,4 +204,5 @@ __all__ = [
     "TokenVerifier",
     "VerdictCache",
     "Verification",
+    "audience_matches",
 ]

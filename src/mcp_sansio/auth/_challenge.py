@@ -24,7 +24,7 @@ headers and respond appropriately to ``HTTP 401 Unauthorized`` responses".
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -219,16 +219,25 @@ def parse_www_authenticate(values: str | Iterable[str]) -> list[Challenge]:
     return out
 
 
-def bearer_challenge(values: str | Iterable[str]) -> BearerChallenge | None:
-    """The first ``Bearer`` challenge of the field value(s), or None if there is none."""
-    for challenge in parse_www_authenticate(values):
-        if challenge.scheme == "bearer":
-            p = challenge.params
-            return BearerChallenge(
-                resource_metadata=p.get("resource_metadata"),
-                scope=p.get("scope"),
-                error=p.get("error"),
-                error_description=p.get("error_description"),
-                realm=p.get("realm"),
-            )
+def bearer_challenge(
+    values: str | Iterable[str], schemes: Sequence[str] = ("bearer",)
+) -> BearerChallenge | None:
+    """The first ``Bearer`` challenge of the field value(s), or None if there is none.
+
+    ``schemes`` are the schemes taken, lower-case, the first one found winning (a DPoP
+    client takes ``("bearer", "dpop")``: RFC 9449 section 7.1 gives the ``DPoP`` challenge
+    the same parameters). Raises :class:`~mcp_sansio.auth.ChallengeError` where the
+    grammar is broken."""
+    challenges = parse_www_authenticate(values)
+    for scheme in schemes:
+        for challenge in challenges:
+            if challenge.scheme == scheme:
+                p = challenge.params
+                return BearerChallenge(
+                    resource_metadata=p.get("resource_metadata"),
+                    scope=p.get("scope"),
+                    error=p.get("error"),
+                    error_description=p.get("error_description"),
+                    realm=p.get("realm"),
+                )
     return None

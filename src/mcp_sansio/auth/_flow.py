@@ -8,7 +8,7 @@ redirected to (:meth:`AuthFlow.receive_redirect`); until :class:`Authorized` hol
 tokens, also saved in the :class:`~mcp_sansio.auth.TokenStore`. The steps::
 
     401 + WWW-Authenticate ──► protected resource metadata (RFC 9728; not in 2025-03-26)
-        ──► authorization server metadata (RFC 8414 / OpenID Connect)
+        ──► authorization server metadata (RFC 8414 / OpenID Connect)  [both: Discovery]
         ──► client registration (RFC 7591), if no client is known for the issuer
         ──► refresh_token grant, if the store holds a refresh token
         ──► OpenUrl (PKCE S256, state, resource, scope) ──► redirect (state, iss checked)
@@ -24,31 +24,18 @@ import secrets
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Literal
-from urllib.parse import urlsplit
 
 from ._challenge import BearerChallenge, bearer_challenge
+from ._discovery import Discovery
 from ._errors import (
     AuthError,
     AuthUsageError,
     ClientBindingError,
-    ResourceMetadataError,
     ServerMetadataError,
     TokenErrorResponse,
     detail,
 )
-from ._metadata import (
-    PROFILES,
-    MetadataCandidate,
-    ResourceMetadata,
-    ServerMetadata,
-    default_server_metadata,
-    metadata_document,
-    metadata_request,
-    parse_resource_metadata,
-    parse_server_metadata,
-    resource_metadata_candidates,
-    server_metadata_candidates,
-)
+from ._metadata import PROFILES, ResourceMetadata, ServerMetadata
 from ._oauth import (
     AuthMethod,
     ClientInfo,
@@ -99,9 +86,7 @@ Step = HttpRequest | OpenUrl | Authorized
 #: Where the flow's client came from (:attr:`AuthFlow.client_source`).
 ClientSource = Literal["pre-registered", "stored", "metadata document", "registered"]
 
-_PRM, _ASM, _REGISTER, _REFRESH, _AUTHORIZE, _TOKEN, _DONE, _FAILED = (
-    "resource metadata",
-    "server metadata",
+_REGISTER, _REFRESH, _AUTHORIZE, _TOKEN, _DONE, _FAILED = (
     "registration",
     "refresh",
     "authorize",
@@ -213,7 +198,6 @@ class AuthFlow:
         """The ``resource`` parameter sent (the metadata's ``resource`` once known)."""
         self.scope: str | None = None
         """The ``scope`` requested, chosen when the person's step starts."""
-        self._chosen = authorization_server
         self._previous_scope = previous_scope
         self._offline_access = offline_access
         self._token_types = tuple(token_types)
@@ -224,16 +208,13 @@ class AuthFlow:
         self._result: Authorized | None = None
         self._request: HttpRequest | None = None
         self._requested_method: AuthMethod = "none"
-        self._candidates: list[MetadataCandidate]
-        if profile.resource_metadata:
-            header_url = None if self.challenge is None else self.challenge.resource_metadata
-            self._phase = _PRM
-            self._candidates = resource_metadata_candidates(self.server_url, header_url)
-            self._from_header = header_url is not None
-        else:
-            self._phase = _ASM
-            self._candidates = server_metadata_candidates(self.server_url, profile)
-            self._from_header = False
+        self._discovery: Discovery | None = Discovery(
+            self.server_url,
+            profile,
+            challenge=self.challenge,
+            authorization_server=authorization_server,
+        )
+        self._phase = self._discovery.phase
 
     @property
     def phase(self) -> str:
@@ -245,8 +226,8 @@ class AuthFlow:
 
     def next_step(self) -> Step:
         """What to do now (the same answer until a response or redirect is handed back)."""
-        if self._phase in (_PRM, _ASM):
-            return metadata_request(self._candidates[0].url, self.profile)
+        if self._discovery is not None and self._phase != _FAILED:
+            return self._discovery.request
         if self._phase in (_REGISTER, _REFRESH, _TOKEN):
             assert self._request is not None
             return self._request
@@ -267,13 +248,12 @@ class AuthFlow:
     ) -> None:
         """Hand back the answer to the :class:`~mcp_sansio.auth.HttpRequest` of
         :meth:`next_step`. Raises the step's :class:`~mcp_sansio.auth.AuthError`."""
-        if self._phase not in (_PRM, _ASM, _REGISTER, _REFRESH, _TOKEN):
+        discovery = self._discovery if self._phase != _FAILED else None
+        if discovery is None and self._phase not in (_REGISTER, _REFRESH, _TOKEN):
             raise AuthUsageError(f"no HTTP request is waiting (phase {self._phase!r})")
         try:
-            if self._phase == _PRM:
-                self._on_resource_metadata(status, body)
-            elif self._phase == _ASM:
-                self._on_server_metadata(status, body)
+            if discovery is not None:
+                self._on_discovery(discovery, status, body)
             elif self._phase == _REGISTER:
                 self._on_registration(status, body)
             elif self._phase == _REFRESH:
@@ -308,64 +288,15 @@ class AuthFlow:
 
     # -- the steps ------------------------------------------------------------------
 
-    def _document(self, body: bytes, error: type[AuthError]) -> object:
-        return metadata_document(body, self._candidates[0].url, error)
-
-    def _next_candidate(self, status: int, error: type[AuthError]) -> bool:
-        """Whether another candidate URL is left after a non-200 ``status``."""
-        url = detail(self._candidates[0].url)
-        if self._from_header:
-            # MCP: clients MUST "use the resource metadata URL from the parsed
-            # WWW-Authenticate headers when present"
-            raise error(f"the resource_metadata URL {url!r} answered {status}")
-        if not 400 <= status <= 499:
-            raise error(f"{url!r} answered {status}")
-        self._candidates.pop(0)
-        return bool(self._candidates)
-
-    def _on_resource_metadata(self, status: int, body: bytes) -> None:
-        if status != 200:
-            if not self._next_candidate(status, ResourceMetadataError):
-                raise ResourceMetadataError(
-                    f"no protected resource metadata found for {detail(self.server_url)!r}"
-                    " (each well-known URI answered 4xx)"
-                )
+    def _on_discovery(self, discovery: Discovery, status: int, body: bytes) -> None:
+        found = discovery.receive(status, body)
+        self.resource_metadata = discovery.resource_metadata
+        if found is None:
+            self._phase = discovery.phase
             return
-        doc = self._document(body, ResourceMetadataError)
-        meta = parse_resource_metadata(doc, self._candidates[0])
-        self.resource_metadata = meta
-        self.resource = canonical_resource(meta.resource)
-        if self._chosen is None:
-            issuer = meta.authorization_servers[0]
-        elif self._chosen in meta.authorization_servers:
-            issuer = self._chosen
-        else:
-            raise ResourceMetadataError(
-                f"the authorization server {detail(self._chosen)!r} is not one the resource lists"
-            )
-        check_endpoint(issuer, "the authorization server", "resource metadata")
-        if urlsplit(issuer).query:
-            # RFC 8414 section 2: the issuer identifier "has no query or fragment components"
-            raise ResourceMetadataError(
-                f"the authorization server {detail(issuer)!r} has a query; an issuer "
-                "identifier has none (RFC 8414 section 2)"
-            )
-        self._candidates = server_metadata_candidates(issuer, self.profile)
-        self._from_header = False
-        self._phase = _ASM
-
-    def _on_server_metadata(self, status: int, body: bytes) -> None:
-        if status != 200:
-            if not self._next_candidate(status, ServerMetadataError):
-                if self.profile.default_endpoints and status == 404:
-                    self._use_server(default_server_metadata(self.server_url))
-                    return
-                raise ServerMetadataError(
-                    "no authorization server metadata found (each well-known URI answered 4xx)"
-                )
-            return
-        doc = self._document(body, ServerMetadataError)
-        self._use_server(parse_server_metadata(doc, self._candidates[0], self.profile))
+        self._discovery = None
+        self.resource = found.resource
+        self._use_server(found.server)
 
     def _use_server(self, meta: ServerMetadata) -> None:
         if meta.authorization_endpoint is None:

@@ -46,7 +46,6 @@ the caller gives, which must then be a wall clock (seconds since the epoch).
 
 from __future__ import annotations
 
-import dataclasses
 import secrets
 from collections.abc import Collection, Generator, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -55,33 +54,20 @@ from urllib.parse import quote, urlencode
 
 import orjson
 
-from ._challenge import parse_www_authenticate
+from ._challenge import BearerChallenge, bearer_challenge
+from ._discovery import Discovered, Discovery
 from ._dpop import signing_key
 from ._errors import (
     AuthError,
     AuthUsageError,
     ChallengeError,
-    ResourceMetadataError,
     ServerMetadataError,
     TokenErrorResponse,
     TokenResponseError,
     detail,
 )
 from ._flow import Authorized, Step
-from ._metadata import (
-    PROFILES,
-    AuthProfile,
-    MetadataCandidate,
-    ResourceMetadata,
-    ServerMetadata,
-    default_server_metadata,
-    metadata_document,
-    metadata_request,
-    parse_resource_metadata,
-    parse_server_metadata,
-    resource_metadata_candidates,
-    server_metadata_candidates,
-)
+from ._metadata import PROFILES, ServerMetadata
 from ._oauth import HttpRequest, parse_token_response, token_request
 from ._oauth_client import _origin
 from ._store import AuthMethod, ClientInfo, TokenKey, Tokens
@@ -95,7 +81,6 @@ __all__ = [
     "TOKEN_TYPE_ID_JAG",
     "TOKEN_TYPE_ID_TOKEN",
     "ClientCredentials",
-    "Discovered",
     "EnterpriseManaged",
     "Grant",
     "GrantAuth",
@@ -136,35 +121,6 @@ class HttpResponse:
     """The caller's clock at the answer."""
 
 
-@dataclass(frozen=True)
-class Discovered:
-    """What discovery found: the resource and its authorization server."""
-
-    resource: str
-    """The resource identifier to ask tokens for (the metadata's ``resource``; in
-    2025-03-26, which has no resource metadata, the MCP server's canonical URI)."""
-    server: ServerMetadata
-    """The authorization server's metadata."""
-    resource_metadata: ResourceMetadata | None
-    """The protected resource metadata (None in 2025-03-26)."""
-    challenge_scope: str | None = None
-    """The ``scope`` of the challenge that started the flow, if any."""
-
-    def scope(self, given: str | None) -> str | None:
-        """The scope to ask for: ``given``, else the challenge's, else the resource's
-        ``scopes_supported`` (MCP 2025-11-25, Scope Selection Strategy: "Use ``scope``
-        parameter from the initial ``WWW-Authenticate`` header ... If ``scope`` is not
-        available, use all scopes defined in ``scopes_supported``"), else none."""
-        if given is not None:
-            return given
-        if self.challenge_scope:
-            return self.challenge_scope
-        meta = self.resource_metadata
-        if meta is not None and meta.scopes_supported:
-            return " ".join(meta.scopes_supported)
-        return None
-
-
 #: A grant's steps: requests out, answers in, the tokens at the end.
 Steps = Generator[HttpRequest, HttpResponse, Tokens]
 
@@ -178,95 +134,17 @@ class Grant(Protocol):
         ...
 
 
-# -------------------------------------------------------------------------- discovery
-
-
-def _challenge_params(values: Sequence[str]) -> dict[str, str]:
-    """The parameters of the ``Bearer`` (or ``DPoP``: RFC 9449 section 7.1 gives it the
-    same ones) challenge among ``values``; empty when there is none or they do not parse."""
-    try:
-        challenges = parse_www_authenticate(values) if values else []
-    except ChallengeError:
-        return {}
-    for scheme in ("bearer", "dpop"):
-        for challenge in challenges:
-            if challenge.scheme == scheme:
-                return dict(challenge.params)
-    return {}
-
-
-def _fetch_first(
-    candidates: list[MetadataCandidate],
-    profile: AuthProfile,
-    error: type[AuthError],
-    *,
-    strict: bool,
-) -> Generator[HttpRequest, HttpResponse, tuple[MetadataCandidate, object] | None]:
-    """GET each candidate in turn: the first 200's document; a 4xx tries the next (but
-    not when ``strict``: a URL the challenge gave); None when all are 4xx."""
-    for candidate in candidates:
-        answer = yield metadata_request(candidate.url, profile)
-        if answer.status == 200:
-            return candidate, metadata_document(answer.body, candidate.url, error)
-        if strict or not 400 <= answer.status <= 499:
-            raise error(f"{detail(candidate.url)!r} answered {answer.status}")
-    return None
-
-
-def discover(
-    server_url: str,
-    *,
-    profile: AuthProfile,
-    www_authenticate: Sequence[str] = (),
-    authorization_server: str | None = None,
-) -> Generator[HttpRequest, HttpResponse, Discovered]:
-    """The steps that find the authorization server of ``server_url``: as the code flow
-    (:class:`~mcp_sansio.auth.AuthFlow`) does, protected resource metadata at the
-    challenge's ``resource_metadata`` or the well-known URIs (RFC 9728), then the first
-    of the server's metadata URIs that answers (RFC 8414 section 3; OpenID Connect
-    Discovery from 2025-11-25). A grant has no authorization request, so a document
-    without ``code_challenge_methods_supported`` is not refused here."""
-    params = _challenge_params(www_authenticate)
-    grant_profile = dataclasses.replace(profile, pkce_metadata_required=False)
-    resource_meta: ResourceMetadata | None = None
-    if profile.resource_metadata:
-        header_url = params.get("resource_metadata")
-        found = yield from _fetch_first(
-            resource_metadata_candidates(server_url, header_url),
-            profile,
-            ResourceMetadataError,
-            strict=header_url is not None,
-        )
-        if found is None:
-            raise ResourceMetadataError(
-                f"no protected resource metadata found for {detail(server_url)!r}"
-            )
-        resource_meta = parse_resource_metadata(found[1], found[0])
-        servers = resource_meta.authorization_servers
-        issuer = servers[0]
-        if authorization_server is not None:
-            if authorization_server not in servers:
-                raise ResourceMetadataError(
-                    f"the resource does not name {detail(authorization_server)!r} among "
-                    "its authorization_servers"
-                )
-            issuer = authorization_server
-        resource = resource_meta.resource
-    else:
-        issuer, resource = server_url, server_url
-    answer = yield from _fetch_first(
-        server_metadata_candidates(issuer, profile), profile, ServerMetadataError, strict=False
-    )
-    if answer is None:
-        if not profile.default_endpoints:
-            raise ServerMetadataError(f"no authorization server metadata found for {issuer!r}")
-        meta = default_server_metadata(server_url)
-    else:
-        meta = parse_server_metadata(answer[1], answer[0], grant_profile)
-    return Discovered(resource, meta, resource_meta, params.get("scope"))
-
-
 # -------------------------------------------------------------------------- the flow
+
+
+def _challenge(values: str | Iterable[str] | None) -> BearerChallenge | None:
+    """The ``Bearer`` (or ``DPoP``: RFC 9449 section 7.1 gives it the same parameters)
+    challenge among ``values``; None when there is none or the fields do not parse (a
+    grant needs none: discovery then starts at the well-known URIs)."""
+    try:
+        return bearer_challenge(values or (), ("bearer", "dpop"))
+    except ChallengeError:
+        return None
 
 
 class GrantFlow:
@@ -295,36 +173,32 @@ class GrantFlow:
         check_endpoint(server_url, "the MCP server URL", "usage")
         self.server_url = canonical_resource(server_url)
         """The MCP server's canonical URI."""
-        values = (
-            [www_authenticate]
-            if isinstance(www_authenticate, str)
-            else list(www_authenticate or ())
-        )
         self.found: Discovered | None = None
         """What discovery found, once it has."""
         self.error: AuthError | None = None
         """The failure that ended the flow, if one did."""
-        self._steps = self._run(
-            grant,
-            discover(
-                self.server_url,
-                profile=profile,
-                www_authenticate=values,
-                authorization_server=authorization_server,
-            ),
-            now,
-            tuple(token_types),
+        discovery = Discovery(
+            self.server_url,
+            profile,
+            challenge=_challenge(www_authenticate),
+            authorization_server=authorization_server,
+            pkce=False,
         )
+        self._steps = self._run(grant, discovery, now, tuple(token_types))
         self._step: Step = self._advance(None)
 
     def _run(
         self,
         grant: Grant,
-        discovery: Generator[HttpRequest, HttpResponse, Discovered],
+        discovery: Discovery,
         now: float | None,
         token_types: tuple[str, ...],
     ) -> Generator[HttpRequest, HttpResponse, Authorized]:
-        found = self.found = yield from discovery
+        found = None
+        while found is None:
+            answer = yield discovery.request
+            found = discovery.receive(answer.status, answer.body)
+        self.found = found
         tokens = yield from grant.steps(found, now=now, token_types=token_types)
         return Authorized(tokens, TokenKey(found.server.issuer, found.resource))
 
@@ -736,9 +610,9 @@ class GrantAuth:
         if last is not None and isinstance(last.error, TokenErrorResponse):
             return None
         values = [v for k, v in headers if k.lower() == "www-authenticate"]
-        params = _challenge_params(values)
-        if params.get("error") == "insufficient_scope":
-            scopes = frozenset((params.get("scope") or "").split())
+        challenge = _challenge(values)
+        if challenge is not None and challenge.error == "insufficient_scope":
+            scopes = frozenset((challenge.scope or "").split())
             if scopes in self._step_ups:
                 return None
             self._step_ups.add(scopes)

@@ -51,16 +51,17 @@ class JwtVerifier:
     :param jwks_url: where to fetch it (``jwks_uri`` of the issuer's metadata); the
         runtime makes the ``GET`` (see the module).
     :param audience: the ``aud`` value required; default: the resource the server passes
-        (its :attr:`~mcp_sansio.auth._resource.ProtectedResource.resource`).
-    :param algorithms: the ``alg`` values taken (default :data:`DEFAULT_ALGORITHMS`);
-        ``none`` is refused (RFC 9068 section 4: the resource server "**MUST** ... reject
+        (its ``ProtectedResource.resource``).
+    :param algorithms: the ``alg`` values taken (default ``RS256``, ``PS256``, ``ES256``
+        and ``EdDSA``: no HMAC one, whose key the server could sign with); ``none`` is
+        refused (RFC 9068 section 4: the resource server "**MUST** ... reject
         ... ``none``"; RFC 8725 section 3.1).
     :param leeway: seconds of clock skew allowed on ``exp``, ``nbf`` and ``iat`` (RFC 7519
         section 4.1.4: "Implementers **MAY** provide for some small leeway, usually no
         more than a few minutes, to account for clock skew").
-    :param token_types: the ``typ`` header values taken (default :data:`AT_JWT_TYPES`);
-        ``None`` skips the check (for authorization servers that sign access tokens as
-        plain JWTs; RFC 9068 asks for it).
+    :param token_types: the ``typ`` header values taken (default ``at+jwt`` and
+        ``application/at+jwt``); ``None`` skips the check (for authorization servers
+        that sign access tokens as plain JWTs; RFC 9068 asks for it).
     :param jwks_ttl: how long fetched keys are used, in seconds.
     :param jwks_min_refresh: the least time between two fetches, in seconds.
     :param cache: the verdicts reused until the token's ``exp`` (default: a

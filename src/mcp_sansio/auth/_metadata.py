@@ -234,9 +234,9 @@ def parse_resource_metadata(doc: object, candidate: MetadataCandidate) -> Resour
     RFC 9728 section 2: ``resource`` is REQUIRED; section 3.3: it "**MUST** be identical"
     to the identifier the URL was built from (or, from the challenge's URL, to the URL of
     the request), else "the data contained in the response **MUST NOT** be used"; compared
-    as :func:`~mcp_sansio.auth._urls.same_resource` does. MCP 2025-06-18 and later: the
-    document "**MUST** include the ``authorization_servers`` field containing at least one
-    authorization server".
+    with the case of the scheme and host folded and a lone ``/`` path equal to none. MCP
+    2025-06-18 and later: the document "**MUST** include the ``authorization_servers``
+    field containing at least one authorization server".
     """
     if not isinstance(doc, dict):
         raise ResourceMetadataError("the document is not a JSON object")
@@ -298,7 +298,7 @@ class ServerMetadata:
 
 
 def parse_server_metadata(
-    doc: object, candidate: MetadataCandidate, profile: AuthProfile
+    doc: object, candidate: MetadataCandidate, profile: AuthProfile, *, pkce: bool = True
 ) -> ServerMetadata:
     """Check an authorization server metadata document fetched for ``candidate``.
 
@@ -308,7 +308,8 @@ def parse_server_metadata(
     identical, the data contained in the response **MUST NOT** be used." (MCP 2026-07-28
     repeats it: "If they differ, the client **MUST NOT** use the metadata."). Compared as
     strings, exactly. Each endpoint must be HTTPS (or loopback); PKCE support as
-    :attr:`AuthProfile.pkce_metadata_required` says.
+    :attr:`AuthProfile.pkce_metadata_required` says, unless ``pkce`` is false (a flow
+    with no authorization request, such as the client credentials grant, uses no PKCE).
     """
     step = "server metadata"
     if not isinstance(doc, dict):
@@ -334,7 +335,8 @@ def parse_server_metadata(
     if registration is not None:
         check_endpoint(registration, "the registration_endpoint", step)
     methods = _strings(doc, "code_challenge_methods_supported", ServerMetadataError)
-    check_pkce(methods, profile)
+    if pkce:
+        check_pkce(methods, profile)
     return ServerMetadata(
         issuer=issuer,
         authorization_endpoint=authorize,
