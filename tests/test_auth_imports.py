@@ -20,8 +20,8 @@ FORBIDDEN = {
 }  # fmt: skip
 #: What the package may import: the standard library's pure parts, and orjson.
 ALLOWED_ROOTS = {
-    "__future__", "base64", "collections", "dataclasses", "hashlib", "ipaddress", "orjson",
-    "re", "secrets", "typing", "urllib",
+    "__future__", "base64", "collections", "dataclasses", "hashlib", "ipaddress", "math",
+    "orjson", "re", "secrets", "typing", "urllib",
 }  # fmt: skip
 #: The modules that may import joserfc, and only below their top level.
 JOSE = {"_dpop.py", "_grants.py", "_jwt.py"}

@@ -14,7 +14,7 @@ import pytest
 from mcp_sansio.auth import AuthUsageError
 from mcp_sansio.auth._jwt import JwtVerifier
 from mcp_sansio.auth._oauth import HttpRequest
-from mcp_sansio.auth._resource import InvalidToken, Principal, Verdict
+from mcp_sansio.auth._resource import InvalidToken, Principal, Unavailable, Verdict
 
 jwk = pytest.importorskip("joserfc.jwk")
 jwt = pytest.importorskip("joserfc.jwt")
@@ -202,12 +202,27 @@ def test_jwks_url_is_fetched_by_the_runtime() -> None:
     assert isinstance(again, Principal)
 
 
-def test_failed_jwks_fetch_refuses() -> None:
-    v = JwtVerifier(issuer=ISSUER, jwks_url=f"{ISSUER}/jwks")
+def test_a_failed_jwks_fetch_is_no_verdict_on_the_token() -> None:
+    """No keys, so the token cannot be checked: Unavailable (503), not InvalidToken (401
+    ``invalid_token`` would tell the client its token is bad), not cached, and the JWKS is
+    fetched again after ``jwks_min_refresh``, whether the token names a key id or not."""
+    v = JwtVerifier(issuer=ISSUER, jwks_url=f"{ISSUER}/jwks", jwks_min_refresh=60)
     step = v.verify(_mint(), resource=RESOURCE, now=NOW)
     assert isinstance(step.next_step(), HttpRequest)
     step.receive_response(500, (), b"oops", now=NOW)
-    assert isinstance(step.next_step(), InvalidToken)
+    verdict = step.next_step()
+    assert isinstance(verdict, Unavailable)
+    assert verdict.retry_after == 60
+    assert "500" in verdict.reason
+    assert len(v.cache) == 0
+    no_kid = jwt.encode({"alg": "RS256", "typ": "at+jwt"}, _claims(), KEY)
+    # within jwks_min_refresh: no new fetch, still unavailable
+    assert isinstance(v.verify(no_kid, resource=RESOURCE, now=NOW + 30).next_step(), Unavailable)
+    # after it: fetched again, and the token is then checked
+    again = v.verify(no_kid, resource=RESOURCE, now=NOW + 61)
+    assert isinstance(again.next_step(), HttpRequest)
+    again.receive_response(200, (), orjson.dumps(_jwks(KEY)), now=NOW + 61)
+    assert isinstance(again.next_step(), Principal)
 
 
 def test_an_embedded_key_or_an_unknown_kid_is_not_trusted() -> None:

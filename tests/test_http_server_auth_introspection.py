@@ -133,14 +133,18 @@ def test_a_refused_introspection_is_401_and_makes_no_session() -> None:
     # the refusal is kept (negative_ttl): the same token is refused without a request
     ex = c.begin("POST", "/mcp", HEADERS)
     assert getattr(ex.next_output(), "status", None) == 401
-    # a failed call (status 0) is a refusal too, and not kept
+    # a failed call (status 0) says nothing of the token: 503 with Retry-After (not 401
+    # invalid_token, which would send the client to authorize again), and not kept
     other = [*HEADERS[:-1], ("authorization", "Bearer tok-10")]
     for _ in range(2):
         ex = c.begin("POST", "/mcp", other)
         ex.receive_body(INIT, c.max_body_size)
         assert isinstance(c.end(ex)[0], Fetch)
         c.fetched(ex, 0)
-        assert getattr(ex.next_output(), "status", None) == 401
+        head = ex.next_output()
+        assert getattr(head, "status", None) == 503
+        assert ("retry-after", "30") in getattr(head, "headers", ())
+        assert not any(k == "www-authenticate" for k, _ in getattr(head, "headers", ()))
 
 
 def test_request_state_is_bound_to_the_principal() -> None:

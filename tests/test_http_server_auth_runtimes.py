@@ -1,8 +1,9 @@
-"""``auth=`` on the asyncio and trio listeners and the ASGI app (under hypercorn's asyncio
-worker), with the keys given as a dict and as a JWKS URL fetched
-from a URL by each runtime (the :class:`~mcp_sansio.http._sessions.Fetch` work): 401
-without a token, 401 for a forged token, the principal in the handler, the session bound
-to its principal. The requests are made with ``http.client`` from the test's thread."""
+"""``auth=`` on the blocking, asyncio and trio listeners and the ASGI app (under
+hypercorn's asyncio worker), with the keys given as a dict and as a JWKS URL fetched by
+each runtime (the :class:`~mcp_sansio.http._sessions.Fetch` work): 401 without a token,
+401 for a forged token, the principal in the handler, the session bound to its principal;
+503 when the keys cannot be fetched. The requests are made with ``http.client`` from the
+test's thread."""
 
 from __future__ import annotations
 
@@ -184,7 +185,29 @@ def run_asgi(port: int, auth: ServerAuth) -> Callable[[threading.Event, threadin
     return run
 
 
-RUNTIMES = {"asyncio": run_asyncio, "trio": run_trio, "asgi": run_asgi}
+def run_blocking(port: int, auth: ServerAuth) -> Callable[[threading.Event, threading.Event], None]:
+    from mcp_sansio.blocking._http_server import HttpListener
+
+    def run(started: threading.Event, stop: threading.Event) -> None:
+        sock = socket.create_server(("127.0.0.1", port))
+        listener = HttpListener(build(), sock, auth=auth, keepalive=None)
+        thread = threading.Thread(target=listener.serve_forever, daemon=True)
+        thread.start()
+        started.set()
+        stop.wait()
+        listener.stop()
+        thread.join(LIMIT)
+        listener.close()
+
+    return run
+
+
+RUNTIMES = {
+    "asyncio": run_asyncio,
+    "trio": run_trio,
+    "asgi": run_asgi,
+    "blocking": run_blocking,
+}
 
 
 @pytest.mark.parametrize("runtime", sorted(RUNTIMES))
@@ -212,3 +235,21 @@ def test_auth_on_the_runtime(runtime: str, keys: str) -> None:
             status, _ = _call(target, mint(resource, sub="mallory"), sid)
             assert status == 404
         assert (len(hits) >= 1) == (keys == "url")
+
+
+@pytest.mark.parametrize("runtime", sorted(RUNTIMES))
+def test_keys_that_cannot_be_fetched_answer_503(runtime: str) -> None:
+    """The JWKS URL refuses connections (nothing listens there): the runtime's fetch fails
+    (status 0), the token cannot be checked, and the answer is 503 with ``Retry-After``
+    and no challenge, not 401 ``invalid_token`` (the token was not found bad)."""
+    port = free_port()
+    auth, resource = make_auth(port, f"http://127.0.0.1:{free_port()}/jwks")
+    with in_thread(RUNTIMES[runtime](port, auth)):
+        target: Any = Target(port)
+        from test_http_server_auth import request
+
+        status, headers, body = request(target, "POST", "/mcp", INIT, bearer(mint(resource)))
+        assert status == 503
+        assert headers.get("retry-after") == "60"
+        assert headers.get("www-authenticate") is None
+        assert b"could not be checked" in body

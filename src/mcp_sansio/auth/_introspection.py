@@ -24,6 +24,7 @@ from ._oauth import HttpRequest, _basic
 from ._resource import (
     InvalidToken,
     Principal,
+    Unavailable,
     Verdict,
     VerdictCache,
     Verification,
@@ -113,17 +114,20 @@ class IntrospectionVerifier:
 def parse_introspection(
     status: int, body: bytes, *, audience: str, issuer: str | None, now: float
 ) -> Verdict:
-    """The verdict of an introspection answer (RFC 7662 section 2.2)."""
+    """The verdict of an introspection answer (RFC 7662 section 2.2). An answer that is
+    not one (another status than 200, status 0 for a request that could not be made, a
+    body that is not such a JSON object) says nothing of the token: :class:`Unavailable`
+    (503), not a refusal."""
     if status != 200:
-        return InvalidToken(f"the introspection endpoint answered {status}")
+        return Unavailable(f"the introspection endpoint answered {status}")
     if len(body) > MAX_ANSWER:
-        return InvalidToken(f"the introspection answer is larger than {MAX_ANSWER} bytes")
+        return Unavailable(f"the introspection answer is larger than {MAX_ANSWER} bytes")
     try:
         doc: Any = orjson.loads(body)
     except orjson.JSONDecodeError:
-        return InvalidToken("the introspection answer is not JSON")
+        return Unavailable("the introspection answer is not JSON")
     if not isinstance(doc, dict) or not isinstance(doc.get("active"), bool):
-        return InvalidToken("the introspection answer has no boolean active (REQUIRED)")
+        return Unavailable("the introspection answer has no boolean active (REQUIRED)")
     if doc["active"] is not True:
         return InvalidToken("the token is not active")
     exp = doc.get("exp")
@@ -164,7 +168,7 @@ class _Introspecting:
     def __repr__(self) -> str:
         return f"<introspection, {'decided' if self._verdict else 'asking'}>"
 
-    def next_step(self) -> HttpRequest | Principal | InvalidToken:
+    def next_step(self) -> HttpRequest | Verdict:
         if self._verdict is not None:
             return self._verdict
         return self._verifier.request(self._token)
@@ -176,5 +180,5 @@ class _Introspecting:
         self._verdict = parse_introspection(
             status, body, audience=self._audience, issuer=v.issuer, now=now
         )
-        if status == 200:  # a failed call is not a verdict on the token: not kept
-            v.cache.put(f"{self._audience}\0{self._token}", self._verdict, now)  # per audience
+        # the cache keeps no Unavailable: a failed call is no verdict on the token
+        v.cache.put(f"{self._audience}\0{self._token}", self._verdict, now)  # per audience

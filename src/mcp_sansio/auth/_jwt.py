@@ -11,6 +11,7 @@ does not know (a key rotation).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final
 
@@ -22,6 +23,7 @@ from ._resource import (
     Decided,
     InvalidToken,
     Principal,
+    Unavailable,
     Verdict,
     VerdictCache,
     Verification,
@@ -134,6 +136,8 @@ class JwtVerifier:
             return False
         if self._fetched_at is None or now >= self._fetched_at + self.jwks_ttl:
             return True
+        if self._keys is None:  # the last fetch failed: again, as often as a new key id
+            return now >= self._fetched_at + self.jwks_min_refresh
         unknown = isinstance(kid, str) and kid not in self._kids
         return unknown and now >= self._fetched_at + self.jwks_min_refresh
 
@@ -178,6 +182,11 @@ class JwtVerifier:
             return _Fetching(self, token, resource)
         return Decided(self._decide(token, header, resource, now))
 
+    def _unavailable(self, reason: str) -> Unavailable:
+        """No keys to check with (503): a retry may succeed once the JWKS is fetched again,
+        at most every ``jwks_min_refresh`` seconds."""
+        return Unavailable(reason, retry_after=max(1, math.ceil(self.jwks_min_refresh)))
+
     def _decide(self, token: str, header: Mapping[str, Any], resource: str, now: float) -> Verdict:
         verdict = self._check(token, header, resource, now)
         self.cache.put(f"{self.audience or resource}\0{token}", verdict, now)  # per audience
@@ -202,7 +211,7 @@ class JwtVerifier:
                 "resource server MUST reject tokens carrying any other type value)"
             )
         if self._keys is None:
-            return InvalidToken("the issuer's keys could not be fetched")
+            return self._unavailable("the issuer's keys could not be fetched")
         try:
             claims = jwt.decode(token, self._keys, algorithms=list(self.algorithms)).claims
         except (JoseError, ValueError, TypeError):
@@ -291,7 +300,7 @@ class _Fetching:
     def __repr__(self) -> str:
         return f"<JWT verification, {'decided' if self._verdict else 'fetching the JWKS'}>"
 
-    def next_step(self) -> HttpRequest | Principal | InvalidToken:
+    def next_step(self) -> HttpRequest | Verdict:
         if self._verdict is not None:
             return self._verdict
         return self._verifier.jwks_request()
@@ -305,6 +314,6 @@ class _Fetching:
         if isinstance(header, InvalidToken):  # pragma: no cover - checked before
             self._verdict = header
         elif problem is not None and v._keys is None:
-            self._verdict = InvalidToken(f"the issuer's keys could not be fetched: {problem}")
+            self._verdict = v._unavailable(f"the issuer's keys could not be fetched: {problem}")
         else:
             self._verdict = v._decide(self._token, header, self._resource, now)

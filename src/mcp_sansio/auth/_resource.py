@@ -69,6 +69,7 @@ __all__ = [
     "ProtectedResource",
     "ServerAuth",
     "TokenVerifier",
+    "Unavailable",
     "Verdict",
     "Verification",
     "VerdictCache",
@@ -235,6 +236,11 @@ class ProtectedResource:
             ),
         )
 
+    def unavailable(self, verdict: Unavailable) -> tuple[int, tuple[tuple[str, str], ...]]:
+        """The 503 for a token that could not be checked now (:class:`Unavailable`):
+        ``Retry-After`` and no challenge, since the token was not found bad."""
+        return 503, (("retry-after", str(max(0, int(verdict.retry_after)))),)
+
     def bad_request(self, description: str) -> tuple[int, tuple[tuple[str, str], ...]]:
         """The 400 for a malformed authorization (RFC 6750 section 3.1, ``invalid_request``:
         "The request is missing a required parameter, includes an unsupported parameter or
@@ -355,8 +361,23 @@ class InvalidToken:
     """Why (for the ``error_description``, and the server's log)."""
 
 
+@dataclass(frozen=True)
+class Unavailable:
+    """A token that could not be checked now: the verifier's authorization server did not
+    answer usably (its keys could not be fetched, its introspection endpoint failed). The
+    server answers 503 Service Unavailable with ``Retry-After`` (RFC 9110 sections 15.6.4
+    and 10.2.3), not 401 ``invalid_token``, which says the token is "expired, revoked,
+    malformed, or invalid" (RFC 6750 section 3.1) and would send the client to authorize
+    again for nothing. Never cached. ``reason`` never quotes the token."""
+
+    reason: str
+    """Why (for the server's log; the answer's body)."""
+    retry_after: int = 30
+    """Seconds after which a retry may succeed (the ``Retry-After`` value)."""
+
+
 #: What a verification ends with.
-Verdict = Principal | InvalidToken
+Verdict = Principal | InvalidToken | Unavailable
 
 
 class Verification(Protocol):
@@ -364,7 +385,7 @@ class Verification(Protocol):
     an HTTP request for the runtime to make (the answer goes to :meth:`receive_response`)
     or the verdict."""
 
-    def next_step(self) -> HttpRequest | Principal | InvalidToken:
+    def next_step(self) -> HttpRequest | Verdict:
         """The request to make, or the verdict."""
         ...
 
@@ -401,7 +422,7 @@ class Decided:
 
     verdict: Verdict
 
-    def next_step(self) -> HttpRequest | Principal | InvalidToken:
+    def next_step(self) -> HttpRequest | Verdict:
         """The verdict."""
         return self.verdict
 
@@ -514,7 +535,10 @@ class VerdictCache:
         return verdict
 
     def put(self, token: str, verdict: Verdict, now: float) -> None:
-        """Keep ``verdict`` for ``token``."""
+        """Keep ``verdict`` for ``token`` (an :class:`Unavailable` is not kept: it is no
+        verdict on the token)."""
+        if isinstance(verdict, Unavailable):
+            return
         if isinstance(verdict, Principal):
             until = now + self.ttl
             if verdict.expires_at is not None:

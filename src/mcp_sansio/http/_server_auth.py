@@ -15,7 +15,8 @@ fed):
    error (RFC 6750 section 3); a malformed one: 400 ``invalid_request``;
 4. the token is verified (the verifier may ask for HTTP requests: :class:`Fetch` work for
    the binding); refused: 401 ``invalid_token``; without the required scopes: 403
-   ``insufficient_scope`` with ``scope``;
+   ``insufficient_scope`` with ``scope``; not checkable now (the verifier's authorization
+   server did not answer usably): 503 with ``Retry-After``;
 5. the ``Authorization`` header is dropped from the exchange (the token goes no further:
    "MCP servers **MUST NOT** accept or transit any other tokens") and the principal is
    kept on it, for the session it reaches: a new session belongs to it, a session of
@@ -25,7 +26,7 @@ fed):
    (:attr:`~mcp_sansio.session.ContextBase.principal`), and ``requestState`` is sealed for
    it (a state sealed for one principal does not open for another).
 
-Every answer of 401 and 403 is a JSON-RPC error body as the server's other refusals are
+Every answer of 401, 403 and 503 is a JSON-RPC error body as the server's other refusals are
 (its ``id`` null: the body was not read), and no answer or log ever holds the token.
 """
 
@@ -42,6 +43,7 @@ from ..auth._resource import (
     InvalidToken,
     Principal,
     ServerAuth,
+    Unavailable,
     Verification,
     bearer_token,
     query_token,
@@ -116,7 +118,8 @@ def _step(
     step = verification.next_step()
     if isinstance(step, HttpRequest):
         if fetches >= MAX_FETCHES:
-            step = InvalidToken(f"the verification asked for more than {MAX_FETCHES} requests")
+            # the verifier's fault, not the token's
+            step = Unavailable(f"the verification asked for more than {MAX_FETCHES} requests")
         else:
             ex.verification = (verification, fetches + 1)
             return step
@@ -126,6 +129,14 @@ def _step(
         _log.info("token refused for %s %s: %s", ex.method, server.path, step.reason)
         _refuse(
             ex, resource.unauthorized("invalid_token", step.reason), f"invalid token: {step.reason}"
+        )
+        return None
+    if isinstance(step, Unavailable):
+        _log.warning("token not checked for %s %s: %s", ex.method, server.path, step.reason)
+        _refuse(
+            ex,
+            resource.unavailable(step),
+            f"the access token could not be checked now ({step.reason}); try again later",
         )
         return None
     missing = [s for s in resource.required_scopes if s not in step.scopes]
