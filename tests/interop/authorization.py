@@ -37,7 +37,7 @@ from mcp_sansio.auth._flow import Authorized, OpenUrl
 from mcp_sansio.auth._oauth import HttpRequest
 
 from . import peers
-from .conftest import stop_process
+from .conftest import STARTS, stop_process
 
 #: The bound of one HTTP request of the tests, in seconds.
 HTTP_TIMEOUT = 30.0
@@ -122,10 +122,11 @@ def _start(argv: Sequence[str], log: Path) -> tuple[subprocess.Popen[bytes], byt
         stop_process(process)
         _close_pipes(process)
         took = time.monotonic() - began
-        return (
-            f"no line in {took:.1f} s; {state}; its log:\n{log.read_text(errors='replace')[-4000:]}"
-        )
+        STARTS.append(("oidc-provider", None))
+        tail = log.read_text(errors="replace")[-4000:]
+        return f"no line in {took:.1f} s; {state}; its log:\n{tail}"
     took = time.monotonic() - began
+    STARTS.append(("oidc-provider", took))
     if took > START_TIMEOUT / 3:
         print(f"oidc-provider took {took:.1f} s to start", file=sys.stderr)
     return process, first

@@ -32,6 +32,10 @@ HERE = Path(__file__).resolve().parent
 TEST_TIMEOUT = 240.0
 
 _unavailable: dict[str, str] = {}
+#: Each start of a peer server that the tests wait on (its name, the seconds it took to
+#: listen, or None for a start given up), for the run's summary: a slow or given-up start
+#: shows in the output of a run that passed too.
+STARTS: list[tuple[str, float | None]] = []
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -51,6 +55,13 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
     for peer, reason in _unavailable.items():
         terminalreporter.write_sep("!", f"INTEROP TESTS SKIPPED: {peer} UNAVAILABLE", red=True)
         terminalreporter.write_line(reason)
+    for name in sorted({name for name, _ in STARTS}):
+        took = [t for n, t in STARTS if n == name and t is not None]
+        given_up = sum(1 for n, t in STARTS if n == name and t is None)
+        slowest = f", the slowest {max(took):.1f} s" if took else ""
+        terminalreporter.write_line(
+            f"interop: {name} started {len(took)} times{slowest}; {given_up} starts given up"
+        )
 
 
 def _peer(name: str, install: Any) -> Any:
