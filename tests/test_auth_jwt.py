@@ -11,7 +11,7 @@ from typing import Any
 import orjson
 import pytest
 
-from mcp_sansio.auth import AuthUsageError
+from mcp_sansio.auth import AuthUsageError, InsecureEndpointError
 from mcp_sansio.auth._jwt import JwtVerifier
 from mcp_sansio.auth._oauth import HttpRequest
 from mcp_sansio.auth._resource import InvalidToken, Principal, Unavailable, Verdict
@@ -246,3 +246,12 @@ def test_a_verdict_for_one_resource_is_not_reused_for_another() -> None:
     assert isinstance(v.verify(token, resource=RESOURCE, now=NOW).next_step(), Principal)
     other = v.verify(token, resource="https://other.example.com/mcp", now=NOW).next_step()
     assert isinstance(other, InvalidToken)
+
+
+def test_a_jwks_url_must_be_https_off_loopback() -> None:
+    """Keys fetched over plain http from another host could be anyone's: every
+    authorization server endpoint "**MUST** be served over HTTPS" (MCP, Communication
+    Security); loopback is taken for tests and local servers."""
+    with pytest.raises(InsecureEndpointError):
+        JwtVerifier(issuer=ISSUER, jwks_url="http://keys.example.com/jwks")
+    assert JwtVerifier(issuer=ISSUER, jwks_url="http://127.0.0.1:9/jwks").jwks_url

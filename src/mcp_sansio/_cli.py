@@ -4,9 +4,9 @@
     The demonstration: our client and our example server (:mod:`mcp_sansio.example`, started
     as a subprocess) talk over stdio, once with a client of the initialize era and once with a
     client that speaks both eras; each step is printed.
-``mcp-sansio serve [--tcp HOST:PORT | --unix PATH | --http HOST:PORT]``
+``mcp-sansio serve [--tcp HOST:PORT | --unix PATH | --http HOST:PORT [--auth-issuer ...]]``
     Run the example server on stdio (the default), on a TCP or Unix socket, or over
-    Streamable HTTP.
+    Streamable HTTP (with ``--auth-issuer``, requiring access tokens).
 ``mcp-sansio call [OPTIONS] METHOD [--params JSON]``, ``... call [OPTIONS] tool NAME [--args JSON]``
     Connect to a server, run one method or one tool, print the result as JSON. The server is
     ``--tcp HOST:PORT``, ``--unix PATH``, or a command to start after ``--`` (the last
@@ -35,6 +35,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final, TextIO
 
+from . import _cli_serve_auth as serve_auth
 from . import asyncio as mcp_asyncio
 from ._cli_auth import add_auth_arguments, auth_from_arguments, check_auth_arguments
 from ._errors import ProtocolError
@@ -204,6 +205,8 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="BYTES",
         help="the largest message (or HTTP body) taken from a client (default: 4MiB)",
     )
+    serve_auth.add_serve_auth_arguments(serve)
+    serve.set_defaults(serve_parser=serve)
 
     call = commands.add_parser(
         "call",
@@ -375,6 +378,8 @@ def main(
         args = parser.parse_args(args_list)
         if command is not None and args.command not in ("call", "probe"):
             parser.error("a server command after -- is only for `call` and `probe`")
+        if args.command == "serve":
+            serve_auth.check_serve_auth_arguments(args.serve_parser, args)
         if args.command == "call":
             _check_call(args.call_parser, args, command)
         if args.command == "probe":
@@ -456,7 +461,9 @@ async def _serve(args: argparse.Namespace, err: TextIO) -> int:
             where = f"http {host}:{port}"
             if size is not None:
                 options["max_body_size"] = size
-            listener = await mcp_asyncio.serve_http(server, host, port, **options)
+            listener = await mcp_asyncio.serve_http(
+                server, host, port, auth=serve_auth.serve_auth_from_arguments(args), **options
+            )
             where = f"http {listener.url}"  # type: ignore[attr-defined]
         elif args.tcp is not None:
             host, port = args.tcp

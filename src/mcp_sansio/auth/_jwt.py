@@ -30,6 +30,7 @@ from ._resource import (
     audience_matches,
     scopes_of,
 )
+from ._urls import check_endpoint
 
 __all__ = ["DEFAULT_ALGORITHMS", "JwtVerifier"]
 
@@ -93,7 +94,9 @@ class JwtVerifier:
             raise AuthUsageError("algorithms must list signing algorithms, never 'none'")
         self.issuer = issuer
         """The issuer ``iss`` must equal."""
-        self.jwks_url = jwks_url
+        # keys fetched over plain http off loopback could be anyone's (MCP: every
+        # authorization server endpoint "MUST be served over HTTPS")
+        self.jwks_url = None if jwks_url is None else check_endpoint(jwks_url, "jwks_url", "usage")
         """Where the keys are fetched, or ``None``."""
         self.audience = audience
         """The ``aud`` required, or ``None`` for the server's resource."""
