@@ -55,6 +55,7 @@ from ..auth._client_auth import ClientAuth, Flow
 from ..auth._errors import AuthError, AuthUsageError
 from ..auth._flow import Authorized, OpenUrl
 from ..auth._oauth import HttpRequest as AuthHttpRequest
+from ..session._client import AUTHORIZATION_FAILURE
 from ._client_base import TransportBase
 from ._client_parts import (
     _DELETE,
@@ -349,7 +350,7 @@ class Authorizing(TransportBase):
             if ex.kind == _LISTEN:
                 actions.append(TransportProblem(f"the GET stream: {message}"))
             elif ex.owed:
-                self._fail_owed(ex, message, status, out, {"authorization": data})
+                self._fail_owed(ex, message, status, out, {AUTHORIZATION_FAILURE: data})
             else:
                 actions.append(TransportProblem(f"a message was not delivered: {message}"))
             actions.extend(self._release(ex.stream))
@@ -381,6 +382,6 @@ def authorization_failure(source: object, error: BaseException) -> BaseException
     if not isinstance(transport, Authorizing):
         return None
     data = getattr(error, "data", None)
-    found = data.get("authorization") if type(data) is dict else None
+    found = data.get(AUTHORIZATION_FAILURE) if type(data) is dict else None
     number = found.get("failure") if type(found) is dict else None
     return transport.failure(number) if type(number) is int else None

@@ -16,6 +16,7 @@ import orjson
 from .._framing import DEFAULT_CLIENT_MAX_MESSAGE_SIZE
 from .._sse import SseDecoder
 from ..auth._oauth import HttpRequest as AuthHttpRequest
+from ..session._client import TRANSPORT_ERROR
 
 __all__ = [
     "DEFAULT_FETCH_MAX_BODY",
@@ -48,8 +49,6 @@ DEFAULT_MAX_RECONNECTS: Final = 5
 #: The most follow-up POSTs (those that owe the session no answer: responses to the
 #: server's requests, notifications) in flight at once; the others wait their turn.
 DEFAULT_MAX_FOLLOW_UPS: Final = 4
-#: The JSON-RPC error code of the errors the transport makes up for failed exchanges.
-TRANSPORT_ERROR: Final = -32000
 #: The error code of a ``tools/call`` refused because of the tool's ``x-mcp-header``.
 INVALID_PARAMS: Final = -32602
 

@@ -23,6 +23,16 @@ from ._errors import (
     _error_of,
 )
 
+#: The JSON-RPC error code of the errors a transport makes up for failed exchanges (the
+#: HTTP client's ``mcp_sansio.http.TRANSPORT_ERROR``).
+TRANSPORT_ERROR: Final = -32000
+
+#: The key of a JSON-RPC error's ``data`` by which a transport says that the request never
+#: reached the server for want of authorization (the HTTP client's failed flows put the
+#: failure there, under :data:`TRANSPORT_ERROR`): no answer of the server's, so not one about its
+#: era, and a ``server/discover`` probe failed so does not fall back to ``initialize``.
+AUTHORIZATION_FAILURE: Final = "authorization"
+
 _CLIENT_HANDLER_METHODS: Final = {
     "sampling/createMessage": "sampling",
     "elicitation/create": "elicitation",
@@ -158,7 +168,12 @@ class ClientSession(SessionBase):
     ) -> list[Action]:
         self._forget(call)
         conn = self.connection
-        if call.method == "server/discover" and not conn.policy.probe and conn.policy.handshake:
+        if (
+            call.method == "server/discover"
+            and not conn.policy.probe
+            and conn.policy.handshake
+            and not _unauthorized(event)
+        ):
             # The probe failed: this server speaks the initialize era.
             new_call, data = self._initialize(now)
             self.opening = new_call
@@ -361,3 +376,14 @@ def _handshake_versions(conn: Connection) -> list[str]:
     """The versions of ``conn`` that open with an ``initialize`` handshake, newest first."""
     specs = conn.config.specs
     return [v for v in conn.config.versions if specs[v].policy.handshake]
+
+
+def _unauthorized(event: Response | ErrorResponse | InputRequired) -> bool:
+    """Whether ``event`` is a transport's error for a request that was never delivered for
+    want of authorization (:data:`AUTHORIZATION_FAILURE`): the server did not answer it,
+    so it says nothing of the server's era; ``initialize`` would be refused the same way
+    (and a person asked again)."""
+    if type(event) is not ErrorResponse or event.code != TRANSPORT_ERROR:
+        return False
+    data = event.data
+    return type(data) is dict and type(data.get(AUTHORIZATION_FAILURE)) is dict
