@@ -128,21 +128,97 @@ def test_a_failed_flow_is_reported(monkeypatch: pytest.MonkeyPatch) -> None:
         assert "authorization failed: token request:" in err
 
 
+def test_a_failed_flow_asks_the_person_once_with_the_default_versions(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """With both eras the call opens with a ``server/discover`` probe: its failed flow ends
+    the opening (no fallback to ``initialize``, which would meet the same 401 and open the
+    browser a second time)."""
+    opened = _browser(monkeypatch)
+    with guarded() as guard:
+        guard.fail_token = True
+        code, _, err = run("--http", guard.url, "--interactive", *ECHO)
+        assert code == 1
+        assert "authorization failed: token request:" in err
+        assert len(opened) == 1
+        assert [json.loads(s.body)["method"] for s in guard.mcp()] == ["server/discover"]
+
+
+HTTP = ["--http", "http://127.0.0.1:1/mcp"]
+CC = [*HTTP, "--client-id", "c", "--client-credentials"]
+
+
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
         (["--token", "t", *ECHO], "--token is for an HTTP server"),
-        (["--http", "http://127.0.0.1:1/mcp", "--client-secret", "s", *ECHO], "goes with"),
-        (
-            ["--http", "http://127.0.0.1:1/mcp", "--token", "t", "--client-id", "c", *ECHO],
-            "not both",
-        ),
+        ([*HTTP, "--client-secret", "s", *ECHO], "goes with"),
+        ([*HTTP, "--token", "t", "--client-id", "c", *ECHO], "not both"),
+        (["--client-credentials", *ECHO], "is for an HTTP server"),
+        ([*HTTP, "--client-credentials", *ECHO], "needs --client-id"),
+        ([*CC, *ECHO], "needs --client-secret"),
+        ([*CC, "--client-secret", "s", "--interactive", *ECHO], "not with --interactive"),
+        ([*HTTP, "--client-id", "c", "--client-key", __file__, *ECHO], "goes with"),
+        ([*CC, "--client-key", "/no/such/key", *ECHO], "cannot read /no/such/key"),
+        ([*CC, "--client-key", __file__, *ECHO], "--client-key: the private key cannot be read"),
     ],
 )
 def test_usage_errors(argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
     code, _, _ = run(*argv)
     assert code == 2
     assert message in capsys.readouterr().err
+
+
+def test_client_credentials_choose_the_grant(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Any
+) -> None:
+    """``--client-credentials``: a GrantAuth of ClientCredentials, its secret from the
+    environment (never an option's echo); a key file (a JWK's JSON) for private_key_jwt;
+    and a token in the environment does not outrank an explicit ``--client-id``."""
+    pytest.importorskip("joserfc")
+    import argparse
+
+    from joserfc.jwk import ECKey
+
+    from mcp_sansio._cli_auth import (
+        SECRET_VARIABLE,
+        add_auth_arguments,
+        auth_from_arguments,
+        check_auth_arguments,
+    )
+    from mcp_sansio.auth import ClientCredentials, GrantAuth
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--http")
+    add_auth_arguments(parser)
+
+    def chosen(*argv: str) -> Any:
+        args = parser.parse_args(["--http", "http://127.0.0.1:1/mcp", *argv])
+        check_auth_arguments(parser, args)
+        auth, open_url, done = auth_from_arguments(args, args.http, io.StringIO())
+        done()
+        return auth, open_url
+
+    monkeypatch.setenv(TOKEN_VARIABLE, "env-token")
+    monkeypatch.setenv(SECRET_VARIABLE, "env-SECRET")
+    auth, open_url = chosen("--client-id", "svc", "--client-credentials")
+    assert isinstance(auth, GrantAuth)
+    assert open_url is None
+    assert auth.grant == ClientCredentials("svc", client_secret="env-SECRET")
+    assert "env-SECRET" not in repr(auth)
+    auth, _ = chosen("--client-id", "svc", "--client-secret", "s", "--client-credentials")
+    assert auth.grant == ClientCredentials("svc", client_secret="s")
+    key = ECKey.generate_key("P-256")
+    path = tmp_path / "key.jwk"
+    path.write_text(json.dumps(key.as_dict(private=True)))
+    auth, _ = chosen("--client-id", "svc", "--client-credentials", "--client-key", str(path))
+    assert auth.grant.private_key == key.as_dict(private=True)
+    assert auth.grant.client_secret is None  # the environment's secret is not sent with a key
+    assert auth.grant.algorithm == "ES256"
+    auth, _ = chosen("--client-id", "pre-1", "--no-interactive")
+    assert type(auth).__name__ == "_Interactive"  # the pre-registered client, not the token
+    auth, _ = chosen()
+    assert type(auth).__name__ == "BearerToken"
 
 
 def test_probe_sends_the_token() -> None:

@@ -1,24 +1,29 @@
 """The command line's authorization (``mcp-sansio call`` and ``probe`` with ``--http``):
 its options (:func:`add_auth_arguments`, :func:`check_auth_arguments`) and the
 :class:`~mcp_sansio.auth.ClientAuth` they choose (:func:`command_line_auth`): a token given
-(``mcp_sansio.auth.BearerToken``), a pre-registered client, or the interactive
-authorization code flow (:class:`~mcp_sansio.auth.OAuthClient` registering itself), whose
-person step prints the URL, opens a browser (:mod:`webbrowser`) and takes the redirect with
-:class:`~mcp_sansio.blocking.LoopbackRedirect`.
+(``mcp_sansio.auth.BearerToken``), the client credentials grant of a pre-registered client
+(:class:`~mcp_sansio.auth.GrantAuth`, no person), a pre-registered client's authorization
+code flow, or the interactive one (:class:`~mcp_sansio.auth.OAuthClient` registering
+itself), whose person step prints the URL, opens a browser (:mod:`webbrowser`) and takes
+the redirect with :class:`~mcp_sansio.blocking.LoopbackRedirect`.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import os
 import sys
 import webbrowser
 from collections.abc import Callable, Sequence
-from typing import Final, TextIO
+from typing import Any, Final, TextIO
 
 from .auth._client_auth import ClientAuth, Flow
+from .auth._dpop import signing_key
+from .auth._errors import AuthUsageError
 from .auth._flow import Authorized
+from .auth._grants import ClientCredentials, GrantAuth
 from .auth._metadata import PROFILES
 from .auth._oauth import ClientInfo
 from .auth._oauth_client import OAuthClient
@@ -26,6 +31,7 @@ from .auth._static import BearerToken
 from .blocking._redirect import DEFAULT_REDIRECT_TIMEOUT, LoopbackRedirect
 
 __all__ = [
+    "SECRET_VARIABLE",
     "TOKEN_VARIABLE",
     "add_auth_arguments",
     "auth_from_arguments",
@@ -36,6 +42,33 @@ __all__ = [
 
 #: The environment variable the command line reads a bearer token from.
 TOKEN_VARIABLE: Final = "MCP_SANSIO_TOKEN"
+
+#: The environment variable the command line reads a client secret from.
+SECRET_VARIABLE: Final = "MCP_SANSIO_CLIENT_SECRET"
+
+
+def _read_key(path: str) -> str | dict[str, Any]:
+    """``--client-key FILE``: the file's text (a PEM), or the JWK its JSON holds."""
+    try:
+        with open(path, encoding="utf-8") as file:
+            text = file.read(_MAX_KEY_FILE + 1)
+    except (OSError, UnicodeDecodeError) as exc:
+        raise argparse.ArgumentTypeError(f"cannot read {path}: {exc}") from None
+    if len(text) > _MAX_KEY_FILE:
+        raise argparse.ArgumentTypeError(f"{path} is over {_MAX_KEY_FILE} characters: no key")
+    if text.lstrip().startswith("{"):
+        try:
+            jwk = json.loads(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{path} is not JSON (a JWK) nor a PEM") from None
+        if not isinstance(jwk, dict):
+            raise argparse.ArgumentTypeError(f"{path} holds no JWK (a JSON object)")
+        return jwk
+    return text
+
+
+#: The largest key file read (an RSA 8192-bit private key in PEM is under 7,000 characters).
+_MAX_KEY_FILE: Final = 65536
 
 
 def auth_version(versions: Sequence[str] | None) -> str:
@@ -113,6 +146,9 @@ def command_line_auth(
     token: str | None = None,
     client_id: str | None = None,
     client_secret: str | None = None,
+    client_credentials: bool = False,
+    client_key: str | dict[str, Any] | None = None,
+    client_key_alg: str = "ES256",
     interactive: bool = False,
     versions: Sequence[str] | None = None,
     redirect_port: int = 0,
@@ -124,6 +160,10 @@ def command_line_auth(
     done (it closes the loopback listener).
 
     - ``token``: ``mcp_sansio.auth.BearerToken`` (no flow, no handler);
+    - ``client_credentials`` (with ``client_id``): a :class:`~mcp_sansio.auth.GrantAuth`
+      running the client credentials grant (the OAuth Client Credentials extension), which
+      needs no person: with ``client_secret``, or with ``client_key`` (a private PEM or JWK)
+      a ``private_key_jwt`` assertion signed by ``client_key_alg``;
     - ``client_id`` (and ``client_secret``, a confidential client): an
       :class:`~mcp_sansio.auth.OAuthClient` with that pre-registered identity;
     - else, with ``interactive``: an :class:`~mcp_sansio.auth.OAuthClient` that registers
@@ -141,6 +181,16 @@ def command_line_auth(
     if client_id is None and not interactive:
         return None, None, lambda: None
     version = auth_version(versions)
+    if client_credentials:
+        if client_id is None:
+            raise AuthUsageError("the client credentials grant needs a client_id")
+        grant = ClientCredentials(
+            client_id,
+            client_secret=client_secret,
+            private_key=client_key,
+            algorithm=client_key_alg,
+        )
+        return GrantAuth(url, grant, version=version), None, lambda: None
     client = None if client_id is None else ClientInfo(client_id, client_secret)
     browser = _Browser(redirect_port, timeout, err)
 
@@ -174,7 +224,30 @@ def add_auth_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--client-secret",
         metavar="SECRET",
-        help="its secret, for a confidential client (with --client-id)",
+        help="its secret, for a confidential client (with --client-id; default: the "
+        f"environment variable {SECRET_VARIABLE}; prefer it)",
+    )
+    group.add_argument(
+        "--client-credentials",
+        action="store_true",
+        help="with --client-id: get the token with the client credentials grant (the OAuth "
+        "Client Credentials extension), no person and no browser; the client authenticates "
+        "with its secret, or with --client-key",
+    )
+    group.add_argument(
+        "--client-key",
+        metavar="FILE",
+        type=_read_key,
+        help="with --client-credentials: the client's private key (a PEM or a JWK file), to "
+        "authenticate with a private_key_jwt assertion (RFC 7523) instead of a secret; needs "
+        "the auth extra (joserfc)",
+    )
+    group.add_argument(
+        "--client-key-alg",
+        metavar="ALG",
+        default="ES256",
+        help="the JWS algorithm the assertion is signed with (default: ES256; RS256 for an "
+        "RSA key, EdDSA for an Ed25519 one)",
     )
     group.add_argument(
         "--interactive",
@@ -196,7 +269,12 @@ def auth_from_arguments(
     args: argparse.Namespace, url: str, err: TextIO, timeout: float = DEFAULT_REDIRECT_TIMEOUT
 ) -> tuple[ClientAuth | None, Callable[[str], str] | None, Callable[[], None]]:
     """:func:`command_line_auth` from the options of :func:`add_auth_arguments`."""
-    token = args.token if args.token is not None else os.environ.get(TOKEN_VARIABLE) or None
+    token = args.token
+    if token is None and args.client_id is None:  # an option given outranks the environment
+        token = os.environ.get(TOKEN_VARIABLE) or None
+    secret = args.client_secret
+    if secret is None and args.client_id is not None and args.client_key is None:
+        secret = os.environ.get(SECRET_VARIABLE) or None
     interactive = args.interactive
     if interactive is None:
         stdin = getattr(sys.stdin, "isatty", None)
@@ -205,7 +283,10 @@ def auth_from_arguments(
         url,
         token=token,
         client_id=args.client_id,
-        client_secret=args.client_secret,
+        client_secret=secret,
+        client_credentials=args.client_credentials,
+        client_key=args.client_key,
+        client_key_alg=args.client_key_alg,
         interactive=interactive,
         versions=getattr(args, "versions", None),
         redirect_port=args.redirect_port,
@@ -222,6 +303,7 @@ def check_auth_arguments(parser: argparse.ArgumentParser, args: argparse.Namespa
             ("--token", args.token),
             ("--client-id", args.client_id),
             ("--client-secret", args.client_secret),
+            ("--client-key", args.client_key),
         )
         if value is not None
     ]
@@ -231,5 +313,27 @@ def check_auth_arguments(parser: argparse.ArgumentParser, args: argparse.Namespa
         parser.error("give --token or --client-id, not both")
     if args.client_secret is not None and args.client_id is None:
         parser.error("--client-secret goes with --client-id")
+    if args.client_credentials:
+        if not args.http:
+            parser.error("--client-credentials is for an HTTP server (--http URL)")
+        if args.client_id is None:
+            parser.error("--client-credentials needs --client-id")
+        if args.interactive:
+            parser.error("--client-credentials needs no person: not with --interactive")
+        if args.client_key is not None and args.client_secret is not None:
+            parser.error("give --client-secret or --client-key, not both")
+        if args.client_key is None and (
+            args.client_secret is None and not os.environ.get(SECRET_VARIABLE)
+        ):
+            parser.error(
+                f"--client-credentials needs --client-secret (or {SECRET_VARIABLE}) or --client-key"
+            )
+    elif args.client_key is not None:
+        parser.error("--client-key goes with --client-credentials")
+    if args.client_key is not None:
+        try:
+            signing_key(args.client_key, args.client_key_alg)
+        except AuthUsageError as exc:
+            parser.error(f"--client-key: {exc.reason} (as an {args.client_key_alg} key)")
     if not 0 <= args.redirect_port <= 65535:
         parser.error("--redirect-port is 0 to 65535")

@@ -23,6 +23,8 @@
 // - resource indicators (RFC 8707): each --resource URI (default: any http URL on
 //   127.0.0.1) is a resource server with the scopes mcp:read and mcp:write, whose access
 //   tokens are JWTs (RFC 9068) with that URI as audience;
+// - the client credentials grant (OAuth 2.1 section 4.2), for a pre-registered --client
+//   allowed it (grant_types ["client_credentials"]), its token for the resource named;
 // - refresh tokens for every client allowed the refresh_token grant, rotated on each use
 //   (oidc-provider's default rotates a public client's);
 // - the authorization response carries iss (RFC 9207; oidc-provider always sends it and
@@ -130,6 +132,7 @@ server.listen(port, '127.0.0.1', () => {
       Session: 3600,
     },
     features: {
+      clientCredentials: { enabled: true },
       devInteractions: { enabled: true },
       registration: { enabled: true },
       revocation: { enabled: true },
