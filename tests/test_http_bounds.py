@@ -13,7 +13,6 @@ shared machine does not move by that much.
 from __future__ import annotations
 
 import gc
-import time
 import tracemalloc
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
@@ -288,22 +287,13 @@ def test_a_long_content_length_is_read_as_a_number(length: str, status: int) -> 
 
 def test_repeated_accept_headers_are_joined_once() -> None:
     # Before: each Accept header re-joined all the earlier ones (60,000: 0.22 s, 70 times
-    # the cost of 6,000; now 13 times, linear).
+    # the cost of 6,000). The cost is timed by benchmarks/scaling.py, not here; this checks
+    # the joined value.
     assert lower_headers([(b"Accept", b"a"), (b"x", b"1"), (b"accept", b"b")]) == {
         "x": "1",
         "accept": "a, b",
     }
-
-    def best(n: int) -> float:
-        headers = [(b"accept", b"a/b")] * n
-        times = []
-        for _ in range(5):
-            start = time.perf_counter()
-            lower_headers(headers)
-            times.append(time.perf_counter() - start)
-        return min(times)
-
-    assert best(60_000) < 35 * best(6_000)
+    assert lower_headers([(b"accept", b"a/b")] * 60_000)["accept"] == ", ".join(["a/b"] * 60_000)
 
 
 # ---------------------------------------------------------------------- work per message
