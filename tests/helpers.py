@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import io
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, Final
 
 import orjson
@@ -38,6 +38,7 @@ from mcp_sansio import (
 from mcp_sansio._versions import VERSIONS, Era
 
 __all__ = [
+    "CountingDict",
     "ALL",
     "BATCH_VERSION",
     "CLIENT_INFO",
@@ -496,3 +497,21 @@ def sent(actions: Iterable[object]) -> list[dict[str, Any]]:
         if isinstance(action, Send):
             out += [orjson.loads(line) for line in action.data.splitlines()]
     return out
+
+
+class CountingDict(dict[Any, Any]):
+    """A dict that counts the walks over it."""
+
+    walks = 0
+
+    def __iter__(self) -> Iterator[Any]:
+        CountingDict.walks += 1
+        return super().__iter__()
+
+    def items(self) -> Any:
+        CountingDict.walks += 1
+        return super().items()
+
+    def values(self) -> Any:
+        CountingDict.walks += 1
+        return super().values()

@@ -20,7 +20,7 @@ from typing import Any
 
 import orjson
 import pytest
-from helpers import initialize_request
+from helpers import CountingDict, initialize_request
 from test_http_client import learn
 from test_http_server import Client, build, modern
 
@@ -297,24 +297,6 @@ def test_repeated_accept_headers_are_joined_once() -> None:
 
 
 # ---------------------------------------------------------------------- work per message
-
-
-class CountingDict(dict[Any, Any]):
-    """A dict that counts the walks over it."""
-
-    walks = 0
-
-    def __iter__(self) -> Iterator[Any]:
-        CountingDict.walks += 1
-        return super().__iter__()
-
-    def items(self) -> Any:
-        CountingDict.walks += 1
-        return super().items()
-
-    def values(self) -> Any:
-        CountingDict.walks += 1
-        return super().values()
 
 
 class CountingOrderedDict(OrderedDict[Any, Any]):

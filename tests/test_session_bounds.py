@@ -8,8 +8,7 @@ import tracemalloc
 from typing import Any
 
 import orjson
-from helpers import META_SUBSCRIPTION, modern_meta, sent
-from test_http_bounds import CountingDict
+from helpers import META_SUBSCRIPTION, CountingDict, modern_meta, sent
 
 from mcp_sansio.server import Server
 from mcp_sansio.session import (
