@@ -40,36 +40,29 @@ from mcp_sansio.http._headers import lower_headers  # noqa: E402
 __all__ = ["CASES", "main"]
 
 
-def _id_adds(size: int) -> Callable[[int], float]:
-    """Seconds per add of a new string id to a full history of ``size`` ids."""
-    history = IdHistory(size)
+def _new_keys(put: Callable[[str], object], size: int) -> Callable[[int], float]:
+    """Seconds per ``put`` of a new key, once ``size`` keys have filled the table."""
     for i in range(size):
-        history.add(f"a{i}")
-
-    def once(round_: int, n: int = 5000) -> float:
-        batch = [f"b{round_}-{i}" for i in range(n)]
-        start = time.perf_counter()
-        for rid in batch:
-            history.add(rid)
-        return (time.perf_counter() - start) / n
-
-    return once
-
-
-def _recent_puts(size: int) -> Callable[[int], float]:
-    """Seconds per put of a new key to a full ``RecentIds`` of ``size`` keys."""
-    table = RecentIds(size)
-    for i in range(size):
-        table.put(f"a{i}")
+        put(f"a{i}")
 
     def once(round_: int, n: int = 5000) -> float:
         keys = [f"b{round_}-{i}" for i in range(n)]
         start = time.perf_counter()
         for key in keys:
-            table.put(key)
+            put(key)
         return (time.perf_counter() - start) / n
 
     return once
+
+
+def _id_adds(size: int) -> Callable[[int], float]:
+    """Seconds per add of a new string id to a full ``IdHistory`` of ``size`` ids."""
+    return _new_keys(IdHistory(size).add, size)
+
+
+def _recent_puts(size: int) -> Callable[[int], float]:
+    """Seconds per put of a new key to a full ``RecentIds`` of ``size`` keys."""
+    return _new_keys(RecentIds(size).put, size)
 
 
 def _header_join(count: int) -> Callable[[int], float]:
