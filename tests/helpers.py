@@ -39,6 +39,7 @@ from mcp_sansio._versions import VERSIONS, Era
 
 __all__ = [
     "CountingDict",
+    "CountingSet",
     "ALL",
     "BATCH_VERSION",
     "CLIENT_INFO",
@@ -515,3 +516,13 @@ class CountingDict(dict[Any, Any]):
     def values(self) -> Any:
         CountingDict.walks += 1
         return super().values()
+
+
+class CountingSet(set[Any]):
+    """A set that counts the walks over it."""
+
+    walks = 0
+
+    def __iter__(self) -> Iterator[Any]:
+        CountingSet.walks += 1
+        return super().__iter__()
