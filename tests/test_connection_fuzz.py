@@ -1793,6 +1793,20 @@ def test_bug_null_result_type() -> None:
         server.send(Response(id=1, result={"resultType": None, "tools": []}))
 
 
+@pytest.mark.parametrize("result_type", [b"complete", b"input_required", 1, ["complete"]])
+def test_bug_result_type_not_a_string(result_type: object) -> None:
+    """A server's own result whose ``resultType`` is not a string (bytes here) was compared
+    with ``"input_required"``: under ``python -bb`` that raised ``BytesWarning`` out of
+    send() instead of the documented LocalProtocolError. (Found by test_send_bulk in a
+    fresh clone's tox run, rng seed 383213141836099200; fixed.)"""
+    client, server = _stateless_client_and_server()
+    transfer(client, server, Request(id=1, method="tools/list"))
+    with pytest.raises(LocalProtocolError, match="unknown resultType"):
+        server.send(Response(id=1, result={"resultType": result_type, "tools": []}))
+    # nothing was lost: the request is still in flight and its answer still goes out
+    assert server.send(Response(id=1, result={"tools": []}))
+
+
 def test_bug_ping_while_probing() -> None:
     """A client that speaks both eras probes with server/discover; a server of the initialize
     era may ping "including before initialization" and does so before it sees the probe.

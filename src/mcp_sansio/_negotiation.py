@@ -381,6 +381,8 @@ def check_stateless_result(s: Session, pending: Pending, result: Mapping[str, An
     where the method allows it and for the capabilities the request declared; a discover
     result that describes this server."""
     result_type = result["resultType"]
+    if type(result_type) is not str:  # bytes would compare with a BytesWarning under -b
+        raise LocalProtocolError(f"unknown resultType {result_type!r}: it must be a string")
     if result_type == "input_required":
         assert s.spec is not None
         fault = input_required_fault(s.spec, pending.method, result, pending.caps or {})
