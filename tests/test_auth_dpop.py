@@ -12,6 +12,8 @@ from typing import Any
 
 import orjson
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from joserfc import jwk, jwt
 
 from mcp_sansio.auth import (
@@ -283,17 +285,92 @@ def test_nonce_header_without_nonce_error_is_a_plain_challenge() -> None:
     assert isinstance(flow, DPoPFlow)  # a new token, not a resend
 
 
+def test_resource_server_nonce_on_a_success_is_used_from_then_on() -> None:
+    # RFC 9449 section 8.2 (section 9: "in the same way"): a server "MAY supply the new
+    # nonce value in the DPoP-Nonce HTTP header on a successful response"; "The client
+    # MUST use the new nonce value supplied ... for all subsequent ... requests"
+    auth, _ = authorized_auth()
+    assert "nonce" not in decode(dict(auth.headers("POST", MCP, now=NOW))["DPoP"])[1]
+    auth.answered(200, [("content-type", "application/json"), ("dpop-nonce", "rs-ok")], now=NOW)
+    assert decode(dict(auth.headers("POST", MCP, now=NOW))["DPoP"])[1]["nonce"] == "rs-ok"
+    auth.answered(202, [], now=NOW)  # an answer without one: the last one stays
+    assert decode(dict(auth.headers("GET", MCP, now=NOW))["DPoP"])[1]["nonce"] == "rs-ok"
+    auth.answered(200, [("dpop-nonce", "rs-2")], now=NOW)
+    assert decode(dict(auth.headers("POST", MCP, now=NOW))["DPoP"])[1]["nonce"] == "rs-2"
+
+
+@pytest.mark.parametrize("bad", ["", "a b", 'a"b', "a\\b", "caf\u00e9", "a\tb"])
+def test_a_nonce_not_of_the_section_8_1_syntax_is_ignored(bad: str) -> None:
+    # RFC 9449 section 8.1: nonce = 1*NQCHAR (%x21 / %x23-5B / %x5D-7E)
+    auth, _ = authorized_auth()
+    auth.answered(200, [("dpop-nonce", "good")], now=NOW)
+    auth.answered(200, [("dpop-nonce", bad)], now=NOW)
+    assert decode(dict(auth.headers("POST", MCP, now=NOW))["DPoP"])[1]["nonce"] == "good"
+    challenge = [("WWW-Authenticate", 'DPoP error="use_dpop_nonce"'), ("DPoP-Nonce", bad)]
+    flow = auth.challenged(401, challenge, now=NOW)
+    assert not (flow is not None and flow.next_step() is auth.authorization)  # no resend
+
+
+NQCHAR = set(range(0x21, 0x7F)) - {0x22, 0x5C}
+
+
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(["dpop-nonce", "DPoP-Nonce", "x"]), st.text(max_size=12)),
+        max_size=4,
+    ),
+    st.integers(100, 599),
+)
+def test_any_answer_is_taken_without_error(headers: list[tuple[str, str]], status: int) -> None:
+    auth = DPoPAuth(Recorder(), DPoPKey.generate("ES256"))
+    auth.answered(status, headers, now=NOW)
+    first = next((v for k, v in headers if k.lower() == "dpop-nonce"), None)
+    valid = first is not None and first != "" and all(ord(c) in NQCHAR for c in first)
+    assert auth.server_nonce == (first if valid else None)
+
+
+def test_answers_go_to_the_inner_client_auth() -> None:
+    inner = Recorder()
+    auth = DPoPAuth(inner, DPoPKey.generate())
+    auth.answered(200, [("dpop-nonce", "n")], now=NOW)
+    assert inner.answers == [(200, [("dpop-nonce", "n")])]
+    assert auth.server_nonce == "n"
+
+
+def test_authorization_server_nonce_on_a_success_goes_in_the_next_token_request() -> None:
+    class Giving(Server):
+        def answer(self, request: HttpRequest) -> tuple[int, list[tuple[str, str]], bytes]:
+            status, headers, body = super().answer(request)
+            if request.method == "POST":
+                headers = [*headers, ("dpop-nonce", f"as-{len(self.token_requests)}")]
+            return status, headers, body
+
+    auth, _ = dpop_auth()
+    server = Giving()
+    for _ in range(2):  # a token, then refused: a new one
+        flow = auth.challenged(401, CHALLENGE, now=NOW)
+        assert flow is not None
+        auth.authorized(run(flow, server), now=NOW)
+    first, second = server.token_requests
+    assert "nonce" not in decode(header(first, "dpop") or "")[1]
+    assert decode(header(second, "dpop") or "")[1]["nonce"] == "as-1"
+
+
 class Recorder:
     """A ClientAuth that records the challenge headers it is given."""
 
     def __init__(self) -> None:
         self.seen: list[Sequence[tuple[str, str]]] = []
+        self.answers: list[tuple[int, Sequence[tuple[str, str]]]] = []
 
     def headers(self, method: str, url: str, *, now: float) -> Sequence[tuple[str, str]]:
         return ()
 
     def challenged(self, status: int, headers: Sequence[tuple[str, str]], *, now: float) -> None:
         self.seen.append(headers)
+
+    def answered(self, status: int, headers: Sequence[tuple[str, str]], *, now: float) -> None:
+        self.answers.append((status, headers))
 
     def authorized(self, result: Authorized, *, now: float) -> None:
         raise AssertionError("not reached")

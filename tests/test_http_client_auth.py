@@ -157,6 +157,13 @@ def test_401_runs_the_flow_and_sends_the_request_again(
         assert seen[1].body == seen[0].body
         assert all(s.authorization == _bearer(auth) for s in seen[1:] if s.method != "DELETE")
         assert all(s.status == 200 for s in seen[1:])
+        # every answer of the MCP server was shown to the ClientAuth, the 401 and the
+        # successes alike (ClientAuth.answered: where a DPoP-Nonce would be taken)
+        # (the guard records 200 for a request it let through; our server answers a
+        # notification 202)
+        assert len(auth.answered_with) == len(seen)
+        assert auth.answered_with[0] == 401
+        assert set(auth.answered_with[1:]) <= {200, 202}
 
 
 @pytest.mark.parametrize("runtime", ["asyncio", "trio"])
@@ -306,6 +313,9 @@ class _BrokenHeader:
         return [("Authorization", "Bearer SE\nCRET")]
 
     def challenged(self, status: int, headers: Any, *, now: float) -> None:
+        return None
+
+    def answered(self, status: int, headers: Any, *, now: float) -> None:
         return None
 
     def authorized(self, result: Any, *, now: float) -> None:

@@ -360,6 +360,7 @@ class FlowAuth:
         self.max_flows = max_flows
         self.flows: list[tuple[int, list[tuple[str, str]]]] = []
         self.authorized_with: list[Authorized] = []
+        self.answered_with: list[int] = []
         self.store = MemoryTokenStore()
         self._token: str | None = None
 
@@ -380,6 +381,9 @@ class FlowAuth:
             www_authenticate=[v for k, v in headers if k.lower() == "www-authenticate"],
             store=self.store,
         )
+
+    def answered(self, status: int, headers: Sequence[tuple[str, str]], *, now: float) -> None:
+        self.answered_with.append(status)
 
     def authorized(self, result: Authorized, *, now: float) -> None:
         self.authorized_with.append(result)

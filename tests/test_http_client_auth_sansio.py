@@ -63,6 +63,7 @@ class FakeAuth:
         self.challenges: list[tuple[int, list[tuple[str, str]], float]] = []
         self.token: str | None = None
         self.authorized_now: list[float] = []
+        self.answers: list[tuple[int, list[tuple[str, str]], float]] = []
 
     def headers(self, method: str, url: str, *, now: float) -> Sequence[tuple[str, str]]:
         assert url == URL
@@ -76,6 +77,9 @@ class FakeAuth:
         if isinstance(flow, BaseException):
             raise flow
         return flow
+
+    def answered(self, status: int, headers: Sequence[tuple[str, str]], *, now: float) -> None:
+        self.answers.append((status, list(headers), now))
 
     def authorized(self, result: Authorized, *, now: float) -> None:
         self.token = result.tokens.access_token
@@ -250,3 +254,22 @@ def test_reprs_hide_secrets() -> None:
     assert "SECRET" not in repr(AuthFetch(1, request))
     with pytest.raises(ValueError, match="url="):
         HttpClientTransport("/mcp", auth=FakeAuth())
+
+
+def test_every_answer_is_shown_to_the_client_auth_before_a_challenge() -> None:
+    auth = FakeAuth(ScriptedFlow(DONE))
+    t = transport(auth)
+    ok = post(t, 1)
+    headers: list[tuple[bytes | str, bytes | str]] = [
+        (b"Content-Type", b"application/json"),
+        ("DPoP-Nonce", "n-1"),
+    ]
+    t.response_started(ok.stream, 200, headers)
+    assert auth.answers == [
+        (200, [("content-type", "application/json"), ("dpop-nonce", "n-1")], 7.0)
+    ]
+    assert auth.challenges == []  # a success is no challenge
+    refused = post(t, 2)
+    answer(t, refused, 401)
+    assert auth.answers[1] == (401, CHALLENGE, 7.0)
+    assert [c[:2] for c in auth.challenges] == [(401, CHALLENGE)]

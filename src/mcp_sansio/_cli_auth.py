@@ -135,6 +135,10 @@ class _Interactive:
             self.client = self._make(self._browser.bind())
         return self.client.challenged(status, headers, now=now)
 
+    def answered(self, status: int, headers: Sequence[tuple[str, str]], *, now: float) -> None:
+        if self.client is not None:
+            self.client.answered(status, headers, now=now)
+
     def authorized(self, result: Authorized, *, now: float) -> None:
         assert self.client is not None
         self.client.authorized(result, now=now)

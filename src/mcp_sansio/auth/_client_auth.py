@@ -2,7 +2,8 @@
 
 The HTTP clients of every runtime take one :class:`ClientAuth`. Before each request to the
 MCP server they add :meth:`ClientAuth.headers` (``Authorization``, and a DPoP proof where
-one is used). When the server answers 401 or 403, they hand the answer to
+one is used). They show it every answer's status and headers
+(:meth:`ClientAuth.answered`). When the server answers 401 or 403, they hand the answer to
 :meth:`ClientAuth.challenged`; a :class:`Flow` back means "run this, then send the request
 again"; ``None`` means the request fails with that status. Running a flow is the runtime's
 only part: make each :class:`~mcp_sansio.auth.HttpRequest` it asks for and hand the answer
@@ -63,6 +64,13 @@ class ClientAuth(Protocol):
     ) -> Flow | None:
         """The MCP server answered ``status`` (401 or 403) with ``headers``: the flow to run
         before sending the request again, or ``None`` to fail the request with it."""
+        ...
+
+    def answered(self, status: int, headers: Sequence[tuple[str, str]], *, now: float) -> None:
+        """The MCP server answered a request with ``status`` and ``headers`` (names in lower
+        case): every answer, a success or not, before a 401 or 403 goes to
+        :meth:`challenged`. What a server says on any answer (RFC 9449's ``DPoP-Nonce``) is
+        kept from here; most implementations do nothing."""
         ...
 
     def authorized(self, result: Authorized, *, now: float) -> None:

@@ -22,7 +22,12 @@ cryptographic digest of the JSON-RPC request body"), as
 - sections 8 and 9: an authorization server answers 400 ``error=use_dpop_nonce`` and a
   resource server 401 with a ``DPoP`` challenge ``error="use_dpop_nonce"``, each with a
   ``DPoP-Nonce`` header: the client sends the request again with a proof that carries that
-  nonce (a nonce a server gives on any answer is used from then on).
+  nonce. Section 8.2: a server "MAY supply the new nonce value in the DPoP-Nonce HTTP
+  header on a successful response", and "The client **MUST** use the new nonce value
+  supplied for the next token request and for all subsequent token requests until the
+  authorization server supplies a new nonce" (section 9: a resource server "in the same
+  way"). So a nonce on any answer, a success or not, is used from then on; a
+  ``DPoP-Nonce`` that is not the section 8.1 syntax (``nonce = 1*NQCHAR``) is ignored.
 
 :class:`DPoPAuth` wraps the :class:`~mcp_sansio.auth.ClientAuth` that gets the token (the
 code flow's :class:`~mcp_sansio.auth.OAuthClient`, or a
@@ -36,6 +41,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import re
 import secrets
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -66,6 +72,9 @@ NONCE_ERROR: Final = "use_dpop_nonce"
 #: The curve of each EC algorithm.
 _CURVES: Final = {"ES256": "P-256", "ES384": "P-384", "ES512": "P-521"}
 _FORM: Final = "application/x-www-form-urlencoded"
+#: RFC 9449 section 8.1: ``nonce = 1*NQCHAR``; RFC 6749 Appendix A:
+#: ``NQCHAR = %x21 / %x23-5B / %x5D-7E``.
+_NONCE: Final = re.compile(r"[\x21\x23-\x5b\x5d-\x7e]+")
 
 
 def _b64(data: bytes) -> str:
@@ -177,6 +186,12 @@ def _header(headers: Iterable[tuple[str, str]], name: str) -> str | None:
     return None
 
 
+def _nonce(headers: Iterable[tuple[str, str]]) -> str | None:
+    """The answer's ``DPoP-Nonce``, where it is one (section 8.1), else ``None``."""
+    value = _header(headers, "dpop-nonce")
+    return value if value is not None and _NONCE.fullmatch(value) else None
+
+
 def _is_token_request(request: HttpRequest) -> bool:
     """A POST of a form with a ``grant_type``: a token request (registration is JSON)."""
     if request.method != "POST":
@@ -256,7 +271,7 @@ class DPoPFlow:
         if sent is None or self._source is not self.inner.next_step():
             self.inner.receive_response(status, headers, body, now=now)
             return
-        nonce = _header(headers, "dpop-nonce")
+        nonce = _nonce(headers)
         if nonce is not None:
             self.nonces[_origin(sent.url)] = nonce
         if (
@@ -368,9 +383,8 @@ class DPoPAuth:
     per nonce); any other challenge goes to ``inner`` (a ``DPoP`` challenge also as a
     ``Bearer`` one, as RFC 9449 section 7.1 gives them the same parameters).
 
-    Not done: a ``DPoP-Nonce`` the MCP server sends on a successful answer (RFC 9449
-    section 9 lets it) is not seen, as a :class:`~mcp_sansio.auth.ClientAuth` is shown
-    only 401 and 403 answers; the next ``use_dpop_nonce`` challenge brings it."""
+    A ``DPoP-Nonce`` on any answer of the MCP server (:meth:`answered`: a success too, as
+    RFC 9449 sections 8.2 and 9 let it) goes in every proof to it from then on."""
 
     def __init__(self, inner: ClientAuth, key: DPoPKey, *, require_bound: bool = True) -> None:
         self.inner = inner
@@ -415,7 +429,7 @@ class DPoPAuth:
         self, status: int, headers: Sequence[tuple[str, str]], *, now: float
     ) -> Flow | None:
         """A nonce challenge (once per nonce), else ``inner``'s flow with proofs."""
-        nonce = _header(headers, "dpop-nonce")
+        nonce = _nonce(headers)
         if nonce is not None:
             self.server_nonce = nonce
         held = self.authorization
@@ -430,6 +444,13 @@ class DPoPAuth:
             flow, self.key, now=now, nonces=self.nonces, require_bound=self.require_bound
         )
         return self._last
+
+    def answered(self, status: int, headers: Sequence[tuple[str, str]], *, now: float) -> None:
+        """Keep the MCP server's ``DPoP-Nonce``, if the answer has one; tell ``inner``."""
+        nonce = _nonce(headers)
+        if nonce is not None:
+            self.server_nonce = nonce
+        self.inner.answered(status, headers, now=now)
 
     def _nonce_retry(self, nonce: str, held: Authorized) -> Flow | None:
         # RFC 9449 section 9: the resource server "requires the use of a nonce": the

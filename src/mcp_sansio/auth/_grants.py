@@ -626,6 +626,9 @@ class GrantAuth:
             self._rejected += 1
         return self._start(values, now)
 
+    def answered(self, status: int, headers: Sequence[tuple[str, str]], *, now: float) -> None:
+        """Nothing: only a challenge (:meth:`challenged`) changes what is sent."""
+
     def authorized(self, result: Authorized, *, now: float) -> None:
         """Keep ``result``'s tokens for :meth:`headers`."""
         self.authorization = result

@@ -203,6 +203,9 @@ class OAuthClient:
                 self._rejected += 1
         return self._start(values)
 
+    def answered(self, status: int, headers: Sequence[tuple[str, str]], *, now: float) -> None:
+        """Nothing: only a challenge (:meth:`challenged`) changes what is sent."""
+
     def authorized(self, result: Authorized, *, now: float) -> None:
         """Keep ``result``'s tokens for :meth:`headers`, and the scope its flow asked for."""
         self.authorization = result

@@ -49,6 +49,9 @@ class BearerToken:
         """``None``: a token given is all there is; the request fails with ``status``."""
         return None
 
+    def answered(self, status: int, headers: Sequence[tuple[str, str]], *, now: float) -> None:
+        """Nothing: a token given does not change."""
+
     def authorized(self, result: Authorized, *, now: float) -> None:
         """Never called (no flow is started); raises
         :class:`~mcp_sansio.auth.AuthUsageError`."""

@@ -186,16 +186,21 @@ class HttpClientTransport(Reopening):
         ex.status = status
         content_type = ""
         session_id = None
-        # A 401 or 403: its headers, for the ClientAuth's challenge (or the error message)
-        challenge = ex.challenge = [] if status in AUTH_STATUSES else None
+        # Its headers: for the ClientAuth (every answer, ClientAuth.answered), and a 401's
+        # or 403's for its challenge (or the error message)
+        challenged = status in AUTH_STATUSES
+        seen: list[tuple[str, str]] | None = [] if challenged or self.auth is not None else None
+        ex.challenge = seen if challenged else None
         for raw_name, raw_value in headers:
             name = _text(raw_name).lower()
-            if challenge is not None:
-                challenge.append((name, _text(raw_value)))
+            if seen is not None:
+                seen.append((name, _text(raw_value)))
             if name == "content-type":
                 content_type = _text(raw_value).split(";", 1)[0].strip().lower()
             elif name == "mcp-session-id":
                 session_id = _text(raw_value).strip()
+        if seen is not None and self.auth is not None:
+            self.auth.answered(status, seen, now=self._clock())
         if ex.kind == _DELETE:
             return []
         posted = ex.kind == _POST or ex.kind == _REOPEN

@@ -12,6 +12,10 @@ its flows.
   :meth:`~mcp_sansio.auth.ClientAuth.headers` for that method and URL, as of that moment (a
   request sent again after a flow carries the new token, and a DPoP proof is made per
   request).
+- **Every answer.** The status and headers (names in lower case) of every answer of the MCP
+  server, a success or not, go to :meth:`~mcp_sansio.auth.ClientAuth.answered` as they
+  arrive, before a 401 or 403 goes on as a challenge (a server's ``DPoP-Nonce`` on a
+  success is taken there).
 - **A challenge.** A 401 or 403 answer (its body read, and dropped) to a request that still
   matters (a POST that owes answers, or a follow-up; the GET stream; a resumption; the
   ``DELETE`` aside) is handed to :meth:`~mcp_sansio.auth.ClientAuth.challenged`, unless a
