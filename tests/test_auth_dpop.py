@@ -286,9 +286,9 @@ def test_nonce_header_without_nonce_error_is_a_plain_challenge() -> None:
 
 
 def test_resource_server_nonce_on_a_success_is_used_from_then_on() -> None:
-    # RFC 9449 section 8.2 (section 9: "in the same way"): a server "MAY supply the new
-    # nonce value in the DPoP-Nonce HTTP header on a successful response"; "The client
-    # MUST use the new nonce value supplied ... for all subsequent ... requests"
+    # RFC 9449 section 8.2 (section 9: resource servers "in the same way"): a new nonce in
+    # "a DPoP-Nonce HTTP header in the HTTP 200 (OK) response from the previous request.
+    # The client MUST use the new nonce value supplied ... for all subsequent ... requests"
     auth, _ = authorized_auth()
     assert "nonce" not in decode(dict(auth.headers("POST", MCP, now=NOW))["DPoP"])[1]
     auth.answered(200, [("content-type", "application/json"), ("dpop-nonce", "rs-ok")], now=NOW)

@@ -24,7 +24,7 @@ ALLOWED_ROOTS = {
     "orjson", "re", "secrets", "typing", "urllib",
 }  # fmt: skip
 #: The modules that may import joserfc, and only below their top level.
-JOSE = {"_dpop.py", "_grants.py", "_jwt.py"}
+JOSE = {"_dpop.py", "_dpop_proof.py", "_grants.py", "_jwt.py"}
 
 
 def _imports(path: Path, top_only: bool = False) -> list[str]:

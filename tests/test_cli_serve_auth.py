@@ -80,6 +80,30 @@ def test_serve_requires_tokens_verified_with_the_jwks() -> None:
         assert hits
 
 
+def test_serve_takes_dpop_bound_tokens_with_auth_dpop() -> None:
+    from mcp_sansio.auth import DPoPKey
+
+    key = DPoPKey.generate()
+    with (
+        jwks_server() as (url, _),
+        serving("--auth-issuer", ISSUER, "--auth-jwks-url", url, "--auth-dpop", "required") as (
+            target,
+            resource,
+        ),
+    ):
+        doc = orjson.loads(request(target, "GET", "/.well-known/oauth-protected-resource/mcp")[2])
+        assert doc["dpop_bound_access_tokens_required"] is True
+        token = mint(resource, cnf={"jkt": key.thumbprint})
+        status, headers, _ = request(target, "POST", "/mcp", INIT, bearer(token))
+        assert status == 401  # Bearer is not taken
+        assert headers["www-authenticate"].startswith("DPoP ")
+        proof = key.proof("POST", resource, now=time.time(), access_token=token)
+        status, _, body = request(
+            target, "POST", "/mcp", INIT, {"authorization": f"DPoP {token}", "dpop": proof}
+        )
+        assert status == 200, body
+
+
 HTTP = ["--http", "127.0.0.1:8765"]
 ISSUED = ["--auth-issuer", ISSUER]
 JWKS_URL = ["--auth-jwks-url", "http://127.0.0.1:9/jwks"]
@@ -98,6 +122,8 @@ INTROSPECT = ["--auth-introspection", "https://as.example.com/introspect"]
         ([*HTTP, *ISSUED, *INTROSPECT], INTROSPECTION_SECRET_VARIABLE),
         ([*HTTP, *ISSUED, *JWKS_URL, "--auth-client-id", "rs"], "goes with --auth-introspection"),
         ([*HTTP, *ISSUED, *JWKS_URL, *INTROSPECT], "not allowed with"),
+        (["--auth-dpop", "required"], "goes with --auth-issuer"),
+        ([*HTTP, *ISSUED, *JWKS_URL, "--auth-dpop", "maybe"], "invalid choice"),
     ],
 )
 def test_serve_auth_usage_errors(

@@ -77,7 +77,8 @@ def serving(**auth_options: Any) -> Iterator[tuple[HttpListener, str]]:
         scopes_supported=("mcp:tools", "mcp:admin"),
         required_scopes=auth_options.pop("required_scopes", ("mcp:tools",)),
     )
-    auth = ServerAuth(pr, JwtVerifier(issuer=ISSUER, jwks=JWKS))
+    verifier = JwtVerifier(issuer=ISSUER, jwks=JWKS)
+    auth = ServerAuth(pr, verifier, dpop=auth_options.pop("dpop", None))
     listener = HttpListener(build(), sock, auth=auth, keepalive=None)
     sock_holder["l"] = listener
     thread = threading.Thread(target=listener.serve_forever)

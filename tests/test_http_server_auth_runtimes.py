@@ -11,6 +11,7 @@ import asyncio
 import http.server
 import socket
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -80,7 +81,7 @@ def jwks_server() -> Iterator[tuple[str, list[int]]]:
         httpd.server_close()
 
 
-def make_auth(port: int, jwks_url: str | None) -> tuple[ServerAuth, str]:
+def make_auth(port: int, jwks_url: str | None, dpop: Any = None) -> tuple[ServerAuth, str]:
     resource = f"http://127.0.0.1:{port}/mcp"
     verifier = (
         JwtVerifier(issuer=ISSUER, jwks=JWKS)
@@ -88,7 +89,7 @@ def make_auth(port: int, jwks_url: str | None) -> tuple[ServerAuth, str]:
         else JwtVerifier(issuer=ISSUER, jwks_url=jwks_url)
     )
     pr = ProtectedResource(resource, (ISSUER,), required_scopes=("mcp:tools",))
-    return ServerAuth(pr, verifier), resource
+    return ServerAuth(pr, verifier, dpop=dpop), resource
 
 
 @contextmanager
@@ -253,3 +254,38 @@ def test_keys_that_cannot_be_fetched_answer_503(runtime: str) -> None:
         assert headers.get("retry-after") == "60"
         assert headers.get("www-authenticate") is None
         assert b"could not be checked" in body
+
+
+@pytest.mark.parametrize("runtime", sorted(RUNTIMES))
+def test_dpop_on_the_runtime(runtime: str) -> None:
+    """DPoP (``dpop=DPoPProofs(required=True)``) with the keys fetched by the runtime: the
+    proof is checked before the fetch, the key binding after it."""
+    from test_http_server_auth import request
+
+    from mcp_sansio.auth import DPoPKey, DPoPProofs
+
+    key = DPoPKey.generate()
+    with jwks_server() as (url, hits):
+        port = free_port()
+        auth, resource = make_auth(port, url, DPoPProofs(required=True))
+        with in_thread(RUNTIMES[runtime](port, auth)):
+            target: Any = Target(port)
+            token = mint(resource, cnf={"jkt": key.thumbprint})
+            proof = key.proof("POST", resource, now=time.time(), access_token=token)
+            headers = {"authorization": f"DPoP {token}", "dpop": proof}
+            status, _, body = request(target, "POST", "/mcp", INIT, headers)
+            assert status == 200, body
+            assert len(hits) == 1
+            # the same proof again: refused before any fetch
+            status, found, body = request(target, "POST", "/mcp", INIT, headers)
+            assert status == 401
+            assert b"used before" in body
+            assert 'error="invalid_dpop_proof"' in found["www-authenticate"]
+            # a token bound to another key: refused after the keys are known
+            other = mint(resource, cnf={"jkt": DPoPKey.generate().thumbprint})
+            proof = key.proof("POST", resource, now=time.time(), access_token=other)
+            status, found, body = request(
+                target, "POST", "/mcp", INIT, {"authorization": f"DPoP {other}", "dpop": proof}
+            )
+            assert status == 401
+            assert b"bound to another key" in body

@@ -17,6 +17,7 @@ from mcp_sansio import Config, RequestStateSeal, blocking, session
 from mcp_sansio import asyncio as mcp_asyncio
 from mcp_sansio._framing import DEFAULT_CLIENT_MAX_MESSAGE_SIZE, DEFAULT_MAX_MESSAGE_SIZE
 from mcp_sansio._request_state import MAX_SEALED_DEPTH, MAX_SEALED_LENGTH
+from mcp_sansio.auth import DPoPProofs, VerdictCache
 from mcp_sansio.blocking import _http_client as _blocking_client
 from mcp_sansio.blocking import _http_server as _blocking_server
 from mcp_sansio.http import _client, _client_tools, _h11client, _server
@@ -109,6 +110,15 @@ EXPECTED: dict[str, list[str]] = {
         f"{_default(_h11client.ClientBinding, 'max_follow_ups')} follow-ups",
         _size(_default(_h11client.ClientBinding, "max_write_buffer")),
         f"{_default(_h11client.ClientBinding, 'write_timeout'):g} s",
+    ],
+    "``VerdictCache(max_entries=, max_bytes=)``": [
+        f"{_default(VerdictCache, 'max_entries'):,}",
+        _size(_default(VerdictCache, "max_bytes")),
+    ],
+    "``DPoPProofs(max_proofs=)``": [
+        f"{_default(DPoPProofs, 'max_proofs'):,}",
+        f"{_default(DPoPProofs, 'max_age'):g} s",
+        f"{_default(DPoPProofs, 'leeway'):g} s",
     ],
 }
 

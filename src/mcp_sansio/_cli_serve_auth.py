@@ -5,8 +5,8 @@ With ``--auth-issuer``, every request to ``http://HOST:PORT/mcp`` needs an acces
 issued by that authorization server for that resource (its audience), verified with the
 issuer's JWKS (``--auth-jwks-url``: JWT access tokens, RFC 9068) or its introspection
 endpoint (``--auth-introspection``, RFC 7662); ``--auth-scope`` names the scopes every
-request needs. The protected resource metadata (RFC 9728) is served at its well-known
-paths and names the issuer.
+request needs; ``--auth-dpop`` takes DPoP-bound tokens (RFC 9449). The protected resource
+metadata (RFC 9728) is served at its well-known paths and names the issuer.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ import argparse
 import os
 from typing import Final
 
+from .auth._dpop_proof import DPoPProofs
 from .auth._errors import AuthError
 from .auth._introspection import IntrospectionVerifier
 from .auth._jwt import JwtVerifier
@@ -72,6 +73,12 @@ def add_serve_auth_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="SCOPE",
         help="a scope every request needs (403 insufficient_scope without it); repeat for more",
     )
+    group.add_argument(
+        "--auth-dpop",
+        choices=("accepted", "required"),
+        help="take DPoP-bound tokens (RFC 9449) with their proofs besides Bearer ones "
+        "('accepted'), or only them ('required'); needs joserfc, the auth extra",
+    )
 
 
 def check_serve_auth_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
@@ -83,6 +90,7 @@ def check_serve_auth_arguments(parser: argparse.ArgumentParser, args: argparse.N
             ("--auth-introspection", args.auth_introspection),
             ("--auth-client-id", args.auth_client_id),
             ("--auth-scope", args.auth_scope or None),
+            ("--auth-dpop", args.auth_dpop),
         )
         if value is not None
     ]
@@ -141,4 +149,7 @@ def serve_auth_from_arguments(args: argparse.Namespace) -> ServerAuth | None:
             client_secret=os.environ.get(INTROSPECTION_SECRET_VARIABLE) or None,
             issuer=args.auth_issuer,
         )
-    return ServerAuth(resource, verifier)
+    dpop = None
+    if args.auth_dpop is not None:
+        dpop = DPoPProofs(required=args.auth_dpop == "required")
+    return ServerAuth(resource, verifier, dpop=dpop)

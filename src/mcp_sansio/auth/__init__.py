@@ -18,7 +18,8 @@ limit, ``offline_access``, credentials per issuer), are here too; so are :class:
 (:class:`DPoPAuth`; these sign with joserfc, the optional ``auth`` extra, imported only
 when a JWT is made). The resource server's side: :class:`ServerAuth` (a
 :class:`ProtectedResource` and a :class:`TokenVerifier`: :class:`JwtVerifier`,
-:class:`IntrospectionVerifier`), which the HTTP servers take as ``auth=``; see
+:class:`IntrospectionVerifier`; with :class:`DPoPProofs`, DPoP-bound tokens), which the
+HTTP servers take as ``auth=``; see
 ``docs/auth-server.rst``.
 
 It does no I/O, starts nothing and never reads the clock (the caller passes ``now`` where
@@ -30,6 +31,7 @@ from ._challenge import BearerChallenge, Challenge, bearer_challenge, parse_www_
 from ._client_auth import ClientAuth, Flow
 from ._discovery import Discovered, Discovery
 from ._dpop import DPoPAuth, DPoPFlow, DPoPKey
+from ._dpop_proof import BadProof, DPoPProofs, bound_key
 from ._errors import (
     AuthError,
     AuthorizationDeniedError,
@@ -183,6 +185,9 @@ __all__ = [
     "DPoPAuth",
     "DPoPFlow",
     "DPoPKey",
+    "DPoPProofs",
+    "BadProof",
+    "bound_key",
     "ClientCredentials",
     "Discovered",
     "Discovery",

@@ -22,12 +22,13 @@ cryptographic digest of the JSON-RPC request body"), as
 - sections 8 and 9: an authorization server answers 400 ``error=use_dpop_nonce`` and a
   resource server 401 with a ``DPoP`` challenge ``error="use_dpop_nonce"``, each with a
   ``DPoP-Nonce`` header: the client sends the request again with a proof that carries that
-  nonce. Section 8.2: a server "MAY supply the new nonce value in the DPoP-Nonce HTTP
-  header on a successful response", and "The client **MUST** use the new nonce value
+  nonce. Section 8.2: a new nonce may come in "a ``DPoP-Nonce`` HTTP header in the HTTP 200
+  (OK) response from the previous request. The client **MUST** use the new nonce value
   supplied for the next token request and for all subsequent token requests until the
-  authorization server supplies a new nonce" (section 9: a resource server "in the same
-  way"). So a nonce on any answer, a success or not, is used from then on; a
-  ``DPoP-Nonce`` that is not the section 8.1 syntax (``nonce = 1*NQCHAR``) is ignored.
+  authorization server supplies a new nonce" (section 9: resource servers "provide the
+  nonce using the ``DPoP-Nonce`` header in the same way"). So a nonce on any answer, a
+  success or not, is used from then on; a ``DPoP-Nonce`` that is not the section 8.1
+  syntax (``nonce = 1*NQCHAR``) is ignored.
 
 :class:`DPoPAuth` wraps the :class:`~mcp_sansio.auth.ClientAuth` that gets the token (the
 code flow's :class:`~mcp_sansio.auth.OAuthClient`, or a

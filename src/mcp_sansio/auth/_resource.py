@@ -52,13 +52,16 @@ import hashlib
 from collections import OrderedDict
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final, Protocol
+from typing import TYPE_CHECKING, Any, Final, Protocol
 from urllib.parse import parse_qsl, urlsplit
 
 import orjson
 
 from ._errors import AuthUsageError, detail
 from ._oauth import HttpRequest
+
+if TYPE_CHECKING:
+    from ._dpop_proof import DPoPProofs
 from ._urls import PROTECTED_RESOURCE, check_endpoint, path_inserted, same_resource
 
 __all__ = [
@@ -268,10 +271,16 @@ def bearer_challenge_header(
     scope: Sequence[str] = (),
     error: str | None = None,
     description: str | None = None,
+    *,
+    scheme: str = "Bearer",
+    algs: Sequence[str] = (),
 ) -> str:
     """A ``Bearer`` challenge: ``resource_metadata`` (RFC 9728 section 5.1), ``scope``
     when there are scopes, ``error`` and ``error_description`` when given (RFC 6750
-    section 3: each attribute "**MUST NOT** appear more than once")."""
+    section 3: each attribute "**MUST NOT** appear more than once"). With ``scheme``
+    ``"DPoP"``, the same parameters in a ``DPoP`` challenge, with ``algs`` (RFC 9449
+    section 7.1: "An ``algs`` parameter **SHOULD** be included ... a space-delimited list
+    of JWS ``alg`` (Algorithm) header values")."""
     parts = [f"resource_metadata={_quoted(resource_metadata)}"]
     if scope:
         parts.append(f"scope={_quoted(scope_list(scope))}")
@@ -279,7 +288,9 @@ def bearer_challenge_header(
         parts.append(f"error={_quoted(error)}")
         if description:
             parts.append(f"error_description={_quoted(detail(description))}")
-    return "Bearer " + ", ".join(parts)
+    if algs:
+        parts.append(f"algs={_quoted(' '.join(algs))}")
+    return f"{scheme} " + ", ".join(parts)
 
 
 # ---------------------------------------------------------------------- reading the token
@@ -295,30 +306,32 @@ def query_token(target: str) -> bool:
     return any(name == _QUERY_PARAM for name, _ in parse_qsl(query, keep_blank_values=True))
 
 
-def bearer_token(authorization: str | None) -> str | None:
+def bearer_token(authorization: str | None, scheme: str = "Bearer") -> str | None:
     """The token of an ``Authorization: Bearer <token>`` header (RFC 6750 section 2.1),
     ``None`` when there is no header or it is of another scheme (an "unsupported
     authentication method": a 401 without an error). Raises :class:`ValueError`, with a
     message that never quotes the header, when it is a Bearer one that is malformed (more
-    than one value, not a b64token, too long)."""
+    than one value, not a b64token, too long). With ``scheme`` ``"DPoP"``, the token of an
+    ``Authorization: DPoP <token>`` header (RFC 9449 section 7.1: a ``token68``, the same
+    characters)."""
     if authorization is None:
         return None
     value = authorization.strip()
-    scheme, _, rest = value.partition(" ")
-    if scheme.lower() != "bearer":
-        if "," in value and "bearer" in value.lower():
+    given, _, rest = value.partition(" ")
+    if given.lower() != scheme.lower():
+        if "," in value and scheme.lower() in value.lower():
             # a second Authorization field folded into one (RFC 9110 section 5.3)
             raise ValueError("more than one Authorization header")
         return None
     token = rest.strip(" ")
     if not token:
-        raise ValueError("the Bearer credentials are empty")
+        raise ValueError(f"the {scheme} credentials are empty")
     if len(token) > MAX_TOKEN:
         raise ValueError(f"the token is longer than {MAX_TOKEN} characters")
     body = token.rstrip("=")
     if not body or not set(body) <= _B64TOKEN:
         # also a second header folded in with a comma (RFC 9110 section 5.3)
-        raise ValueError("the Bearer credentials are not a b64token (RFC 6750 section 2.1)")
+        raise ValueError(f"the {scheme} credentials are not a b64token (RFC 6750 section 2.1)")
     return token
 
 
@@ -563,12 +576,88 @@ class VerdictCache:
             self.bytes -= gone
 
 
+#: An answer: the status and its headers.
+Answer = tuple[int, tuple[tuple[str, str], ...]]
+
+
 @dataclass(frozen=True)
 class ServerAuth:
-    """What an HTTP server that requires tokens takes as ``auth=``: the resource it is and
-    the verifier of its tokens (see ``docs/auth-server.rst``)."""
+    """What an HTTP server that requires tokens takes as ``auth=``: the resource it is, the
+    verifier of its tokens, and, to take DPoP-bound tokens (RFC 9449), the checks of their
+    proofs (see ``docs/auth-server.rst``)."""
 
     resource: ProtectedResource
     """The settings and the metadata document."""
     verifier: TokenVerifier
     """How a token becomes a :class:`Principal`."""
+    dpop: DPoPProofs | None = None
+    """With :class:`~mcp_sansio.auth.DPoPProofs`, ``Authorization: DPoP`` is taken too (or
+    only, with ``required``), and a DPoP-bound token sent as a Bearer one is refused."""
+
+    def document_bytes(self) -> bytes:
+        """The protected resource metadata as served: the resource's, with the DPoP members
+        (RFC 9728 section 2) when DPoP is taken."""
+        if self.dpop is None:
+            return self.resource.document_bytes()
+        return orjson.dumps({**self.resource.document(), **self.dpop.metadata()})
+
+    def _challenges(
+        self, scope: Sequence[str], error: str | None, description: str | None, dpop: bool
+    ) -> tuple[tuple[str, str], ...]:
+        """A ``Bearer`` challenge (unless only DPoP is taken) and, with DPoP, a ``DPoP``
+        one (RFC 9449 section 7.2: RFC 9110 "allows a protected resource to indicate support
+        for multiple authentication schemes (i.e., ``Bearer`` and ``DPoP``)"). The error
+        goes on the scheme the request used: "If the mechanism used to attempt
+        authentication could be established unambiguously, then the corresponding challenge
+        **SHOULD** be used to deliver error information"; none without credentials ("the
+        challenges **SHOULD NOT** include an error code")."""
+        url = self.resource.metadata_url
+        proofs = self.dpop
+        out: list[tuple[str, str]] = []
+        if proofs is None or not proofs.required:
+            on_bearer = proofs is None or not dpop
+            out.append(
+                (
+                    "www-authenticate",
+                    bearer_challenge_header(
+                        url,
+                        scope,
+                        error if on_bearer else None,
+                        description if on_bearer else None,
+                    ),
+                )
+            )
+        if proofs is not None:
+            on_dpop = dpop or proofs.required
+            out.append(
+                (
+                    "www-authenticate",
+                    bearer_challenge_header(
+                        url,
+                        scope,
+                        error if on_dpop else None,
+                        description if on_dpop else None,
+                        scheme="DPoP",
+                        algs=proofs.algorithms,
+                    ),
+                )
+            )
+        return tuple(out)
+
+    def unauthorized(
+        self, error: str | None = None, description: str | None = None, *, dpop: bool = False
+    ) -> Answer:
+        """:meth:`ProtectedResource.unauthorized`, with the DPoP challenge when DPoP is
+        taken (``dpop``: the request used the DPoP scheme)."""
+        scope = self.resource.challenge_scope
+        return 401, self._challenges(scope, error, description, dpop)
+
+    def forbidden(
+        self, needed: Sequence[str], description: str | None = None, *, dpop: bool = False
+    ) -> Answer:
+        """:meth:`ProtectedResource.forbidden`, likewise."""
+        return 403, self._challenges(needed, "insufficient_scope", description, dpop)
+
+    def bad_request(self, description: str, *, dpop: bool = False) -> Answer:
+        """:meth:`ProtectedResource.bad_request`, likewise."""
+        return 400, self._challenges((), "invalid_request", description, dpop)

@@ -237,9 +237,11 @@ def check_standard_headers(
 def lower_headers(headers: Iterable[tuple[bytes | str, bytes | str]]) -> dict[str, str]:
     """Header pairs as a dict of lower-case names to values (latin-1; the last of a
     repeated header wins, except ``accept``, whose values are joined with commas, and
-    ``authorization``, whose repeats are joined the same way so that the token check sees
-    them and refuses the request: RFC 9110 section 5.3 lets no sender repeat a field that
-    is not a list, and RFC 6750 section 3.1 answers a malformed request ``invalid_request``)."""
+    ``authorization`` and ``dpop``, whose repeats are joined the same way so that the token
+    and proof checks see them and refuse the request: RFC 9110 section 5.3 lets no sender
+    repeat a field that is not a list, RFC 6750 section 3.1 answers a malformed request
+    ``invalid_request``, and RFC 9449 section 4.3 takes "not more than one DPoP HTTP request
+    header field")."""
     out: dict[str, str] = {}
     accepts: list[str] = []  # joined once: a join per header is quadratic in their number
     for name, value in headers:
@@ -247,7 +249,7 @@ def lower_headers(headers: Iterable[tuple[bytes | str, bytes | str]]) -> dict[st
         text = value.decode("latin-1") if isinstance(value, bytes) else value
         if key == ACCEPT:
             accepts.append(text)
-        elif key == "authorization" and key in out:
+        elif (key == "authorization" or key == "dpop") and key in out:
             out[key] = f"{out[key]}, {text}"
         else:
             out[key] = text

@@ -38,6 +38,7 @@ from collections.abc import Iterable
 from typing import Any, Final
 
 from .._events import RequestId
+from ..auth._dpop_proof import BadProof, bound_key
 from ..auth._oauth import HttpRequest
 from ..auth._resource import (
     InvalidToken,
@@ -56,6 +57,7 @@ __all__ = ["authorize", "bind_session", "fetched", "same_principal"]
 
 _log = logging.getLogger("mcp_sansio.http")
 _AUTHORIZATION: Final = "authorization"
+_DPOP: Final = "dpop"
 #: The most HTTP requests one verification may ask for (a bound on a faulty verifier).
 MAX_FETCHES: Final = 4
 
@@ -63,6 +65,7 @@ MAX_FETCHES: Final = 4
 def _refuse(ex: Exchange, answer: tuple[int, tuple[tuple[str, str], ...]], why: str) -> None:
     status, headers = answer
     ex.headers.pop(_AUTHORIZATION, None)
+    ex.headers.pop(_DPOP, None)
     ex.respond(status, why, headers=headers)
 
 
@@ -73,9 +76,7 @@ def authorize(server: Any, ex: Exchange, path: str, auth: ServerAuth) -> bool:
     resource = auth.resource
     if path != server.path:
         if ex.method == "GET":
-            ex.respond(
-                200, body=resource.document_bytes(), headers=(("cache-control", "max-age=300"),)
-            )
+            ex.respond(200, body=auth.document_bytes(), headers=(("cache-control", "max-age=300"),))
         elif ex.method == "HEAD":
             # RFC 9728 section 3.1 names GET; a HEAD answer carries no content (RFC 9110
             # section 9.3.2: the server "MUST NOT send content in the response")
@@ -86,49 +87,111 @@ def authorize(server: Any, ex: Exchange, path: str, auth: ServerAuth) -> bool:
     if query_token(ex.target):
         _refuse(
             ex,
-            resource.bad_request("the access token is in the URI query"),
+            auth.bad_request("the access token is in the URI query"),
             "access tokens MUST NOT be included in the URI query string (MCP, Access Token "
             "Usage): send it in the Authorization header",
         )
         return False
+    proofs = auth.dpop
+    header = ex.headers.get(_AUTHORIZATION)
+    token: str | None = None
     try:
-        token = bearer_token(ex.headers.get(_AUTHORIZATION))
+        if proofs is not None:
+            token = bearer_token(header, "DPoP")
+        dpop = token is not None
+        if token is None and (proofs is None or not proofs.required):
+            token = bearer_token(header)
     except ValueError as exc:
-        _refuse(ex, resource.bad_request(str(exc)), f"malformed authorization: {exc}")
+        _refuse(ex, auth.bad_request(str(exc)), f"malformed authorization: {exc}")
         return False
     if token is None:
+        scheme = "DPoP" if proofs is not None and proofs.required else "Bearer"
         _refuse(
             ex,
-            resource.unauthorized(),
-            "authorization required: send an access token (Authorization: Bearer) issued for "
-            f"{resource.resource}",
+            auth.unauthorized(),
+            f"authorization required: send an access token (Authorization: {scheme}) issued "
+            f"for {resource.resource}",
         )
         return False
     ex.headers.pop(_AUTHORIZATION, None)  # the token goes no further than this function
-    verification = auth.verifier.verify(token, resource=resource.resource, now=server.state_clock())
+    proof = ex.headers.pop(_DPOP, None)  # nor does a proof
+    now = server.state_clock()
+    key: str | None = None
+    if dpop:
+        assert proofs is not None
+        checked = proofs.check(
+            proof,
+            method=ex.method,
+            target=resource.resource,
+            token=token,
+            now=now,
+        )
+        if isinstance(checked, BadProof):
+            _log.info("DPoP proof refused for %s %s: %s", ex.method, server.path, checked.reason)
+            _refuse(
+                ex,
+                auth.unauthorized("invalid_dpop_proof", checked.reason, dpop=True),
+                f"invalid DPoP proof: {checked.reason}",
+            )
+            return False
+        key = checked
+    verification = auth.verifier.verify(token, resource=resource.resource, now=now)
     del token
-    return _step(server, ex, verification, auth, 0) is None
+    return _step(server, ex, verification, auth, 0, (dpop, key)) is None
+
+
+def _bound(step: Principal, auth: ServerAuth, dpop: bool, key: str | None) -> str | None:
+    """Why a verified token may not be taken in the scheme it came in, else ``None``."""
+    if auth.dpop is None:
+        return None
+    jkt = bound_key(step.claims)
+    if dpop and jkt is None:
+        return "the token is not DPoP-bound (no cnf.jkt): send it as a Bearer token"
+    if dpop and jkt != key:
+        return (
+            "the token is bound to another key than the DPoP proof's (RFC 9449 section 4.3: "
+            "the key the access token is bound to MUST match the proof's)"
+        )
+    if not dpop and jkt is not None:
+        return (
+            "a DPoP-bound token was sent as a Bearer token (RFC 9449 section 7.2: a resource "
+            "that supports both schemes MUST reject it)"
+        )
+    return None
 
 
 def _step(
-    server: Any, ex: Exchange, verification: Verification, auth: ServerAuth, fetches: int
+    server: Any,
+    ex: Exchange,
+    verification: Verification,
+    auth: ServerAuth,
+    fetches: int,
+    scheme: tuple[bool, str | None],
 ) -> HttpRequest | None:
     """Go on with ``verification``: the request it asks for (kept on the exchange), or
-    ``None`` with the verdict applied (the answer queued, or the principal set)."""
+    ``None`` with the verdict applied (the answer queued, or the principal set).
+    ``scheme``: whether the token came as a DPoP one, and the proof's key."""
     step = verification.next_step()
     if isinstance(step, HttpRequest):
         if fetches >= MAX_FETCHES:
             # the verifier's fault, not the token's
             step = Unavailable(f"the verification asked for more than {MAX_FETCHES} requests")
         else:
-            ex.verification = (verification, fetches + 1)
+            ex.verification = (verification, fetches + 1, scheme)
             return step
     ex.verification = None
     resource = auth.resource
+    dpop, key = scheme
+    if isinstance(step, Principal):
+        binding = _bound(step, auth, dpop, key)
+        if binding is not None:
+            step = InvalidToken(binding)
     if isinstance(step, InvalidToken):
         _log.info("token refused for %s %s: %s", ex.method, server.path, step.reason)
         _refuse(
-            ex, resource.unauthorized("invalid_token", step.reason), f"invalid token: {step.reason}"
+            ex,
+            auth.unauthorized("invalid_token", step.reason, dpop=dpop),
+            f"invalid token: {step.reason}",
         )
         return None
     if isinstance(step, Unavailable):
@@ -146,7 +209,7 @@ def _step(
         # with the granted ones it needs, so that none is lost).
         _refuse(
             ex,
-            resource.forbidden(resource.required_scopes, f"needs scope {' '.join(missing)}"),
+            auth.forbidden(resource.required_scopes, f"needs scope {' '.join(missing)}", dpop=dpop),
             f"insufficient scope: this server needs {' '.join(resource.required_scopes)}",
         )
         return None
@@ -158,7 +221,7 @@ def pending(ex: Exchange) -> list[Work] | None:
     """The :class:`Fetch` work of an exchange whose verification waits, else ``None``."""
     if ex.verification is None:
         return None
-    verification, _ = ex.verification
+    verification = ex.verification[0]
     step = verification.next_step()
     assert isinstance(step, HttpRequest)
     return [Fetch(ex, step)]
@@ -177,9 +240,9 @@ def fetched(
     on with it)."""
     if ex.verification is None or ex.finished:
         return [Wake((ex,))]
-    verification, fetches = ex.verification
+    verification, fetches, scheme = ex.verification
     verification.receive_response(status, headers, body, now=server.state_clock())
-    request = _step(server, ex, verification, auth, fetches)
+    request = _step(server, ex, verification, auth, fetches, scheme)
     if request is not None:
         return [Fetch(ex, request)]
     if ex.finished:
