@@ -12,14 +12,20 @@ fed):
 2. a request to the MCP endpoint with ``access_token`` in its query gets 400
    ``invalid_request`` ("Access tokens **MUST NOT** be included in the URI query string");
 3. no ``Authorization: Bearer`` token: 401 with ``resource_metadata`` and ``scope`` and no
-   error (RFC 6750 section 3); a malformed one: 400 ``invalid_request``;
+   error (RFC 6750 section 3); a malformed one: 400 ``invalid_request``. With
+   ``ServerAuth.dpop``, ``Authorization: DPoP`` is read first (with ``required``, only it),
+   and its ``DPoP`` proof is checked (:class:`~mcp_sansio.auth.DPoPProofs`): refused, 401
+   with ``DPoP error="invalid_dpop_proof"``; every 401 then carries a ``DPoP`` challenge
+   with ``algs`` too;
 4. the token is verified (the verifier may ask for HTTP requests: :class:`Fetch` work for
    the binding); refused: 401 ``invalid_token``; without the required scopes: 403
    ``insufficient_scope`` with ``scope``; not checkable now (the verifier's authorization
-   server did not answer usably): 503 with ``Retry-After``;
-5. the ``Authorization`` header is dropped from the exchange (the token goes no further:
-   "MCP servers **MUST NOT** accept or transit any other tokens") and the principal is
-   kept on it, for the session it reaches: a new session belongs to it, a session of
+   server did not answer usably): 503 with ``Retry-After``. With ``ServerAuth.dpop``, a
+   DPoP token must be bound (``cnf.jkt``) to the proof's key, and a bound token sent as
+   ``Bearer`` is refused (RFC 9449 section 7.2): 401 ``invalid_token``;
+5. the ``Authorization`` header (and ``DPoP``) is dropped from the exchange (the token goes
+   no further: "MCP servers **MUST NOT** accept or transit any other tokens") and the
+   principal is kept on it, for the session it reaches: a new session belongs to it, a session of
    another principal is not found (404: the security best practices' "``<user_id>:
    <session_id>``" key, so that "even if an attacker guesses a session ID, they cannot
    impersonate another user"), each request's handler sees it
@@ -146,7 +152,7 @@ def _bound(step: Principal, auth: ServerAuth, dpop: bool, key: str | None) -> st
         return None
     jkt = bound_key(step.claims)
     if dpop and jkt is None:
-        return "the token is not DPoP-bound (no cnf.jkt): send it as a Bearer token"
+        return "the token is not DPoP-bound (it has no cnf.jkt) but was sent as a DPoP one"
     if dpop and jkt != key:
         return (
             "the token is bound to another key than the DPoP proof's (RFC 9449 section 4.3: "
