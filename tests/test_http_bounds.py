@@ -296,6 +296,15 @@ def test_repeated_accept_headers_are_joined_once() -> None:
     assert lower_headers([(b"accept", b"a/b")] * 60_000)["accept"] == ", ".join(["a/b"] * 60_000)
 
 
+@pytest.mark.parametrize("name", [b"Authorization", b"DPoP"])
+def test_repeated_authorization_and_dpop_headers_are_joined_once(name: bytes) -> None:
+    # Before: the same re-join (60,000 Authorization fields: 6.3 s, 1,163 times the cost of
+    # 6,000); timed by benchmarks/scaling.py. Joined, so that the checks refuse a repeat.
+    key = name.decode().lower()
+    assert lower_headers([(name, b"a"), (b"x", b"1"), (name, b"b")]) == {"x": "1", key: "a, b"}
+    assert lower_headers([(name, b"t")] * 60_000)[key] == ", ".join(["t"] * 60_000)
+
+
 # ---------------------------------------------------------------------- work per message
 
 

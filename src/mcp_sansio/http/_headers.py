@@ -234,6 +234,10 @@ def check_standard_headers(
     return None
 
 
+#: The fields whose repeats :func:`lower_headers` joins with commas instead of keeping the last.
+_JOINED: Final = frozenset({ACCEPT, "authorization", "dpop"})
+
+
 def lower_headers(headers: Iterable[tuple[bytes | str, bytes | str]]) -> dict[str, str]:
     """Header pairs as a dict of lower-case names to values (latin-1; the last of a
     repeated header wins, except ``accept``, whose values are joined with commas, and
@@ -243,16 +247,17 @@ def lower_headers(headers: Iterable[tuple[bytes | str, bytes | str]]) -> dict[st
     ``invalid_request``, and RFC 9449 section 4.3 takes "not more than one DPoP HTTP request
     header field")."""
     out: dict[str, str] = {}
-    accepts: list[str] = []  # joined once: a join per header is quadratic in their number
+    repeats: dict[str, list[str]] = {}  # joined once: a join per repeat is quadratic
     for name, value in headers:
         key = (name.decode("latin-1") if isinstance(name, bytes) else name).lower()
         text = value.decode("latin-1") if isinstance(value, bytes) else value
-        if key == ACCEPT:
-            accepts.append(text)
-        elif (key == "authorization" or key == "dpop") and key in out:
-            out[key] = f"{out[key]}, {text}"
+        if key in _JOINED and key in out:
+            values = repeats.get(key)
+            if values is None:
+                values = repeats[key] = [out[key]]
+            values.append(text)
         else:
             out[key] = text
-    if accepts:
-        out[ACCEPT] = ", ".join(accepts)
+    for key, values in repeats.items():
+        out[key] = ", ".join(values)
     return out
