@@ -206,55 +206,87 @@ class ProtectedResource:
         return self.required_scopes or (self.scopes_supported or ())
 
     def unauthorized(
-        self, error: str | None = None, description: str | None = None
+        self,
+        error: str | None = None,
+        description: str | None = None,
+        *,
+        proofs: DPoPProofs | None = None,
+        dpop: bool = False,
     ) -> tuple[int, tuple[tuple[str, str], ...]]:
         """The 401 (RFC 6750 section 3): no ``error`` when the request had no token
         ("If the request lacks any authentication information ..., the resource server
         **SHOULD NOT** include an error code or other error information"), else
         ``invalid_token`` ("The access token provided is expired, revoked, malformed, or
         invalid for other reasons. The resource **SHOULD** respond with the HTTP 401").
-        Returns the status and the header."""
-        return 401, (
-            (
-                "www-authenticate",
-                bearer_challenge_header(
-                    self.metadata_url, self.challenge_scope, error, description
-                ),
-            ),
-        )
+        Returns the status and the header. With ``proofs`` (DPoP is taken), the challenges
+        of :meth:`challenges`; ``dpop``: the request used the DPoP scheme."""
+        return 401, self.challenges(self.challenge_scope, error, description, proofs, dpop)
 
     def forbidden(
-        self, needed: Sequence[str], description: str | None = None
+        self,
+        needed: Sequence[str],
+        description: str | None = None,
+        *,
+        proofs: DPoPProofs | None = None,
+        dpop: bool = False,
     ) -> tuple[int, tuple[tuple[str, str], ...]]:
         """The 403 for a token without the scopes ``needed`` (RFC 6750 section 3.1,
         ``insufficient_scope``: "The resource server **SHOULD** respond with the HTTP 403
         (Forbidden) status code and **MAY** include the ``scope`` attribute with the scope
-        necessary to access the protected resource")."""
-        return 403, (
-            (
-                "www-authenticate",
-                bearer_challenge_header(
-                    self.metadata_url, needed, "insufficient_scope", description
-                ),
-            ),
-        )
+        necessary to access the protected resource"); ``proofs`` and ``dpop`` as for
+        :meth:`unauthorized`."""
+        return 403, self.challenges(needed, "insufficient_scope", description, proofs, dpop)
 
     def unavailable(self, verdict: Unavailable) -> tuple[int, tuple[tuple[str, str], ...]]:
         """The 503 for a token that could not be checked now (:class:`Unavailable`):
         ``Retry-After`` and no challenge, since the token was not found bad."""
         return 503, (("retry-after", str(max(0, int(verdict.retry_after)))),)
 
-    def bad_request(self, description: str) -> tuple[int, tuple[tuple[str, str], ...]]:
+    def bad_request(
+        self, description: str, *, proofs: DPoPProofs | None = None, dpop: bool = False
+    ) -> tuple[int, tuple[tuple[str, str], ...]]:
         """The 400 for a malformed authorization (RFC 6750 section 3.1, ``invalid_request``:
         "The request is missing a required parameter, includes an unsupported parameter or
         parameter value, repeats the same parameter, uses more than one method for
         including an access token, or is otherwise malformed. The resource server
-        **SHOULD** respond with the HTTP 400 (Bad Request) status code")."""
-        return 400, (
+        **SHOULD** respond with the HTTP 400 (Bad Request) status code"); ``proofs`` and
+        ``dpop`` as for :meth:`unauthorized`."""
+        return 400, self.challenges((), "invalid_request", description, proofs, dpop)
+
+    def challenges(
+        self,
+        scope: Sequence[str],
+        error: str | None,
+        description: str | None,
+        proofs: DPoPProofs | None = None,
+        dpop: bool = False,
+    ) -> tuple[tuple[str, str], ...]:
+        """The ``WWW-Authenticate`` fields of an answer: a ``Bearer`` challenge (unless
+        ``proofs`` takes only DPoP) and, with ``proofs``, a ``DPoP`` one with ``algs`` (RFC
+        9449 section 7.2: RFC 9110 "allows a protected resource to indicate support for
+        multiple authentication schemes (i.e., ``Bearer`` and ``DPoP``)"). The error goes
+        on the scheme the request used (``dpop``): "If the mechanism used to attempt
+        authentication could be established unambiguously, then the corresponding challenge
+        **SHOULD** be used to deliver error information"; none without credentials ("the
+        challenges **SHOULD NOT** include an error code")."""
+        schemes: list[tuple[str, Sequence[str], bool]] = []
+        if proofs is None or not proofs.required:
+            schemes.append(("Bearer", (), proofs is None or not dpop))
+        if proofs is not None:
+            schemes.append(("DPoP", proofs.algorithms, dpop or proofs.required))
+        return tuple(
             (
                 "www-authenticate",
-                bearer_challenge_header(self.metadata_url, (), "invalid_request", description),
-            ),
+                bearer_challenge_header(
+                    self.metadata_url,
+                    scope,
+                    error if on else None,
+                    description if on else None,
+                    scheme=scheme,
+                    algs=algs,
+                ),
+            )
+            for scheme, algs, on in schemes
         )
 
 
@@ -576,10 +608,6 @@ class VerdictCache:
             self.bytes -= gone
 
 
-#: An answer: the status and its headers.
-Answer = tuple[int, tuple[tuple[str, str], ...]]
-
-
 @dataclass(frozen=True)
 class ServerAuth:
     """What an HTTP server that requires tokens takes as ``auth=``: the resource it is, the
@@ -600,64 +628,3 @@ class ServerAuth:
         if self.dpop is None:
             return self.resource.document_bytes()
         return orjson.dumps({**self.resource.document(), **self.dpop.metadata()})
-
-    def _challenges(
-        self, scope: Sequence[str], error: str | None, description: str | None, dpop: bool
-    ) -> tuple[tuple[str, str], ...]:
-        """A ``Bearer`` challenge (unless only DPoP is taken) and, with DPoP, a ``DPoP``
-        one (RFC 9449 section 7.2: RFC 9110 "allows a protected resource to indicate support
-        for multiple authentication schemes (i.e., ``Bearer`` and ``DPoP``)"). The error
-        goes on the scheme the request used: "If the mechanism used to attempt
-        authentication could be established unambiguously, then the corresponding challenge
-        **SHOULD** be used to deliver error information"; none without credentials ("the
-        challenges **SHOULD NOT** include an error code")."""
-        url = self.resource.metadata_url
-        proofs = self.dpop
-        out: list[tuple[str, str]] = []
-        if proofs is None or not proofs.required:
-            on_bearer = proofs is None or not dpop
-            out.append(
-                (
-                    "www-authenticate",
-                    bearer_challenge_header(
-                        url,
-                        scope,
-                        error if on_bearer else None,
-                        description if on_bearer else None,
-                    ),
-                )
-            )
-        if proofs is not None:
-            on_dpop = dpop or proofs.required
-            out.append(
-                (
-                    "www-authenticate",
-                    bearer_challenge_header(
-                        url,
-                        scope,
-                        error if on_dpop else None,
-                        description if on_dpop else None,
-                        scheme="DPoP",
-                        algs=proofs.algorithms,
-                    ),
-                )
-            )
-        return tuple(out)
-
-    def unauthorized(
-        self, error: str | None = None, description: str | None = None, *, dpop: bool = False
-    ) -> Answer:
-        """:meth:`ProtectedResource.unauthorized`, with the DPoP challenge when DPoP is
-        taken (``dpop``: the request used the DPoP scheme)."""
-        scope = self.resource.challenge_scope
-        return 401, self._challenges(scope, error, description, dpop)
-
-    def forbidden(
-        self, needed: Sequence[str], description: str | None = None, *, dpop: bool = False
-    ) -> Answer:
-        """:meth:`ProtectedResource.forbidden`, likewise."""
-        return 403, self._challenges(needed, "insufficient_scope", description, dpop)
-
-    def bad_request(self, description: str, *, dpop: bool = False) -> Answer:
-        """:meth:`ProtectedResource.bad_request`, likewise."""
-        return 400, self._challenges((), "invalid_request", description, dpop)

@@ -93,7 +93,7 @@ def authorize(server: Any, ex: Exchange, path: str, auth: ServerAuth) -> bool:
     if query_token(ex.target):
         _refuse(
             ex,
-            auth.bad_request("the access token is in the URI query"),
+            resource.bad_request("the access token is in the URI query", proofs=auth.dpop),
             "access tokens MUST NOT be included in the URI query string (MCP, Access Token "
             "Usage): send it in the Authorization header",
         )
@@ -108,13 +108,15 @@ def authorize(server: Any, ex: Exchange, path: str, auth: ServerAuth) -> bool:
         if token is None and (proofs is None or not proofs.required):
             token = bearer_token(header)
     except ValueError as exc:
-        _refuse(ex, auth.bad_request(str(exc)), f"malformed authorization: {exc}")
+        _refuse(
+            ex, resource.bad_request(str(exc), proofs=proofs), f"malformed authorization: {exc}"
+        )
         return False
     if token is None:
         scheme = "DPoP" if proofs is not None and proofs.required else "Bearer"
         _refuse(
             ex,
-            auth.unauthorized(),
+            resource.unauthorized(proofs=proofs),
             f"authorization required: send an access token (Authorization: {scheme}) issued "
             f"for {resource.resource}",
         )
@@ -136,7 +138,9 @@ def authorize(server: Any, ex: Exchange, path: str, auth: ServerAuth) -> bool:
             _log.info("DPoP proof refused for %s %s: %s", ex.method, server.path, checked.reason)
             _refuse(
                 ex,
-                auth.unauthorized("invalid_dpop_proof", checked.reason, dpop=True),
+                resource.unauthorized(
+                    "invalid_dpop_proof", checked.reason, proofs=proofs, dpop=True
+                ),
                 f"invalid DPoP proof: {checked.reason}",
             )
             return False
@@ -196,7 +200,7 @@ def _step(
         _log.info("token refused for %s %s: %s", ex.method, server.path, step.reason)
         _refuse(
             ex,
-            auth.unauthorized("invalid_token", step.reason, dpop=dpop),
+            resource.unauthorized("invalid_token", step.reason, proofs=auth.dpop, dpop=dpop),
             f"invalid token: {step.reason}",
         )
         return None
@@ -215,7 +219,12 @@ def _step(
         # with the granted ones it needs, so that none is lost).
         _refuse(
             ex,
-            auth.forbidden(resource.required_scopes, f"needs scope {' '.join(missing)}", dpop=dpop),
+            resource.forbidden(
+                resource.required_scopes,
+                f"needs scope {' '.join(missing)}",
+                proofs=auth.dpop,
+                dpop=dpop,
+            ),
             f"insufficient scope: this server needs {' '.join(resource.required_scopes)}",
         )
         return None
