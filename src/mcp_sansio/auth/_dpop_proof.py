@@ -202,7 +202,8 @@ class DPoPProofs:
             )
         if len(proof) > MAX_PROOF:
             return BadProof(f"the DPoP proof is longer than {MAX_PROOF} characters")
-        parts = proof.strip().split(".")
+        proof = proof.strip()
+        parts = proof.split(".")
         header = _segment(parts[0]) if len(parts) == 3 else None
         payload = _segment(parts[1]) if len(parts) == 3 else None
         if not isinstance(header, dict) or not isinstance(payload, dict):
@@ -225,7 +226,7 @@ class DPoPProofs:
         for name in _REQUIRED:
             if name not in payload:
                 return BadProof(f"the DPoP proof has no {name} claim (RFC 9449 section 4.2)")
-        verified = self._verify(proof.strip(), jwk, alg)
+        verified = self._verify(proof, jwk, alg)
         if isinstance(verified, BadProof):
             return verified
         thumbprint, claims = verified
@@ -266,7 +267,8 @@ class DPoPProofs:
                 f"the DPoP proof's htm is not {method} (RFC 9449 section 4.3: it MUST match "
                 "the method of the request)"
             )
-        if not isinstance(htu, str) or _target(htu) is None or _target(htu) != _target(target):
+        where = _target(htu) if isinstance(htu, str) else None
+        if where is None or where != _target(target):
             return BadProof(
                 f"the DPoP proof's htu is not {detail(target)!r} (RFC 9449 section 4.3: it MUST "
                 "match the URI of the request)"
